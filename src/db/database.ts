@@ -1,0 +1,102 @@
+/**
+ * One way to reach the database, whichever the storage mode: a `pg.Pool` (over PGlite's node-postgres
+ * bridge in embedded mode) wrapped by kysely's PostgresDialect. PGlite gets exactly one connection: it is a
+ * single session, and kysely transactions over one pooled connection keep their atomicity (unlike
+ * kysely-pglite, which lets one transaction run inside another).
+ */
+import pg from 'pg';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGlite } from '@electric-sql/pglite';
+import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { runMigrations } from './migrations.ts';
+import { quoteIdent } from './sql.ts';
+
+export type DatabaseKind = 'pglite' | 'postgres';
+
+export interface Database {
+  readonly kind: DatabaseKind;
+  readonly pool: pg.Pool;
+  readonly db: Kysely<any>;
+  /** The schema holding the event store, bookkeeping tables and read-model views. */
+  readonly schema: string;
+  /** Real Postgres only: a connection string for side channels (LISTEN). */
+  readonly connectionString?: string;
+  /**
+   * One statement on a pooled connection. Use this, never `pool.query`: pg-pool discards a connection
+   * whose query failed, and PGlite's single bridged connection does not survive being discarded.
+   */
+  query<R extends pg.QueryResultRow = any>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget =
+  | { kind: 'pglite'; dataDir: string | 'memory://'; /** a dumped data dir to start from (tests) */ loadDataDir?: Blob }
+  | { kind: 'postgres'; connectionString: string; poolSize?: number };
+
+export interface OpenDatabaseOptions {
+  schema?: string;
+  /** Seconds a session may sit idle inside a transaction before Postgres ends it (it would stall the feed). */
+  idleInTransactionTimeoutSeconds?: number;
+}
+
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,40}$/;
+export const DEFAULT_SCHEMA = 'payments_ledger';
+
+export async function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): Promise<Database> {
+  const schema = options.schema ?? DEFAULT_SCHEMA;
+  if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
+  const idleTimeoutMs = (options.idleInTransactionTimeoutSeconds ?? 60) * 1000;
+
+  let pool: pg.Pool;
+  let pglite: PGlite | undefined;
+  if (target.kind === 'pglite') {
+    pglite = new PGlite({
+      ...(target.dataDir === 'memory://' ? {} : { dataDir: target.dataDir }),
+      ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
+    });
+    await pglite.waitReady;
+    pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 } as pg.PoolConfig);
+  } else {
+    pool = new pg.Pool({
+      connectionString: target.connectionString,
+      max: target.poolSize ?? 16,
+      connectionTimeoutMillis: 10_000,
+      options: `-c idle_in_transaction_session_timeout=${idleTimeoutMs}`,
+    });
+  }
+  const searchPath = `SET search_path TO ${quoteIdent(schema)}, public`;
+  pool.on('connect', (client) => {
+    client.query(searchPath).catch(() => undefined);
+  });
+  // An idle client that dies (server restart) must not crash the process; the pool replaces it.
+  pool.on('error', () => undefined);
+
+  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const close = async () => {
+    await db.destroy(); // ends the pool
+    if (pglite) await pglite.close();
+  };
+  const query = async <R extends pg.QueryResultRow>(text: string, params?: unknown[]) => {
+    const client = await pool.connect();
+    try {
+      return await client.query<R>(text, params);
+    } finally {
+      client.release();
+    }
+  };
+  try {
+    await runMigrations(pool, schema);
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw error;
+  }
+  return {
+    kind: target.kind,
+    pool,
+    db,
+    schema,
+    ...(target.kind === 'postgres' ? { connectionString: target.connectionString } : {}),
+    query,
+    close,
+  };
+}

@@ -1,0 +1,98 @@
+/**
+ * Schema migrations, applied in order on start, each in its own transaction, under an advisory lock so
+ * several instances starting together apply each one once. Applied ids are recorded in schema_migrations.
+ * Read-model tables are not here: each projector creates its own (see src/projection/).
+ */
+import type pg from 'pg';
+import { quoteIdent } from './sql.ts';
+
+interface Migration {
+  id: string;
+  sql: string;
+}
+
+const migrations: Migration[] = [
+  {
+    id: '0001_event_store',
+    sql: `
+      CREATE TABLE events (
+        transaction_id   xid8        NOT NULL DEFAULT pg_current_xact_id(),
+        global_position  bigint      GENERATED ALWAYS AS IDENTITY,
+        id               uuid        NOT NULL,
+        stream           text        NOT NULL,
+        revision         bigint      NOT NULL CHECK (revision >= 0),
+        type             text        NOT NULL,
+        schema_version   integer     NOT NULL DEFAULT 1,
+        data             jsonb       NOT NULL,
+        metadata         jsonb       NOT NULL DEFAULT '{}'::jsonb,
+        recorded_at      timestamptz NOT NULL DEFAULT now(),
+        CONSTRAINT events_feed_order PRIMARY KEY (transaction_id, global_position),
+        CONSTRAINT events_stream_revision UNIQUE (stream, revision),
+        CONSTRAINT events_id UNIQUE (id)
+      );
+
+      CREATE FUNCTION events_are_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN
+        RAISE EXCEPTION 'events are immutable: % on events is not allowed', TG_OP
+          USING ERRCODE = 'insufficient_privilege';
+      END $$;
+
+      CREATE TRIGGER events_no_update_delete BEFORE UPDATE OR DELETE ON events
+        FOR EACH ROW EXECUTE FUNCTION events_are_immutable();
+      CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+        FOR EACH STATEMENT EXECUTE FUNCTION events_are_immutable();
+    `,
+  },
+  {
+    id: '0002_projection_state',
+    sql: `
+      CREATE TABLE projection_state (
+        name             text        NOT NULL,
+        version          integer     NOT NULL,
+        kind             text        NOT NULL CHECK (kind IN ('projector', 'reactor')),
+        status           text        NOT NULL CHECK (status IN ('building', 'active', 'retired')),
+        schema_name      text,
+        checkpoint_commit  bigint,
+        checkpoint_prepare bigint,
+        events_handled   bigint      NOT NULL DEFAULT 0,
+        lease_owner      text,
+        lease_expires_at timestamptz,
+        last_error       text,
+        created_at       timestamptz NOT NULL DEFAULT now(),
+        updated_at       timestamptz NOT NULL DEFAULT now(),
+        activated_at     timestamptz,
+        PRIMARY KEY (name, version),
+        CHECK ((checkpoint_commit IS NULL) = (checkpoint_prepare IS NULL))
+      );
+    `,
+  },
+];
+
+export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {
+  const client = await pool.connect();
+  const applied: string[] = [];
+  try {
+    const s = quoteIdent(schema);
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtext($1))`, [`migrations:${schema}`]);
+    await client.query(`CREATE SCHEMA IF NOT EXISTS ${s}`);
+    await client.query(`CREATE TABLE IF NOT EXISTS ${s}.schema_migrations (
+      id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ id: string }>(`SELECT id FROM ${s}.schema_migrations`);
+    const done = new Set(rows.map((r) => r.id));
+    await client.query(`SET LOCAL search_path TO ${s}, public`);
+    for (const migration of migrations) {
+      if (done.has(migration.id)) continue;
+      await client.query(migration.sql);
+      await client.query(`INSERT INTO ${s}.schema_migrations (id) VALUES ($1)`, [migration.id]);
+      applied.push(migration.id);
+    }
+    await client.query('COMMIT');
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
+  }
+  return applied;
+}

@@ -1,0 +1,74 @@
+/**
+ * The event store port. Every adapter (Postgres/PGlite, EventStoreDB) implements it and passes the same
+ * contract suite (test/eventstore.contract.test.ts).
+ */
+import type { Position } from './position.ts';
+
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | bigint;
+
+export interface EventMetadata {
+  clientId?: string;
+  correlationId?: string;
+  causationId?: string;
+  actor?: string;
+  [key: string]: unknown;
+}
+
+/** An event as a command produces it, before the store records it. */
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  /** Deterministic ids make re-appends harmless: the same id appended again to the same stream is a no-op. */
+  id?: string;
+  type: Type;
+  data: Data;
+  metadata?: EventMetadata;
+}
+
+export interface RecordedEvent<Type extends string = string, Data = unknown> {
+  id: string;
+  stream: string;
+  revision: bigint;
+  position: Position;
+  type: Type;
+  /** The schema version the event has after upcasting (always the current one for its type). */
+  schemaVersion: number;
+  data: Data;
+  metadata: EventMetadata;
+  recordedAt: Date;
+}
+
+export interface AppendResult {
+  /** Revision of the last event appended (the stream's revision after the append). */
+  nextRevision: bigint;
+  /** Global position of the last event appended. */
+  position: Position;
+}
+
+export interface ReadStreamOptions {
+  fromRevision?: bigint;
+  direction?: 'forwards' | 'backwards';
+  /** Bounded: at most MAX_READ_LIMIT. */
+  limit?: number;
+}
+
+export interface ReadAllOptions {
+  /** Exclusive: events strictly after this position. Omitted = from the beginning. */
+  after?: Position | null;
+  /** Bounded: at most MAX_READ_LIMIT. */
+  limit: number;
+}
+
+export const MAX_READ_LIMIT = 10_000;
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'pglite' | 'eventstoredb';
+  append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
+  /** Events of one stream in revision order; an absent stream reads as an empty list. */
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** The global feed: one total order across all streams, never skipping an event that commits late. */
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Position of the newest event a consumer may read now, or null on an empty store. */
+  headPosition(): Promise<Position | null>;
+  /** Calls the listener (without arguments) when new events may be readable. Returns an unsubscribe. */
+  onAppended(listener: () => void): () => void;
+  close(): Promise<void>;
+}

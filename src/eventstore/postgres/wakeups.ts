@@ -1,0 +1,87 @@
+/**
+ * Cross-process wake-ups on real Postgres. Appends do not NOTIFY inside their own statement: NOTIFY takes
+ * a cluster-wide lock at commit and would serialise concurrent appends. Instead each process sends at most
+ * one NOTIFY per short window after it appended, from outside the append, and LISTENs on a dedicated
+ * connection that reconnects with backoff when it drops. Consumers also poll, so a lost notice only delays.
+ */
+import pg from 'pg';
+
+const NOTIFY_WINDOW_MS = 5;
+const MAX_RECONNECT_DELAY_MS = 10_000;
+
+export class PostgresWakeups {
+  private listener: pg.Client | null = null;
+  private notifier: pg.Client | null = null;
+  private notifyTimer: NodeJS.Timeout | null = null;
+  private reconnectDelay = 100;
+  private started = false;
+  private stopped = false;
+
+  constructor(
+    private readonly connectionString: string,
+    private readonly channel: string,
+    private readonly onWake: () => void,
+  ) {}
+
+  start(): void {
+    if (this.started || this.stopped) return;
+    this.started = true;
+    void this.listen();
+  }
+
+  notifySoon(): void {
+    if (this.notifyTimer || this.stopped) return;
+    this.notifyTimer = setTimeout(() => {
+      this.notifyTimer = null;
+      void this.sendNotify();
+    }, NOTIFY_WINDOW_MS);
+    this.notifyTimer.unref();
+  }
+
+  private async sendNotify(): Promise<void> {
+    try {
+      if (!this.notifier) {
+        const client = new pg.Client({ connectionString: this.connectionString });
+        client.on('error', () => { this.notifier = null; });
+        await client.connect();
+        this.notifier = client;
+      }
+      await this.notifier.query('SELECT pg_notify($1, \'\')', [this.channel]);
+    } catch {
+      this.notifier?.end().catch(() => undefined);
+      this.notifier = null;
+    }
+  }
+
+  private async listen(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.connectionString });
+    const retry = () => {
+      if (this.listener === client) this.listener = null;
+      client.end().catch(() => undefined);
+      if (this.stopped) return;
+      const delay = this.reconnectDelay;
+      this.reconnectDelay = Math.min(this.reconnectDelay * 2, MAX_RECONNECT_DELAY_MS);
+      setTimeout(() => void this.listen(), delay).unref();
+    };
+    client.on('error', retry);
+    client.on('notification', () => this.onWake());
+    try {
+      await client.connect();
+      await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
+      this.listener = client;
+      this.reconnectDelay = 100;
+      this.onWake(); // anything appended while we were not listening
+    } catch {
+      retry();
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.notifyTimer) clearTimeout(this.notifyTimer);
+    await Promise.all([this.listener?.end(), this.notifier?.end()].map((p) => p?.catch(() => undefined)));
+    this.listener = null;
+    this.notifier = null;
+  }
+}
