@@ -39,7 +39,8 @@ export interface OpenDatabaseOptions {
   idleInTransactionTimeoutSeconds?: number;
 }
 
-const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,40}$/;
+// Short enough that "<schema>__<projector>_v<version>" stays within Postgres's 63-character names.
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,23}$/;
 export const DEFAULT_SCHEMA = 'payments_ledger';
 
 export async function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): Promise<Database> {

@@ -59,10 +59,10 @@ SELECT transaction_id::text AS commit_position, global_position::text AS prepare
  LIMIT 1`;
 
 export const READ_STREAM_FORWARDS_SQL = `
-SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY revision LIMIT $3`;
+SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY events.revision LIMIT $3`;
 
 export const READ_STREAM_BACKWARDS_SQL = `
-SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY revision DESC LIMIT $3`;
+SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY events.revision DESC LIMIT $3`;
 
 export const EVENTS_BY_ID_SQL = `
 SELECT id, stream, revision::text AS revision, transaction_id::text AS commit_position,

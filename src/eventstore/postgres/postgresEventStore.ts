@@ -96,6 +96,9 @@ export class PostgresEventStore implements EventStore {
         throw error;
       }
       if (!row.met) {
+        // The same events appended again (a retried command, a reactor re-run) answer as the first time did.
+        const repeat = await this.findRepeat(stream, JSON.parse(payload));
+        if (repeat) return repeat;
         throw new WrongExpectedRevisionError(
           stream, expected, row.current_revision === null ? 'no_stream' : BigInt(row.current_revision));
       }
@@ -110,13 +113,17 @@ export class PostgresEventStore implements EventStore {
 
   /** Appending events whose ids are already recorded on this stream is a harmless repeat. */
   private async reappended(stream: string, events: Array<{ id: string }>): Promise<AppendResult> {
+    const repeat = await this.findRepeat(stream, events);
+    if (repeat) return repeat;
+    throw new DuplicateEventIdError(stream, events.map((e) => e.id));
+  }
+
+  /** The result of the earlier append when every one of these event ids is already on this stream. */
+  private async findRepeat(stream: string, events: Array<{ id: string }>): Promise<AppendResult | null> {
     const ids = events.map((e) => e.id);
     const { rows } = await this.database.query<Pick<FeedRow, 'id' | 'stream' | 'revision' | 'commit_position' | 'prepare_position'>>(
       EVENTS_BY_ID_SQL, [ids]);
-    if (rows.length !== ids.length || rows.some((r) => r.stream !== stream)) {
-      const foreign = rows.filter((r) => r.stream !== stream).map((r) => r.id);
-      throw new DuplicateEventIdError(stream, foreign.length > 0 ? foreign : ids);
-    }
+    if (rows.length !== ids.length || rows.some((r) => r.stream !== stream)) return null;
     const last = rows.reduce((a, b) => (BigInt(a.revision) > BigInt(b.revision) ? a : b));
     return {
       nextRevision: BigInt(last.revision),

@@ -1,0 +1,122 @@
+/**
+ * All the projectors and reactors of one process, and the read-your-writes wait: a command's response can
+ * wait (bounded) until every active projector has passed the position its append reached.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../db/database.ts';
+import type { EventStore } from '../eventstore/port.ts';
+import { positionReached, type Position } from '../eventstore/position.ts';
+import type { Logger } from '../logging.ts';
+import type { Projector, Reactor } from './projector.ts';
+import { ProjectionRunner, type RunnerOptions } from './runner.ts';
+import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
+
+export interface DaemonOptions extends Omit<RunnerOptions, 'owner'> {
+  owner?: string;
+  logger?: Logger;
+}
+
+export const DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS = 5_000;
+const STATE_POLL_MS = 25;
+
+export class ProjectionDaemon {
+  readonly owner: string;
+  private readonly runners: ProjectionRunner[] = [];
+  /** Read-model views share one namespace: a table name belongs to exactly one projector. */
+  private readonly tableOwners = new Map<string, string>();
+  private readonly states: ProjectionStateStore;
+  private started = false;
+
+  constructor(
+    private readonly database: Database,
+    private readonly store: EventStore,
+    private readonly options: DaemonOptions = {},
+  ) {
+    this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+    this.states = new ProjectionStateStore(database);
+  }
+
+  addProjector(projector: Projector): this {
+    for (const table of projector.tables) {
+      const owner = this.tableOwners.get(table);
+      if (owner) throw new Error(`table ${table} of projector ${projector.name} is already owned by ${owner}`);
+      this.tableOwners.set(table, projector.name);
+    }
+    return this.add(new ProjectionRunner(this.database, this.store, { kind: 'projector', projector }, this.runnerOptions()));
+  }
+
+  addReactor(reactor: Reactor): this {
+    return this.add(new ProjectionRunner(this.database, this.store, { kind: 'reactor', reactor }, this.runnerOptions()));
+  }
+
+  private add(runner: ProjectionRunner): this {
+    if (this.runners.some((r) => r.name === runner.name)) throw new Error(`projection ${runner.name} added twice`);
+    this.runners.push(runner);
+    if (this.started) runner.start();
+    return this;
+  }
+
+  private runnerOptions(): RunnerOptions {
+    const { owner: _owner, ...rest } = this.options;
+    return { ...rest, owner: this.owner };
+  }
+
+  get projectionRunners(): readonly ProjectionRunner[] {
+    return this.runners;
+  }
+
+  start(): void {
+    this.started = true;
+    for (const runner of this.runners) runner.start();
+  }
+
+  async stop(): Promise<void> {
+    this.started = false;
+    await Promise.all(this.runners.map((runner) => runner.stop()));
+  }
+
+  /**
+   * Resolves true once every projector serving reads has passed `position`, false when `timeoutMs` runs out.
+   * Runners of this process are watched in memory; those leased elsewhere are read from projection_state.
+   * Reactors are not waited for: their effects are new commands with positions of their own.
+   */
+  async waitFor(position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (await this.allPassed(position)) return true;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, Math.min(STATE_POLL_MS, remaining));
+        const local = this.runners.filter((r) => r.holdsLease);
+        function done() {
+          clearTimeout(timer);
+          for (const runner of local) runner.off('advanced', done);
+          resolve();
+        }
+        for (const runner of local) runner.on('advanced', done);
+      });
+    }
+  }
+
+  private async allPassed(position: Position): Promise<boolean> {
+    const projectors = this.runners.filter((r) => r.kind === 'projector');
+    const remote = projectors.filter((r) => !r.holdsLease);
+    for (const runner of projectors) {
+      // A version rebuilding beside the serving one is not what readers see yet.
+      if (runner.holdsLease && runner.state !== 'building' && !positionReached(runner.checkpoint, position)) return false;
+    }
+    if (remote.length === 0) return true;
+    const rows = await this.states.list();
+    return remote.every((runner) => {
+      const row = rows.find((r) => r.name === runner.name && r.version === runner.version);
+      return !row || row.status !== 'active' || positionReached(row.checkpoint, position);
+    });
+  }
+
+  /** Every projection's state as stored, for readiness, metrics and the operator CLI. */
+  async status(): Promise<ProjectionStateRow[]> {
+    return this.states.list();
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Bookkeeping of every projector version and reactor in `projection_state`: its status, its checkpoint and
+ * the lease that keeps it to one active instance across processes.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { Database } from '../db/database.ts';
+import type { Position } from '../eventstore/position.ts';
+
+export type ProjectionStatus = 'building' | 'active' | 'retired';
+
+export interface ProjectionStateRow {
+  name: string;
+  version: number;
+  kind: 'projector' | 'reactor';
+  status: ProjectionStatus;
+  schemaName: string | null;
+  checkpoint: Position | null;
+  eventsHandled: bigint;
+  leaseOwner: string | null;
+  lastError: string | null;
+  updatedAt: Date;
+}
+
+interface RawRow {
+  name: string;
+  version: number;
+  kind: 'projector' | 'reactor';
+  status: ProjectionStatus;
+  schema_name: string | null;
+  checkpoint_commit: string | null;
+  checkpoint_prepare: string | null;
+  events_handled: string;
+  lease_owner: string | null;
+  last_error: string | null;
+  updated_at: Date;
+}
+
+const COLUMNS = `name, version, kind, status, schema_name, checkpoint_commit::text, checkpoint_prepare::text,
+  events_handled::text, lease_owner, last_error, updated_at`;
+
+function toRow(raw: RawRow): ProjectionStateRow {
+  return {
+    name: raw.name,
+    version: raw.version,
+    kind: raw.kind,
+    status: raw.status,
+    schemaName: raw.schema_name,
+    checkpoint: raw.checkpoint_commit === null
+      ? null
+      : { commit: BigInt(raw.checkpoint_commit), prepare: BigInt(raw.checkpoint_prepare!) },
+    eventsHandled: BigInt(raw.events_handled),
+    leaseOwner: raw.lease_owner,
+    lastError: raw.last_error,
+    updatedAt: raw.updated_at,
+  };
+}
+
+export class ProjectionStateStore {
+  constructor(private readonly database: Database) {}
+
+  async register(name: string, version: number, kind: 'projector' | 'reactor', schemaName: string | null): Promise<void> {
+    await this.database.query(
+      `INSERT INTO projection_state (name, version, kind, status, schema_name)
+       VALUES ($1, $2, $3, 'building', $4) ON CONFLICT (name, version) DO NOTHING`,
+      [name, version, kind, schemaName]);
+  }
+
+  async get(name: string, version: number): Promise<ProjectionStateRow | null> {
+    const { rows } = await this.database.query<RawRow>(
+      `SELECT ${COLUMNS} FROM projection_state WHERE name = $1 AND version = $2`, [name, version]);
+    return rows[0] ? toRow(rows[0]) : null;
+  }
+
+  async list(): Promise<ProjectionStateRow[]> {
+    const { rows } = await this.database.query<RawRow>(
+      `SELECT ${COLUMNS} FROM projection_state ORDER BY name, version`);
+    return rows.map(toRow);
+  }
+
+  async activeVersion(name: string): Promise<number | null> {
+    const { rows } = await this.database.query<{ version: number }>(
+      `SELECT version FROM projection_state WHERE name = $1 AND status = 'active'`, [name]);
+    return rows[0]?.version ?? null;
+  }
+
+  /** Takes or renews the lease; true when this owner holds it afterwards. */
+  async acquireLease(name: string, version: number, owner: string, ttlMs: number): Promise<boolean> {
+    const { rowCount } = await this.database.query(
+      `UPDATE projection_state
+          SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
+        WHERE name = $1 AND version = $2
+          AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires_at < now())`,
+      [name, version, owner, ttlMs]);
+    return rowCount === 1;
+  }
+
+  async releaseLease(name: string, version: number, owner: string): Promise<void> {
+    await this.database.query(
+      `UPDATE projection_state SET lease_owner = NULL, lease_expires_at = NULL
+        WHERE name = $1 AND version = $2 AND lease_owner = $3`, [name, version, owner]);
+  }
+
+  async recordError(name: string, version: number, message: string): Promise<void> {
+    await this.database.query(
+      `UPDATE projection_state SET last_error = $3, updated_at = now() WHERE name = $1 AND version = $2`,
+      [name, version, message.slice(0, 2000)]);
+  }
+
+  /**
+   * Inside the batch transaction: moves the checkpoint from `previous` to `next` only if nobody else moved
+   * it and the lease is still ours. False means the batch must roll back.
+   */
+  async advanceCheckpoint(
+    trx: Kysely<any>, name: string, version: number, owner: string, ttlMs: number,
+    previous: Position | null, next: Position, handled: number,
+  ): Promise<boolean> {
+    const result = await sql`
+      UPDATE projection_state
+         SET checkpoint_commit = ${next.commit.toString()}::bigint,
+             checkpoint_prepare = ${next.prepare.toString()}::bigint,
+             events_handled = events_handled + ${handled},
+             lease_expires_at = now() + make_interval(secs => ${ttlMs}::double precision / 1000),
+             last_error = NULL, updated_at = now()
+       WHERE name = ${name} AND version = ${version} AND lease_owner = ${owner}
+         AND checkpoint_commit IS NOT DISTINCT FROM ${previous?.commit.toString() ?? null}::bigint
+         AND checkpoint_prepare IS NOT DISTINCT FROM ${previous?.prepare.toString() ?? null}::bigint`
+      .execute(trx);
+    return result.numAffectedRows === 1n;
+  }
+}

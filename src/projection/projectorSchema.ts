@@ -1,0 +1,55 @@
+/**
+ * The life of a projector version's schema: created fresh for a build, swapped in (views in the main
+ * schema re-pointed in one transaction) when it becomes active, dropped when a newer version replaces it.
+ */
+import { sql, type Kysely } from 'kysely';
+import { quoteIdent } from '../db/sql.ts';
+import type { Projector } from './projector.ts';
+
+export function projectorSchemaName(baseSchema: string, projector: Pick<Projector, 'name' | 'version'>): string {
+  return `${baseSchema}__${projector.name}_v${projector.version}`;
+}
+
+export async function useSchema(trx: Kysely<any>, schema: string, baseSchema: string): Promise<void> {
+  await sql.raw(`SET LOCAL search_path TO ${quoteIdent(schema)}, ${quoteIdent(baseSchema)}, public`).execute(trx);
+}
+
+/** Drops whatever a previous, unfinished build left and creates the tables anew. */
+export async function createFreshSchema(db: Kysely<any>, projector: Projector, schema: string, baseSchema: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`).execute(trx);
+    await sql.raw(`CREATE SCHEMA ${quoteIdent(schema)}`).execute(trx);
+    await useSchema(trx, schema, baseSchema);
+    await projector.setup(trx);
+  });
+}
+
+/**
+ * Makes `version` the one readers see: re-points the views, rebuilds derived views, retires every other
+ * version of the projector and drops their schemas. All in one transaction, so readers see either the old
+ * tables or the new ones, never a mix.
+ */
+export async function activateVersion(db: Kysely<any>, projector: Projector, schema: string, baseSchema: string): Promise<void> {
+  const base = quoteIdent(baseSchema);
+  await db.transaction().execute(async (trx) => {
+    for (const table of projector.tables) {
+      await sql.raw(`DROP VIEW IF EXISTS ${base}.${quoteIdent(table)} CASCADE`).execute(trx);
+      await sql.raw(`CREATE VIEW ${base}.${quoteIdent(table)} AS SELECT * FROM ${quoteIdent(schema)}.${quoteIdent(table)}`)
+        .execute(trx);
+    }
+    await sql.raw(`SET LOCAL search_path TO ${base}, public`).execute(trx);
+    for (const statement of projector.derivedViews ?? []) await sql.raw(statement).execute(trx);
+    const retired = await sql<{ schema_name: string | null }>`
+      UPDATE projection_state SET status = 'retired', lease_owner = NULL, updated_at = now()
+       WHERE name = ${projector.name} AND version <> ${projector.version} AND status <> 'retired'
+       RETURNING schema_name`.execute(trx);
+    await sql`
+      UPDATE projection_state SET status = 'active', activated_at = now(), updated_at = now()
+       WHERE name = ${projector.name} AND version = ${projector.version}`.execute(trx);
+    for (const { schema_name } of retired.rows) {
+      if (schema_name && schema_name !== schema) {
+        await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(schema_name)} CASCADE`).execute(trx);
+      }
+    }
+  });
+}

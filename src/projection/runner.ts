@@ -1,0 +1,244 @@
+/**
+ * Runs one projector version or one reactor: holds its lease, reads the feed after its checkpoint in
+ * batches, applies each batch and moves the checkpoint in one transaction, waits for wake-ups when caught up,
+ * and backs off (bounded) when a batch fails, retrying the same batch: events are never skipped.
+ */
+import { EventEmitter } from 'node:events';
+import type { Database } from '../db/database.ts';
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
+import type { Position } from '../eventstore/position.ts';
+import { silentLogger, type Logger } from '../logging.ts';
+import type { Projector, Reactor } from './projector.ts';
+import { assertValidName } from './projector.ts';
+import { activateVersion, createFreshSchema, projectorSchemaName, useSchema } from './projectorSchema.ts';
+import { ProjectionStateStore } from './projectionState.ts';
+
+export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
+
+export interface RunnerOptions {
+  /** Identifies this process in leases. */
+  owner: string;
+  batchSize?: number;
+  leaseTtlMs?: number;
+  /** Poll interval when idle: wake-ups usually come sooner; this bounds the delay when one is lost. */
+  idlePollMs?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  logger?: Logger;
+}
+
+export type RunnerState = 'starting' | 'standby' | 'building' | 'active' | 'failing' | 'stopped';
+
+class CheckpointConflictError extends Error {
+  override readonly name = 'CheckpointConflictError';
+}
+
+const REACTOR_VERSION = 1;
+
+export class ProjectionRunner extends EventEmitter {
+  readonly name: string;
+  readonly version: number;
+  readonly kind: 'projector' | 'reactor';
+  checkpoint: Position | null = null;
+  state: RunnerState = 'starting';
+  lastError: string | null = null;
+
+  private readonly handles: ReadonlySet<string>;
+  private readonly states: ProjectionStateStore;
+  private readonly schema: string | null;
+  private readonly batchSize: number;
+  private readonly leaseTtlMs: number;
+  private readonly idlePollMs: number;
+  private readonly initialBackoffMs: number;
+  private readonly maxBackoffMs: number;
+  private readonly logger: Logger;
+  private leased = false;
+  private leaseRenewedAt = 0;
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private pendingWake = false;
+  private wakeSleeper: (() => void) | null = null;
+  private unsubscribe: (() => void) | null = null;
+
+  constructor(
+    private readonly database: Database,
+    private readonly store: EventStore,
+    private readonly subject: RunnerSubject,
+    private readonly options: RunnerOptions,
+  ) {
+    super();
+    const described = subject.kind === 'projector' ? subject.projector : subject.reactor;
+    assertValidName(described.name);
+    this.name = described.name;
+    this.kind = subject.kind;
+    this.version = subject.kind === 'projector' ? subject.projector.version : REACTOR_VERSION;
+    this.handles = new Set(described.handles);
+    this.states = new ProjectionStateStore(database);
+    this.schema = subject.kind === 'projector' ? projectorSchemaName(database.schema, subject.projector) : null;
+    this.batchSize = Math.min(Math.max(options.batchSize ?? (subject.kind === 'projector' ? 1000 : 100), 1), 10_000);
+    this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
+    this.idlePollMs = options.idlePollMs ?? 500;
+    this.initialBackoffMs = options.initialBackoffMs ?? 100;
+    this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
+    this.logger = (options.logger ?? silentLogger).child({ projection: this.name, version: this.version });
+  }
+
+  get holdsLease(): boolean {
+    return this.leased;
+  }
+
+  start(): void {
+    if (this.loop) return;
+    this.unsubscribe = this.store.onAppended(this.wake);
+    this.loop = this.run();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.wake();
+    this.unsubscribe?.();
+    await this.loop;
+    if (this.leased) await this.states.releaseLease(this.name, this.version, this.options.owner).catch(() => undefined);
+    this.leased = false;
+    this.state = 'stopped';
+  }
+
+  private readonly wake = (): void => {
+    this.pendingWake = true;
+    this.wakeSleeper?.();
+  };
+
+  private async sleep(ms: number, wakeable: boolean): Promise<void> {
+    if (this.stopping || (wakeable && this.pendingWake)) {
+      this.pendingWake = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeSleeper = wakeable ? done : () => { if (this.stopping) done(); };
+    });
+    this.wakeSleeper = null;
+    if (wakeable) this.pendingWake = false;
+  }
+
+  private async run(): Promise<void> {
+    let backoff = this.initialBackoffMs;
+    while (!this.stopping) {
+      try {
+        if (!this.leased && !(await this.takeLease())) {
+          this.state = 'standby';
+          await this.sleep(Math.max(this.leaseTtlMs / 3, 50), false);
+          continue;
+        }
+        const caughtUp = await this.step();
+        backoff = this.initialBackoffMs;
+        if (caughtUp) {
+          await this.whenCaughtUp();
+          await this.sleep(this.idlePollMs, true);
+          await this.renewLeaseIfDue();
+        }
+      } catch (error) {
+        if (this.stopping) break;
+        const message = error instanceof Error ? error.message : String(error);
+        this.lastError = message;
+        this.state = 'failing';
+        if (error instanceof CheckpointConflictError) this.leased = false;
+        this.logger.error({ err: error, retryInMs: backoff }, 'projection batch failed; retrying the same batch');
+        await this.states.recordError(this.name, this.version, message).catch(() => undefined);
+        await this.sleep(backoff, false);
+        backoff = Math.min(backoff * 2, this.maxBackoffMs);
+      }
+    }
+  }
+
+  private async takeLease(): Promise<boolean> {
+    await this.states.register(this.name, this.version, this.kind, this.schema);
+    if (!(await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs))) return false;
+    this.leaseRenewedAt = Date.now();
+    const row = await this.states.get(this.name, this.version);
+    if (!row || row.status === 'retired') {
+      // A newer version replaced this one (an old process during a rolling deploy): stand by.
+      await this.states.releaseLease(this.name, this.version, this.options.owner);
+      return false;
+    }
+    this.checkpoint = row.checkpoint;
+    if (this.subject.kind === 'projector') {
+      const projector = this.subject.projector;
+      if (row.status === 'building' && row.checkpoint === null) {
+        await createFreshSchema(this.database.db, projector, this.schema!, this.database.schema);
+      }
+      // A projector seen for the first time has nothing older to serve: expose it while it builds.
+      if (row.status === 'building' && (await this.states.activeVersion(this.name)) === null) {
+        await activateVersion(this.database.db, projector, this.schema!, this.database.schema);
+        row.status = 'active';
+      }
+      this.state = row.status === 'active' ? 'active' : 'building';
+    } else {
+      this.state = 'active';
+    }
+    this.leased = true;
+    this.logger.debug({ checkpoint: this.checkpoint, state: this.state }, 'lease taken');
+    return true;
+  }
+
+  private async renewLeaseIfDue(): Promise<void> {
+    if (!this.leased || Date.now() - this.leaseRenewedAt < this.leaseTtlMs / 3) return;
+    this.leased = await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
+    this.leaseRenewedAt = Date.now();
+    if (!this.leased) this.logger.warn('lease lost to another instance');
+  }
+
+  /** Reads and applies one batch; true when the feed had nothing more to give. */
+  private async step(): Promise<boolean> {
+    const events = await this.store.readAll({ after: this.checkpoint, limit: this.batchSize });
+    if (events.length === 0) return true;
+    const last = events[events.length - 1]!.position;
+    const relevant = events.filter((event) => this.handles.has(event.type));
+    if (this.subject.kind === 'projector') await this.applyProjected(this.subject.projector, relevant, last);
+    else await this.applyReacted(this.subject.reactor, relevant, last);
+    if (this.state === 'failing') this.state = (await this.isBuilding()) ? 'building' : 'active';
+    this.lastError = null;
+    this.checkpoint = last;
+    this.leaseRenewedAt = Date.now();
+    this.emit('advanced', last);
+    return events.length < this.batchSize;
+  }
+
+  private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
+    await this.database.db.transaction().execute(async (trx) => {
+      const moved = await this.states.advanceCheckpoint(
+        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.checkpoint, last, events.length);
+      if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
+      if (events.length === 0) return;
+      await useSchema(trx, this.schema!, this.database.schema);
+      await projector.apply(trx, events);
+    });
+  }
+
+  private async applyReacted(reactor: Reactor, events: RecordedEvent[], last: Position): Promise<void> {
+    for (const event of events) await reactor.react(event);
+    await this.database.db.transaction().execute(async (trx) => {
+      const moved = await this.states.advanceCheckpoint(
+        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.checkpoint, last, events.length);
+      if (!moved) throw new CheckpointConflictError(`${this.name}: checkpoint moved by another instance`);
+    });
+  }
+
+  private async isBuilding(): Promise<boolean> {
+    if (this.subject.kind !== 'projector') return false;
+    return (await this.states.get(this.name, this.version))?.status === 'building';
+  }
+
+  /** A rebuilt version takes over from the old one once it has caught up with the feed. */
+  private async whenCaughtUp(): Promise<void> {
+    if (this.state !== 'building' || this.subject.kind !== 'projector') return;
+    await activateVersion(this.database.db, this.subject.projector, this.schema!, this.database.schema);
+    this.state = 'active';
+    this.logger.info({ checkpoint: this.checkpoint }, 'rebuilt version caught up and is now active');
+    this.emit('activated');
+  }
+}
