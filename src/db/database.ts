@@ -25,7 +25,8 @@ export interface Database {
    * One statement on a pooled connection. Use this, never `pool.query`: pg-pool discards a connection
    * whose query failed, and PGlite's single bridged connection does not survive being discarded.
    */
-  query<R extends pg.QueryResultRow = any>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  query<R extends pg.QueryResultRow = any>(
+    text: string | { name: string; text: string }, params?: unknown[]): Promise<pg.QueryResult<R>>;
   close(): Promise<void>;
 }
 
@@ -77,10 +78,11 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
     await db.destroy(); // ends the pool
     if (pglite) await pglite.close();
   };
-  const query = async <R extends pg.QueryResultRow>(text: string, params?: unknown[]) => {
+  const query = async <R extends pg.QueryResultRow>(text: string | { name: string; text: string }, params?: unknown[]) => {
     const client = await pool.connect();
     try {
-      return await client.query<R>(text, params);
+      // A named statement is parsed and planned once per connection, then only bound and executed.
+      return await client.query<R>(typeof text === 'string' ? { text, values: params } : { ...text, values: params });
     } finally {
       client.release();
     }

@@ -102,16 +102,22 @@ export class ProjectionDaemon {
 
   private async allPassed(position: Position): Promise<boolean> {
     const projectors = this.runners.filter((r) => r.kind === 'projector');
-    const remote = projectors.filter((r) => !r.holdsLease);
+    const remote: ProjectionRunner[] = [];
     for (const runner of projectors) {
-      // A version rebuilding beside the serving one is not what readers see yet.
-      if (runner.holdsLease && runner.state !== 'building' && !positionReached(runner.checkpoint, position)) return false;
+      if (runner.holdsLease) {
+        // A version rebuilding beside the serving one is not what readers see yet.
+        if (runner.state !== 'building' && !positionReached(runner.checkpoint, position)) return false;
+      } else if (runner.state === 'starting') {
+        return false;
+      } else {
+        remote.push(runner);
+      }
     }
     if (remote.length === 0) return true;
     const rows = await this.states.list();
     return remote.every((runner) => {
       const row = rows.find((r) => r.name === runner.name && r.version === runner.version);
-      return !row || row.status !== 'active' || positionReached(row.checkpoint, position);
+      return !!row && (row.status !== 'active' || positionReached(row.checkpoint, position));
     });
   }
 

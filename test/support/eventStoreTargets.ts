@@ -40,5 +40,27 @@ export function eventStoreTargets(): EventStoreTarget[] {
       };
     },
   }));
+  const esdb = process.env.EVENTSTORE_CONNECTION_STRING;
+  if (esdb) {
+    targets.push({
+      name: 'eventstoredb',
+      async open() {
+        const { EventStoreDbEventStore } = await import('../../src/eventstore/esdb/eventStoreDbEventStore.ts');
+        const store = new EventStoreDbEventStore({ connectionString: esdb });
+        const extra: EventStore[] = [];
+        return {
+          store,
+          withUpcasters(upcasters) {
+            const other = new EventStoreDbEventStore({ connectionString: esdb, upcasters });
+            extra.push(other);
+            return other;
+          },
+          async close() {
+            await Promise.all([store, ...extra].map((s) => s.close()));
+          },
+        };
+      },
+    });
+  }
   return targets;
 }

@@ -3,7 +3,7 @@
  * expectation, and inserts the events numbered from there. Two writers racing on the same expectation both
  * pass the check; the unique (stream, revision) constraint lets only one of them commit.
  */
-export const APPEND_SQL = `
+const EXPECTATION = `
 WITH current AS (
   SELECT max(revision) AS revision FROM events WHERE stream = $1
 ), expectation AS (
@@ -15,7 +15,18 @@ WITH current AS (
            ELSE revision IS NOT DISTINCT FROM $3::bigint
          END AS met
     FROM current
-), inserted AS (
+)`;
+
+const APPEND_RESULT = `
+SELECT (SELECT met FROM expectation) AS met,
+       (SELECT revision::text FROM expectation) AS current_revision,
+       max(revision)::text AS last_revision,
+       max(global_position)::text AS last_position,
+       pg_current_xact_id()::text AS transaction_id
+  FROM inserted`;
+
+/** Parameters: stream, expectation kind, exact revision, events as a JSON array. */
+export const APPEND_SQL = `${EXPECTATION}, inserted AS (
   INSERT INTO events (id, stream, revision, type, schema_version, data, metadata)
   SELECT e.id, $1, coalesce(x.revision, -1) + e.ordinal, e.type, e.schema_version, e.data, e.metadata
     FROM expectation x,
@@ -24,13 +35,16 @@ WITH current AS (
            AS e(id, type, schema_version, data, metadata, ordinal)
    WHERE x.met
   RETURNING revision, global_position
-)
-SELECT (SELECT met FROM expectation) AS met,
-       (SELECT revision::text FROM expectation) AS current_revision,
-       max(revision)::text AS last_revision,
-       max(global_position)::text AS last_position,
-       pg_current_xact_id()::text AS transaction_id
-  FROM inserted`;
+)${APPEND_RESULT}`;
+
+/** The common case, one event, without unpacking an array: stream, kind, exact, id, type, version, data, metadata. */
+export const APPEND_ONE_SQL = `${EXPECTATION}, inserted AS (
+  INSERT INTO events (id, stream, revision, type, schema_version, data, metadata)
+  SELECT $4::uuid, $1, coalesce(x.revision, -1) + 1, $5::text, $6::integer, $7::jsonb, $8::jsonb
+    FROM expectation x
+   WHERE x.met
+  RETURNING revision, global_position
+)${APPEND_RESULT}`;
 
 /**
  * The feed: only events of transactions older than every transaction still running are visible, so a

@@ -15,7 +15,7 @@ import type { Position } from '../position.ts';
 import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
-  APPEND_SQL, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
+  APPEND_ONE_SQL, APPEND_SQL, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
   READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
@@ -71,33 +71,42 @@ export class PostgresEventStore implements EventStore {
     if (stream.length === 0 || stream.length > 200) throw new RangeError('stream name must have 1 to 200 characters');
     if (events.length === 0) throw new RangeError('append needs at least one event');
     if (events.length > MAX_EVENTS_PER_APPEND) throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append`);
-    const payload = JSON.stringify(events.map((event) => ({
+    const rows = events.map((event) => ({
       id: event.id ?? randomUUID(),
       type: event.type,
       schema_version: this.upcasters.currentVersion(event.type),
       data: event.data ?? null,
       metadata: event.metadata ?? {},
-    })));
+    }));
     const [kind, exact] = typeof expected === 'bigint' ? ['exact', expected.toString()] : [expected, null];
+    const only = rows.length === 1 ? rows[0]! : null;
+    const [statement, params] = only
+      ? [{ name: 'events_append_one', text: APPEND_ONE_SQL }, [stream, kind, exact, only.id, only.type,
+        only.schema_version, JSON.stringify(only.data), JSON.stringify(only.metadata)]]
+      : [{ name: 'events_append', text: APPEND_SQL }, [stream, kind, exact, JSON.stringify(rows)]];
 
     for (let attempt = 0; ; attempt++) {
       let row: AppendRow;
       try {
-        const result = await this.database.query<AppendRow>(APPEND_SQL, [stream, kind, exact, payload]);
+        const result = await this.database.query<AppendRow>(statement, params);
         row = result.rows[0]!;
       } catch (error) {
         if (isUniqueViolation(error, 'events_stream_revision')) {
           // Someone else appended to the stream between our read of its revision and our insert.
-          if ((expected === 'any' || expected === 'stream_exists') && attempt < MAX_APPEND_RETRIES) continue;
+          if ((expected === 'any' || expected === 'stream_exists') && attempt < MAX_APPEND_RETRIES) {
+            // Writers racing on one hot stream retry together; jitter spreads them out.
+            await new Promise((r) => setTimeout(r, Math.random() * Math.min(1 + attempt, 10)));
+            continue;
+          }
           const actual = await this.currentRevision(stream);
           throw new WrongExpectedRevisionError(stream, expected, actual);
         }
-        if (isUniqueViolation(error, 'events_id')) return this.reappended(stream, JSON.parse(payload));
+        if (isUniqueViolation(error, 'events_id')) return this.reappended(stream, rows);
         throw error;
       }
       if (!row.met) {
         // The same events appended again (a retried command, a reactor re-run) answer as the first time did.
-        const repeat = await this.findRepeat(stream, JSON.parse(payload));
+        const repeat = await this.findRepeat(stream, rows);
         if (repeat) return repeat;
         throw new WrongExpectedRevisionError(
           stream, expected, row.current_revision === null ? 'no_stream' : BigInt(row.current_revision));

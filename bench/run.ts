@@ -1,0 +1,165 @@
+/**
+ * Event store and projection benchmarks: `npm run bench`. Prints figures; never fails on a slow machine.
+ * Runs on embedded PGlite, and on Postgres when DATABASE_URL is set (in a scratch schema, dropped after).
+ * The raw single-row INSERT rate is measured in the same run, so the ratio to it is visible.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { sql } from 'kysely';
+import { openDatabase, type Database } from '../src/db/database.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import { ProjectionDaemon } from '../src/projection/daemon.ts';
+import type { Projector } from '../src/projection/projector.ts';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+
+interface Row { target: string; what: string; value: string }
+const results: Row[] = [];
+function report(target: string, what: string, value: string): void {
+  results.push({ target, what, value });
+  console.log(`${target.padEnd(9)} ${what.padEnd(52)} ${value}`);
+}
+const rate = (n: number, ms: number) => `${Math.round(n / (ms / 1000)).toLocaleString('en-US')}/s`;
+
+/** Runs `writers` loops calling `work` until the time is up; returns operations done and elapsed ms. */
+async function timed(writers: number, work: (writer: number, i: number) => Promise<void>): Promise<[number, number]> {
+  const deadline = Date.now() + SECONDS * 1000;
+  let done = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: writers }, async (_, writer) => {
+    for (let i = 0; Date.now() < deadline; i++) {
+      await work(writer, i);
+      done++;
+    }
+  }));
+  return [done, performance.now() - started];
+}
+
+/** A read model written the way a throughput-minded projector should: one multi-row upsert per batch. */
+const benchProjector: Projector = {
+  name: 'bench_balances',
+  version: 1,
+  handles: ['BenchDeposited'],
+  tables: ['bench_balances'],
+  async setup(trx) {
+    await sql`CREATE TABLE bench_balances (stream text PRIMARY KEY, deposits integer NOT NULL, total bigint NOT NULL)`.execute(trx);
+  },
+  async apply(trx, events) {
+    const byStream = new Map<string, { deposits: number; total: number }>();
+    for (const event of events) {
+      const row = byStream.get(event.stream) ?? { deposits: 0, total: 0 };
+      row.deposits++;
+      row.total += (event.data as { amount: number }).amount;
+      byStream.set(event.stream, row);
+    }
+    const rows = [...byStream].map(([stream, r]) => ({ stream, deposits: r.deposits, total: r.total }));
+    for (let i = 0; i < rows.length; i += 2000) {
+      await trx.insertInto('bench_balances').values(rows.slice(i, i + 2000))
+        .onConflict((oc) => oc.column('stream').doUpdateSet({
+          deposits: sql`bench_balances.deposits + excluded.deposits`,
+          total: sql`bench_balances.total + excluded.total`,
+        }))
+        .execute();
+    }
+  },
+};
+
+async function benchTarget(target: string, database: Database, rawPool: () => pg.Pool | null): Promise<void> {
+  const store = new PostgresEventStore(database, { crossProcessWakeups: false });
+  const payload = { amount: 1250, currency: 'CLP', reference: 'bench' };
+
+  await database.query('CREATE TABLE IF NOT EXISTS bench_raw (id bigserial PRIMARY KEY, stream text, data jsonb)');
+  for (const writers of [1, 8]) {
+    const pool = rawPool();
+    const run = pool
+      ? (_w: number) => pool.query('INSERT INTO bench_raw (stream, data) VALUES ($1, $2)', [randomUUID(), payload]).then(() => undefined)
+      : (_w: number) => database.query('INSERT INTO bench_raw (stream, data) VALUES ($1, $2)', [randomUUID(), payload]).then(() => undefined);
+    const [n, ms] = await timed(writers, run);
+    report(target, `raw single-row INSERT, ${writers} writer(s)`, rate(n, ms));
+  }
+
+  for (const writers of [1, 8]) {
+    const [n, ms] = await timed(writers, async () => {
+      await store.append(`bench-${randomUUID()}`, [{ type: 'BenchDeposited', data: payload }], 'no_stream');
+    });
+    report(target, `append, 1 event per append, new streams, ${writers} writer(s)`, rate(n, ms));
+  }
+
+  {
+    const [n, ms] = await timed(8, async (writer) => {
+      await store.append(`bench-hot-${writer % 2}`, [{ type: 'BenchDeposited', data: payload }], 'any');
+    });
+    report(target, 'append to 2 hot streams (expected any), 8 writers', rate(n, ms));
+  }
+
+  {
+    const batch = Array.from({ length: 100 }, () => ({ type: 'BenchDeposited', data: payload }));
+    const [n, ms] = await timed(4, async () => {
+      await store.append(`bench-batch-${randomUUID()}`, batch, 'no_stream');
+    });
+    report(target, 'append, batches of 100 events, 4 writers (events)', rate(n * 100, ms));
+  }
+
+  const total = Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
+  {
+    const started = performance.now();
+    let read = 0;
+    let after = null;
+    for (;;) {
+      const page = await store.readAll({ after, limit: 1000 });
+      if (page.length === 0) break;
+      read += page.length;
+      after = page[page.length - 1]!.position;
+    }
+    report(target, `feed read, pages of 1000 (${read.toLocaleString('en-US')} events)`, rate(read, performance.now() - started));
+  }
+
+  {
+    const daemon = new ProjectionDaemon(database, store, { batchSize: 5000, idlePollMs: 20 });
+    daemon.addProjector(benchProjector);
+    const head = (await store.headPosition())!;
+    const started = performance.now();
+    daemon.start();
+    await daemon.waitFor(head, 600_000);
+    const ms = performance.now() - started;
+    await daemon.stop();
+    report(target, `projection catch-up, batches of 5000 (${total.toLocaleString('en-US')} events)`, rate(total, ms));
+  }
+  await store.close();
+}
+
+async function main(): Promise<void> {
+  console.log(`payments-ledger event store benchmarks (${SECONDS}s per figure)\n`);
+  const lite = await openDatabase({ kind: 'pglite', dataDir: 'memory://' }, { schema: 'bench' });
+  try {
+    await benchTarget('pglite', lite, () => null);
+  } finally {
+    await lite.close();
+  }
+
+  const url = process.env.DATABASE_URL;
+  if (!url) {
+    console.log('\nDATABASE_URL is not set: Postgres figures skipped.');
+    return;
+  }
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const database = await openDatabase({ kind: 'postgres', connectionString: url, poolSize: 16 }, { schema });
+  const raw = new pg.Pool({ connectionString: url, max: 8, options: `-c search_path=${schema}` });
+  try {
+    await benchTarget('postgres', database, () => raw);
+  } finally {
+    await raw.end();
+    await database.close();
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    const { rows } = await admin.query<{ nspname: string }>(
+      `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $2`, [schema, `${schema}\\_\\_%`]);
+    for (const { nspname } of rows) await admin.query(`DROP SCHEMA "${nspname}" CASCADE`);
+    await admin.end();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,13 @@
+/**
+ * Every read model of the service. Each projector owns its tables; the runner exposes them as views in the
+ * main schema under the same names.
+ */
+import type { Projector, Reactor } from '../src/projection/projector.ts';
+
+export function allProjectors(): Projector[] {
+  return [];
+}
+
+export function allReactors(): Reactor[] {
+  return [];
+}

@@ -1,0 +1,91 @@
+/**
+ * Every setting, read once from the environment, with the defaults of the embedded mode. A bad value
+ * stops the start with a message naming the variable.
+ */
+import { resolve } from 'node:path';
+
+export type StorageMode = 'embedded' | 'postgres' | 'eventstoredb';
+
+export interface Config {
+  port: number;
+  host: string;
+  storageMode: StorageMode;
+  dataDir: string;
+  databaseUrl: string | null;
+  databaseSchema: string;
+  databasePoolSize: number;
+  eventStoreConnectionString: string | null;
+  logLevel: string;
+  tokenTtlSeconds: number;
+  operatorApiKey: string | null;
+  providerSecret: string;
+  sandboxAutopilot: boolean;
+  readYourWritesTimeoutMs: number;
+  projectionBatchSize: number;
+  shutdownGraceMs: number;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+type Env = Record<string, string | undefined>;
+
+function text(env: Env, name: string): string | null {
+  const value = env[name]?.trim();
+  return value ? value : null;
+}
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+  }
+  return Number(raw);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = text(env, name)?.toLowerCase() ?? null;
+  if (raw === null) return fallback;
+  if (['true', '1', 'yes', 'on'].includes(raw)) return true;
+  if (['false', '0', 'no', 'off'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function loadConfig(env: Env = process.env): Config {
+  const databaseUrl = text(env, 'DATABASE_URL');
+  const eventStoreConnectionString = text(env, 'EVENTSTORE_CONNECTION_STRING');
+  const logLevel = text(env, 'LOG_LEVEL') ?? 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('DATABASE_URL must be a postgres:// connection string');
+  }
+  if (eventStoreConnectionString && !/^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover):\/\//.test(eventStoreConnectionString)) {
+    throw new ConfigError('EVENTSTORE_CONNECTION_STRING must be an esdb:// connection string');
+  }
+  const schema = text(env, 'DATABASE_SCHEMA') ?? 'payments_ledger';
+  if (!/^[a-z_][a-z0-9_]{0,23}$/.test(schema)) {
+    throw new ConfigError('DATABASE_SCHEMA must be lower-case letters, digits and _, at most 24 characters');
+  }
+  return {
+    port: integer(env, 'PORT', 3000, 0, 65535),
+    host: text(env, 'HOST') ?? '0.0.0.0',
+    storageMode: eventStoreConnectionString ? 'eventstoredb' : databaseUrl ? 'postgres' : 'embedded',
+    dataDir: resolve(text(env, 'DATA_DIR') ?? './data'),
+    databaseUrl,
+    databaseSchema: schema,
+    databasePoolSize: integer(env, 'DATABASE_POOL_SIZE', 16, 1, 200),
+    eventStoreConnectionString,
+    logLevel,
+    tokenTtlSeconds: integer(env, 'TOKEN_TTL_SECONDS', 3600, 60, 86_400),
+    operatorApiKey: text(env, 'OPERATOR_API_KEY'),
+    providerSecret: text(env, 'PROVIDER_SECRET') ?? 'sandbox-provider-secret',
+    sandboxAutopilot: boolean(env, 'SANDBOX_AUTOPILOT', true),
+    readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 5_000, 0, 60_000),
+    projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1_000, 1, 10_000),
+    shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
+  };
+}

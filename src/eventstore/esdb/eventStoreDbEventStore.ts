@@ -1,0 +1,341 @@
+/**
+ * The EventStoreDB adapter, over `@eventstore/db-client` (gRPC). Same contract as the Postgres adapter:
+ * exact expected-revision checks, an absent stream reads as empty, a global feed read strictly after a
+ * position, upcasting on read, and wake-ups for consumers.
+ *
+ * Layout of a stored event: ESDB's own id, type and JSON data; its custom metadata is our EventMetadata plus
+ * `schemaVersion` (the version the event was written with), so `schemaVersion` is a reserved metadata key here.
+ *
+ * The global feed leaves out ESDB's system records (event types or stream names starting with `$`), so this
+ * adapter refuses to append to such streams or with such types: they would never reach a consumer.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  ANY, BACKWARDS, END, EventStoreDBClient, excludeSystemEvents, FORWARDS, jsonEvent, NO_STREAM, START,
+  STREAM_EXISTS, StreamNotFoundError, WrongExpectedVersionError,
+  type AppendExpectedRevision, type JSONType, type ReadPosition,
+} from '@eventstore/db-client';
+import { WrongExpectedRevisionError } from '../errors.ts';
+import type {
+  AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions,
+  RecordedEvent,
+} from '../port.ts';
+import { MAX_READ_LIMIT } from '../port.ts';
+import { comparePositions, toBigInt, type Position } from '../position.ts';
+import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
+import { SubscriptionSupervisor, type CheckpointSource, type SubscriptionDrop } from './subscriptionSupervisor.ts';
+
+/** Same bound as the Postgres adapter. */
+export const MAX_EVENTS_PER_APPEND = 1_000;
+/** Raw records fetched per round trip while skipping system records (feed pages and the head lookup). */
+const MIN_PAGE = 64;
+
+export interface EventStoreDbEventStoreOptions {
+  /** e.g. `esdb://localhost:2113?tls=false` */
+  connectionString: string;
+  upcasters?: UpcasterRegistry;
+  /**
+   * Where the wake-up subscription starts, asked again on every resubscribe: normally the lowest projection
+   * checkpoint stored in Postgres, so events appended while the subscription was down still wake consumers.
+   * Null (and the default, when omitted) subscribes from the current end of the log.
+   */
+  checkpointSource?: CheckpointSource;
+  /** Backoff of the wake-up subscription's supervisor. Default 100 ms doubling up to 10 s. */
+  resubscribe?: { initialDelayMs?: number; maxDelayMs?: number };
+  /** Told about each drop of the wake-up subscription (for logging). */
+  onSubscriptionDrop?: (drop: SubscriptionDrop) => void;
+}
+
+/** The fields of the client's recorded event this adapter uses; 64-bit values may come as number or bigint. */
+interface ClientRecordedEvent {
+  streamId: string;
+  id: string;
+  revision: bigint | number | string;
+  type: string;
+  created: Date | number | string;
+  data: unknown;
+  metadata: unknown;
+  position?: { commit: bigint | number | string; prepare: bigint | number | string } | undefined;
+}
+
+interface ClientResolvedEvent {
+  event?: ClientRecordedEvent | undefined;
+}
+
+export class EventStoreDbEventStore implements EventStore {
+  readonly kind = 'eventstoredb' as const;
+  private readonly client: EventStoreDBClient;
+  private readonly upcasters: UpcasterRegistry;
+  private readonly listeners = new Set<() => void>();
+  private readonly supervisor: SubscriptionSupervisor;
+  private closed = false;
+
+  constructor(options: EventStoreDbEventStoreOptions) {
+    this.client = EventStoreDBClient.connectionString(options.connectionString);
+    this.upcasters = options.upcasters ?? noUpcasting;
+    const checkpointSource = options.checkpointSource ?? (async () => null);
+    this.supervisor = new SubscriptionSupervisor(
+      (from) => {
+        const subscription = this.client.subscribeToAll({
+          fromPosition: from ?? END,
+          filter: excludeSystemEvents(),
+        });
+        // Once the server confirms, wake consumers: something may have been appended while we were not subscribed.
+        subscription.once('confirmation', () => this.notify());
+        return subscription;
+      },
+      checkpointSource,
+      () => this.notify(),
+      {
+        initialDelayMs: options.resubscribe?.initialDelayMs ?? 100,
+        maxDelayMs: options.resubscribe?.maxDelayMs ?? 10_000,
+        ...(options.onSubscriptionDrop ? { onDrop: options.onSubscriptionDrop } : {}),
+      },
+    );
+  }
+
+  /**
+   * Re-appending events with the same ids is already idempotent in EventStoreDB: when every id of the batch
+   * is the stream's events at the place the expected revision points to, the server answers success without
+   * writing again (guaranteed for an exact revision and for no_stream; best effort for 'any'). Ids are scoped
+   * to a stream there, so the same id on another stream is simply another event.
+   */
+  async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (stream.length === 0 || stream.length > 200) throw new RangeError('stream name must have 1 to 200 characters');
+    if (stream.startsWith('$')) throw new RangeError(`stream ${stream}: names starting with $ are system streams`);
+    if (events.length === 0) throw new RangeError('append needs at least one event');
+    if (events.length > MAX_EVENTS_PER_APPEND) throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append`);
+    const proposed = events.map((event) => {
+      if (event.type.length === 0 || event.type.startsWith('$')) {
+        throw new RangeError(`event type ${JSON.stringify(event.type)}: must be non-empty and not start with $`);
+      }
+      return jsonEvent({
+        id: event.id ?? randomUUID(),
+        type: event.type,
+        // JSON.stringify(undefined) is not JSON: store null like the Postgres adapter does.
+        data: (event.data ?? null) as JSONType,
+        metadata: { ...(event.metadata ?? {}), schemaVersion: this.upcasters.currentVersion(event.type) },
+      });
+    });
+
+    let result;
+    try {
+      result = await this.client.appendToStream(stream, proposed, { expectedRevision: toClientExpected(expected) });
+    } catch (error) {
+      if (isWrongExpectedVersion(error)) {
+        throw new WrongExpectedRevisionError(stream, expected, normaliseActual(error.actualVersion));
+      }
+      throw error;
+    }
+    if (!result.success) {
+      // Only when the client is set not to throw on append failure; kept for safety.
+      throw new WrongExpectedRevisionError(stream, expected, normaliseActual(result.nextExpectedRevision));
+    }
+    const nextRevision = toBigInt(result.nextExpectedRevision);
+    this.notify();
+
+    // For a single new event the server's answer is that event's position. A batch of several events, or an
+    // idempotent repeat (answered without a position, or with a sentinel), takes the position its last event
+    // has in the feed instead, so that a repeat answers exactly as the first append did.
+    const reported = result.position ? normalisePosition(result.position) : null;
+    if (events.length === 1 && reported && isRealPosition(reported)) return { nextRevision, position: reported };
+    const position = await this.positionOf(stream, nextRevision) ?? (reported && isRealPosition(reported) ? reported : null);
+    if (!position) throw new Error(`stream ${stream}: EventStoreDB reported no position for revision ${nextRevision}`);
+    return { nextRevision, position };
+  }
+
+  private async positionOf(stream: string, revision: bigint): Promise<Position | null> {
+    const raw = await collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: revision, maxCount: 1 }));
+    const event = raw[0]?.event;
+    if (!event?.position || toBigInt(event.revision) !== revision) return null;
+    const position = normalisePosition(event.position);
+    return isRealPosition(position) ? position : null;
+  }
+
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const limit = boundedLimit(options.limit ?? MAX_READ_LIMIT);
+    const backwards = options.direction === 'backwards';
+    let raw: ClientResolvedEvent[];
+    try {
+      raw = await collect(this.client.readStream(stream, {
+        direction: backwards ? BACKWARDS : FORWARDS,
+        fromRevision: options.fromRevision ?? (backwards ? END : START),
+        maxCount: limit,
+      }));
+    } catch (error) {
+      if (isStreamNotFound(error)) return [];
+      throw error;
+    }
+    const out: RecordedEvent[] = [];
+    for (const resolved of raw) if (resolved.event) out.push(this.toRecorded(resolved.event));
+    return out;
+  }
+
+  /**
+   * Reading $all forwards from a position includes the record at that position, so records at or before
+   * `after` are skipped. System records are skipped too, which is why this may take several round trips.
+   */
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    const limit = boundedLimit(options.limit);
+    const out: RecordedEvent[] = [];
+    let bound: Position | null = options.after ?? null;
+    for (;;) {
+      const pageSize = Math.min(Math.max(limit - out.length + 1, MIN_PAGE), MAX_READ_LIMIT + 1);
+      const raw = await collect(this.client.readAll({
+        direction: FORWARDS,
+        fromPosition: bound ? { commit: bound.commit, prepare: bound.prepare } : START,
+        maxCount: pageSize,
+      }));
+      for (const resolved of raw) {
+        const event = resolved.event;
+        if (!event?.position) continue;
+        const position = normalisePosition(event.position);
+        if (bound && comparePositions(position, bound) <= 0) continue;
+        bound = position;
+        if (isSystem(event)) continue;
+        out.push(this.toRecorded(event));
+        if (out.length === limit) return out;
+      }
+      if (raw.length < pageSize) return out; // reached the end of the log
+    }
+  }
+
+  /** The newest non-system record in $all, walking backwards past system records. */
+  async headPosition(): Promise<Position | null> {
+    let from: Position | null = null;
+    for (;;) {
+      const fromPosition: ReadPosition = from ? { commit: from.commit, prepare: from.prepare } : END;
+      const raw = await collect(this.client.readAll({ direction: BACKWARDS, fromPosition, maxCount: MIN_PAGE }));
+      for (const resolved of raw) {
+        const event = resolved.event;
+        if (!event?.position) continue;
+        const position = normalisePosition(event.position);
+        if (from && comparePositions(position, from) >= 0) continue;
+        from = position;
+        if (!isSystem(event)) return position;
+      }
+      if (raw.length < MIN_PAGE) return null;
+    }
+  }
+
+  /**
+   * Listeners are called after our own appends and for every event the supervised $all subscription
+   * receives (appends by any process). The subscription starts with the first listener.
+   */
+  onAppended(listener: () => void): () => void {
+    if (this.closed) return () => undefined;
+    this.listeners.add(listener);
+    this.supervisor.start();
+    return () => {
+      this.listeners.delete(listener);
+    };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    await this.supervisor.stop();
+    await this.client.dispose();
+  }
+
+  private notify(): void {
+    for (const listener of [...this.listeners]) {
+      try {
+        listener();
+      } catch {
+        // a wake-up listener's failure is its own business
+      }
+    }
+  }
+
+  private toRecorded(event: ClientRecordedEvent): RecordedEvent {
+    const position = event.position ? normalisePosition(event.position) : null;
+    if (!position || !isRealPosition(position)) {
+      // Stream reads carry the $all position only from server 22.6 on (and never for explicit transactions).
+      throw new Error(`event ${event.id} came without its position: EventStoreDB 22.6 or later is needed`);
+    }
+    const { schemaVersion, metadata } = splitMetadata(event.metadata);
+    return this.upcasters.upcast({
+      id: event.id,
+      stream: event.streamId,
+      revision: toBigInt(event.revision),
+      position,
+      type: event.type,
+      schemaVersion,
+      data: event.data,
+      metadata,
+      recordedAt: event.created instanceof Date ? event.created : new Date(event.created),
+    });
+  }
+}
+
+function toClientExpected(expected: ExpectedRevision): AppendExpectedRevision {
+  if (typeof expected === 'bigint') {
+    if (expected < 0n) throw new RangeError('an expected revision must not be negative');
+    return expected;
+  }
+  switch (expected) {
+    case 'any': return ANY;
+    case 'no_stream': return NO_STREAM;
+    case 'stream_exists': return STREAM_EXISTS;
+    default: throw new RangeError(`unknown expected revision ${String(expected)}`);
+  }
+}
+
+function isWrongExpectedVersion(error: unknown): error is WrongExpectedVersionError {
+  return error instanceof WrongExpectedVersionError
+    || (typeof error === 'object' && error !== null && (error as { type?: unknown }).type === 'wrong-expected-version');
+}
+
+function isStreamNotFound(error: unknown): boolean {
+  return error instanceof StreamNotFoundError
+    || (typeof error === 'object' && error !== null && (error as { type?: unknown }).type === 'stream-not-found');
+}
+
+/** The client reports a missing stream as 'no_stream' or, on some paths, as revision -1. */
+function normaliseActual(actual: unknown): bigint | 'no_stream' {
+  if (actual === 'no_stream' || actual == null) return 'no_stream';
+  if (typeof actual === 'bigint' || typeof actual === 'number' || typeof actual === 'string') {
+    const revision = toBigInt(actual);
+    return revision < 0n ? 'no_stream' : revision;
+  }
+  return 'no_stream';
+}
+
+function normalisePosition(position: { commit: bigint | number | string; prepare: bigint | number | string }): Position {
+  return { commit: toBigInt(position.commit), prepare: toBigInt(position.prepare) };
+}
+
+/** The server uses signed 64-bit positions; -1 and its unsigned form (2^64 - 1) mean "no position". */
+const NO_POSITION_FROM = 1n << 63n;
+function isRealPosition(position: Position): boolean {
+  return position.commit >= 0n && position.commit < NO_POSITION_FROM
+    && position.prepare >= 0n && position.prepare < NO_POSITION_FROM;
+}
+
+function isSystem(event: { type: string; streamId: string }): boolean {
+  return event.type.startsWith('$') || event.streamId.startsWith('$');
+}
+
+/** Our metadata without the reserved `schemaVersion`, and that version (1 when absent). */
+function splitMetadata(raw: unknown): { schemaVersion: number; metadata: EventMetadata } {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || raw instanceof Uint8Array) {
+    return { schemaVersion: 1, metadata: {} };
+  }
+  const { schemaVersion, ...metadata } = raw as Record<string, unknown>;
+  const version = typeof schemaVersion === 'number' && Number.isInteger(schemaVersion) && schemaVersion >= 1
+    ? schemaVersion : 1;
+  return { schemaVersion: version, metadata };
+}
+
+async function collect(read: AsyncIterable<unknown>): Promise<ClientResolvedEvent[]> {
+  const out: ClientResolvedEvent[] = [];
+  for await (const item of read) out.push(item as ClientResolvedEvent);
+  return out;
+}
+
+function boundedLimit(limit: number): number {
+  if (!Number.isInteger(limit) || limit < 1) throw new RangeError('limit must be a positive integer');
+  return Math.min(limit, MAX_READ_LIMIT);
+}

@@ -1,0 +1,125 @@
+import { expect } from 'chai';
+import pg from 'pg';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../src/db/database.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+import type { Position } from '../src/eventstore/position.ts';
+import { databaseTargets } from './support/targets.ts';
+
+for (const target of databaseTargets()) {
+  describe(`postgres event store adapter: ${target.name}`, () => {
+    let database: Database;
+    let store: PostgresEventStore;
+
+    before(async () => {
+      database = await target.open();
+      store = new PostgresEventStore(database);
+      await store.append(`immutable-${randomUUID()}`, [{ type: 'Recorded', data: { n: 1 } }], 'no_stream');
+    });
+    after(async () => {
+      await store?.close();
+      await database?.close();
+    });
+
+    for (const statement of ['UPDATE events SET type = \'Tampered\'', 'DELETE FROM events', 'TRUNCATE events']) {
+      it(`refuses at the database: ${statement.split(' ')[0]}`, async () => {
+        const before = await database.query('SELECT count(*)::int AS n, min(type) AS t FROM events');
+        const outcome = await database.query(statement).then(() => null, (error: unknown) => error);
+        expect(outcome).to.be.instanceOf(Error);
+        expect(String((outcome as Error).message)).to.match(/events are immutable/);
+        const after = await database.query('SELECT count(*)::int AS n, min(type) AS t FROM events');
+        expect(after.rows).to.deep.equal(before.rows);
+      });
+    }
+  });
+}
+
+const url = process.env.DATABASE_URL;
+const onPostgres = databaseTargets().find((t) => t.name === 'postgres');
+
+(onPostgres && url ? describe : describe.skip)('postgres feed: late-committing transactions', () => {
+  let database: Database;
+  let store: PostgresEventStore;
+
+  before(async () => {
+    database = await onPostgres!.open();
+    store = new PostgresEventStore(database);
+  });
+  after(async () => {
+    await store?.close();
+    await database?.close();
+  });
+
+  it('delivers an event whose transaction took its sequence number first and committed last', async () => {
+    const slowStream = `slow-${randomUUID()}`;
+    const fastStream = `fast-${randomUUID()}`;
+    let checkpoint: Position | null = await store.headPosition();
+    const delivered: RecordedEvent[] = [];
+    const poll = async () => {
+      const events = await store.readAll({ after: checkpoint, limit: 100 });
+      for (const event of events) delivered.push(event);
+      if (events.length > 0) checkpoint = events[events.length - 1]!.position;
+    };
+
+    // The slow writer inserts first (taking the lower global position) and holds its transaction open.
+    const slow = new pg.Client({ connectionString: url });
+    await slow.connect();
+    try {
+      await slow.query(`SET search_path TO "${database.schema}"`);
+      await slow.query('BEGIN');
+      await slow.query(
+        `INSERT INTO events (id, stream, revision, type, data) VALUES ($1, $2, 0, 'Slow', '{}')`,
+        [randomUUID(), slowStream]);
+
+      // A fast writer appends and commits meanwhile; the consumer keeps polling.
+      await store.append(fastStream, [{ type: 'Fast', data: {} }], 'no_stream');
+      for (let i = 0; i < 5; i++) await poll();
+      // Nothing past the open transaction is handed out, so the checkpoint cannot jump over it.
+      expect(delivered.filter((e) => e.stream === fastStream || e.stream === slowStream)).to.deep.equal([]);
+
+      await slow.query('COMMIT');
+    } finally {
+      await slow.end();
+    }
+    for (let i = 0; i < 5; i++) await poll();
+    const ours = delivered.filter((e) => e.stream === fastStream || e.stream === slowStream);
+    expect(ours.map((e) => e.type)).to.deep.equal(['Slow', 'Fast']);
+    expect(new Set(delivered.map((e) => e.id)).size).to.equal(delivered.length);
+  });
+
+  it('a consumer that polled before a late commit still gets every event exactly once under load', async () => {
+    const streams = Array.from({ length: 8 }, () => `load-${randomUUID()}`);
+    let checkpoint: Position | null = await store.headPosition();
+    const seen = new Map<string, number>();
+    let writing = true;
+    const consumer = (async () => {
+      while (writing || checkpoint === null || (await store.readAll({ after: checkpoint, limit: 1 })).length > 0) {
+        const events = await store.readAll({ after: checkpoint, limit: 50 });
+        for (const event of events) seen.set(event.id, (seen.get(event.id) ?? 0) + 1);
+        if (events.length > 0) checkpoint = events[events.length - 1]!.position;
+        else await new Promise((r) => setTimeout(r, 2));
+      }
+    })();
+    // Writers whose transactions interleave: each holds its insert open for a random while before committing.
+    const written: string[] = [];
+    await Promise.all(streams.map(async (stream) => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      await client.query(`SET search_path TO "${database.schema}"`);
+      for (let revision = 0; revision < 15; revision++) {
+        const id = randomUUID();
+        await client.query('BEGIN');
+        await client.query(`INSERT INTO events (id, stream, revision, type, data) VALUES ($1, $2, $3, 'Load', '{}')`,
+          [id, stream, revision]);
+        await new Promise((r) => setTimeout(r, Math.random() * 6));
+        await client.query('COMMIT');
+        written.push(id);
+      }
+      await client.end();
+    }));
+    writing = false;
+    await consumer;
+    for (const id of written) expect(seen.get(id), `event ${id}`).to.equal(1);
+  });
+});
