@@ -3,9 +3,10 @@
  * main schema under the same names.
  */
 import type { Projector, Reactor } from '../src/projection/projector.ts';
+import { clientsProjector } from './clients.ts';
 
 export function allProjectors(): Projector[] {
-  return [];
+  return [clientsProjector];
 }
 
 export function allReactors(): Reactor[] {

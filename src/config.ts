@@ -23,6 +23,11 @@ export interface Config {
   readYourWritesTimeoutMs: number;
   projectionBatchSize: number;
   shutdownGraceMs: number;
+  /** Requests per second per caller (0 = no limit), and the burst allowed above it. */
+  rateLimitPerSecond: number;
+  rateLimitBurst: number;
+  /** Largest request body accepted, in bytes. */
+  bodyLimitBytes: number;
 }
 
 export class ConfigError extends Error {
@@ -87,5 +92,8 @@ export function loadConfig(env: Env = process.env): Config {
     readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 5_000, 0, 60_000),
     projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1_000, 1, 10_000),
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
+    rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
+    rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1_024, 16_777_216),
   };
 }

@@ -10,6 +10,11 @@ import { createApp } from './http/app.ts';
 import { createLogger } from './logging.ts';
 import { ProjectionDaemon } from './projection/daemon.ts';
 import { openStorage } from './storage.ts';
+import { Metrics } from './http/metrics.ts';
+import { measureAppends } from './eventstore/measured.ts';
+import { createServices } from './http/services.ts';
+import { systemRuntime } from './domain/runtime.ts';
+import { DEMO_CLIENT_ID, describeCredentials, ensureDemoClient } from './clients/demoClient.ts';
 
 async function main(): Promise<void> {
   let config;
@@ -29,6 +34,8 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  const metrics = new Metrics();
+  storage = { ...storage, store: measureAppends(storage.store, (seconds) => metrics.observeAppend(seconds)) };
   const projections = new ProjectionDaemon(storage.database, storage.store, {
     logger, batchSize: config.projectionBatchSize,
   });
@@ -36,7 +43,11 @@ async function main(): Promise<void> {
   for (const reactor of allReactors()) projections.addReactor(reactor);
   projections.start();
 
-  const app = createApp({ storage, projections });
+  const services = await createServices({ config, logger, runtime: systemRuntime, storage, projections, metrics });
+  const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
+  if (demo) await services.readYourWrites(demo.position);
+
+  const { app } = createApp(services);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -46,6 +57,13 @@ async function main(): Promise<void> {
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.info({ mode: storage.mode, storage: storage.describe, port },
     `payments-ledger listening on http://${shownHost}:${port} (${storage.mode} mode, ${storage.describe})`);
+  if (demo) {
+    // Printed, not logged: the secret must not end up in log collectors.
+    process.stdout.write(`\n${describeCredentials(demo.credentials)}\n\n`);
+  } else if (storage.mode === 'embedded') {
+    logger.info(`demo client ${DEMO_CLIENT_ID} exists (its credentials were shown at the first start)`);
+  }
+  if (!config.operatorApiKey) logger.info('operator routes are disabled: set OPERATOR_API_KEY to enable them');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -66,6 +66,35 @@ const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: '0003_service_secrets',
+    sql: `
+      -- Keys the service generates for itself on first start (the bearer-token signing key).
+      CREATE TABLE service_secrets (
+        name       text PRIMARY KEY,
+        value      bytea NOT NULL,
+        created_at timestamptz NOT NULL DEFAULT now()
+      );
+    `,
+  },
+  {
+    id: '0004_idempotency_keys',
+    sql: `
+      -- Responses remembered per (scope, Idempotency-Key) for 24 hours. Not events: a cache of answers.
+      CREATE TABLE idempotency_keys (
+        scope         text        NOT NULL,
+        key           text        NOT NULL,
+        request_hash  text        NOT NULL,
+        state         text        NOT NULL CHECK (state IN ('in_flight', 'done')),
+        status_code   integer,
+        response_body jsonb,
+        created_at    timestamptz NOT NULL DEFAULT now(),
+        expires_at    timestamptz NOT NULL,
+        PRIMARY KEY (scope, key)
+      );
+      CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

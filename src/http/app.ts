@@ -1,39 +1,45 @@
 /**
- * The HTTP edge. Liveness and readiness for now; the platform (auth, validation, idempotency, OpenAPI)
- * mounts here.
+ * The HTTP edge, assembled: request context, metrics, JSON bodies (bounded), every declared route, the
+ * OpenAPI document built from the same declarations, then 404 and the error payload for everything else.
  */
 import express, { type Express } from 'express';
-import type { Storage } from '../storage.ts';
-import type { ProjectionDaemon } from '../projection/daemon.ts';
-import { comparePositions } from '../eventstore/position.ts';
+import { clientRoutes } from '../clients/routes.ts';
+import { errorHandler, unknownRoute } from './errors.ts';
+import { metricsMiddleware } from './metrics.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { requestContext } from './requestContext.ts';
+import type { AnyRoute } from './route.ts';
+import { mountRoutes } from './router.ts';
+import type { Services } from './services.ts';
+import { systemRoutes } from './systemRoutes.ts';
 
-export interface AppDependencies {
-  storage: Storage;
-  projections: ProjectionDaemon;
+export interface AppOptions {
+  /** Routes added by tests (e.g. one that crashes on purpose); not documented. */
+  extraRoutes?: AnyRoute[];
 }
 
-export function createApp({ storage, projections }: AppDependencies): Express {
+export function allRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
+  return [...systemRoutes(services, document), ...clientRoutes(services)];
+}
+
+export function createApp(services: Services, options: AppOptions = {}): { app: Express; routes: AnyRoute[] } {
   const app = express();
   app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  app.set('trust proxy', false);
 
-  app.get('/health', (_req, res) => {
-    res.json({ status: 'ok' });
+  let document: Record<string, unknown> | null = null;
+  const routes = allRoutes(services, () => (document ??= buildOpenApiDocument(routes)));
+
+  app.use(requestContext(services.logger));
+  app.use(metricsMiddleware(services.metrics));
+  app.use(express.json({ limit: services.config.bodyLimitBytes, strict: false }));
+  mountRoutes(app, [...routes, ...(options.extraRoutes ?? [])], {
+    auth: { clients: services.clients, tokens: services.tokens, operatorApiKey: services.config.operatorApiKey },
+    rateLimiter: services.rateLimiter,
+    idempotency: services.idempotency,
   });
-
-  // Ready when the database answers and no active projection lags behind the head of the feed for long.
-  app.get('/ready', async (_req, res) => {
-    try {
-      const [head, states] = await Promise.all([storage.store.headPosition(), projections.status()]);
-      const lagging = states
-        .filter((s) => s.status === 'active' && head !== null && (s.checkpoint === null || comparePositions(s.checkpoint, head) < 0))
-        .filter((s) => Date.now() - s.updatedAt.getTime() > 5_000)
-        .map((s) => s.name);
-      const ready = lagging.length === 0;
-      res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'catchingUp', lagging });
-    } catch {
-      res.status(503).json({ status: 'databaseUnreachable', lagging: [] });
-    }
-  });
-
-  return app;
+  app.use(unknownRoute);
+  app.use(errorHandler(services.logger));
+  return { app, routes };
 }

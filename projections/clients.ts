@@ -1,0 +1,50 @@
+/**
+ * Read model of clients (tenants): what authentication looks up on every request. Holds hashes only.
+ */
+import { defineProjector } from '../src/projection/projector.ts';
+import type { ClientEvent } from '../src/clients/events.ts';
+
+type Data<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>['data'];
+
+export const clientsProjector = defineProjector({
+  name: 'clients',
+  version: 1,
+  tables: ['clients'],
+  async setup(trx) {
+    await trx.schema.createTable('clients')
+      .addColumn('client_id', 'text', (c) => c.primaryKey())
+      .addColumn('name', 'text', (c) => c.notNull())
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('api_key_id', 'text', (c) => c.notNull().unique())
+      .addColumn('api_key_hash', 'text', (c) => c.notNull())
+      .addColumn('secret_hash', 'text', (c) => c.notNull())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('deleted_at', 'timestamptz')
+      .execute();
+  },
+  handlers: {
+    async ClientRegistered(trx, event) {
+      const data = event.data as Data<'ClientRegistered'>;
+      await trx.insertInto('clients').values({
+        client_id: data.clientId, name: data.name, status: 'ACTIVE', api_key_id: data.apiKeyId,
+        api_key_hash: data.apiKeyHash, secret_hash: data.secretHash, created_at: data.registeredAt,
+      }).execute();
+    },
+    async ClientDeleted(trx, event) {
+      const data = event.data as Data<'ClientDeleted'>;
+      await trx.updateTable('clients').set({ status: 'DELETED', deleted_at: data.deletedAt })
+        .where('client_id', '=', data.clientId).execute();
+    },
+  },
+});
+
+export interface ClientRow {
+  client_id: string;
+  name: string;
+  status: 'ACTIVE' | 'DELETED';
+  api_key_id: string;
+  api_key_hash: string;
+  secret_hash: string;
+  created_at: Date;
+  deleted_at: Date | null;
+}

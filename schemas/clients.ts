@@ -1,0 +1,72 @@
+import type { FromSchema } from 'json-schema-to-ts';
+
+export const createClientBodySchema = {
+  title: 'CreateClient',
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'the merchant’s name' },
+  },
+} as const;
+export type CreateClientBody = FromSchema<typeof createClientBodySchema>;
+
+export const clientCredentialsSchema = {
+  title: 'ClientCredentials',
+  type: 'object',
+  additionalProperties: false,
+  required: ['clientId', 'clientSecret', 'apiKey', 'name'],
+  properties: {
+    clientId: { type: 'string' },
+    clientSecret: { type: 'string', description: 'shown only in this response; stored hashed' },
+    apiKey: { type: 'string', description: 'shown only in this response; stored hashed' },
+    name: { type: 'string' },
+  },
+} as const;
+export type ClientCredentials = FromSchema<typeof clientCredentialsSchema>;
+
+export const clientSchema = {
+  title: 'Client',
+  type: 'object',
+  additionalProperties: false,
+  required: ['clientId', 'name', 'status', 'createdAt'],
+  properties: {
+    clientId: { type: 'string' },
+    name: { type: 'string' },
+    status: { type: 'string', enum: ['ACTIVE', 'DELETED'] },
+    createdAt: { type: 'string', format: 'date-time' },
+  },
+} as const;
+export type ClientRecord = FromSchema<typeof clientSchema>;
+
+export const authBodySchema = {
+  title: 'AuthRequest',
+  type: 'object',
+  additionalProperties: false,
+  required: ['clientId', 'clientSecret'],
+  properties: {
+    clientId: { type: 'string', minLength: 1, maxLength: 64 },
+    clientSecret: { type: 'string', minLength: 1, maxLength: 256 },
+  },
+} as const;
+export type AuthBody = FromSchema<typeof authBodySchema>;
+
+export const authResponseSchema = {
+  title: 'AuthResponse',
+  type: 'object',
+  additionalProperties: false,
+  required: ['accessToken', 'tokenType', 'expiresIn'],
+  properties: {
+    accessToken: { type: 'string' },
+    tokenType: { type: 'string', enum: ['Bearer'] },
+    expiresIn: { type: 'integer', description: 'seconds until the token expires' },
+  },
+} as const;
+
+export const currentClientSchema = {
+  title: 'CurrentClient',
+  type: 'object',
+  additionalProperties: false,
+  required: ['clientId', 'name'],
+  properties: { clientId: { type: 'string' }, name: { type: 'string' } },
+} as const;

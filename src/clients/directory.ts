@@ -1,0 +1,39 @@
+/**
+ * Finds the client behind an API key, on every request. scrypt is deliberately slow, so a key that verified
+ * once is remembered (by its SHA-256, never in clear) for a few minutes; the client's status is still read
+ * on every request, so a deleted client is refused at once.
+ */
+import { createHash } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { ClientRow } from '../../projections/clients.ts';
+import { parseApiKey, verifySecret } from './credentials.ts';
+
+const VERIFIED_TTL_MS = 5 * 60_000;
+const MAX_VERIFIED = 10_000;
+
+export class ClientDirectory {
+  private readonly verified = new Map<string, { clientId: string; until: number }>();
+
+  constructor(private readonly db: Kysely<any>) {}
+
+  /** The active client owning this API key, or null. */
+  async byApiKey(apiKey: string): Promise<ClientRow | null> {
+    const parsed = parseApiKey(apiKey);
+    if (!parsed) return null;
+    const row = await this.db.selectFrom('clients').selectAll().where('api_key_id', '=', parsed.keyId)
+      .executeTakeFirst() as ClientRow | undefined;
+    if (!row || row.status !== 'ACTIVE') return null;
+    const fingerprint = createHash('sha256').update(apiKey).digest('base64');
+    const cached = this.verified.get(fingerprint);
+    if (cached && cached.clientId === row.client_id && cached.until > Date.now()) return row;
+    if (!(await verifySecret(parsed.secret, row.api_key_hash))) return null;
+    if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(fingerprint, { clientId: row.client_id, until: Date.now() + VERIFIED_TTL_MS });
+    return row;
+  }
+
+  async byId(clientId: string): Promise<ClientRow | null> {
+    const row = await this.db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    return (row as ClientRow | undefined) ?? null;
+  }
+}

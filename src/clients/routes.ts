@@ -1,0 +1,88 @@
+/** POST /auth, and the operator routes that provision and remove clients. */
+import {
+  authBodySchema, authResponseSchema, clientCredentialsSchema, currentClientSchema, createClientBodySchema, type AuthBody, type CreateClientBody,
+} from '../../schemas/clients.ts';
+import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { unauthorized } from '../http/errors.ts';
+import { clientIdOf } from '../http/tenancy.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { verifySecret } from './credentials.ts';
+import { deleteClient, registerClient } from './handlers.ts';
+
+export function clientRoutes(services: Services): AnyRoute[] {
+  const { storage, runtime } = services;
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/auth',
+      operationId: 'authenticate',
+      summary: 'Exchange client credentials for a bearer token',
+      description: 'Needs the client’s x-api-key header; User-Agent is optional here. `expiresIn` is in seconds.',
+      tags: ['Authentication'],
+      access: 'apiKey',
+      schemas: { body: authBodySchema },
+      responses: { 200: { description: 'a bearer token', schema: authResponseSchema } },
+      async handler({ body: input, req }) {
+        const body = input as AuthBody;
+        if (req.caller.kind !== 'client' || req.caller.clientId !== body.clientId) {
+          throw unauthorized('clientId and clientSecret do not match this API key');
+        }
+        const client = await services.clients.byId(body.clientId);
+        if (!client || client.status !== 'ACTIVE' || !(await verifySecret(body.clientSecret, client.secret_hash))) {
+          throw unauthorized('clientId and clientSecret do not match this API key');
+        }
+        const { accessToken, expiresIn } = services.tokens.issue(client.client_id);
+        return { status: 200, body: { accessToken, tokenType: 'Bearer', expiresIn } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/me',
+      operationId: 'currentClient',
+      summary: 'The client the credentials belong to (a cheap way to check them)',
+      tags: ['Authentication'],
+      access: 'client',
+      schemas: {},
+      responses: { 200: { description: 'the calling client', schema: currentClientSchema } },
+      async handler({ req }) {
+        const client = await services.clients.byId(clientIdOf(req));
+        if (!client) throw unauthorized();
+        return { status: 200, body: { clientId: client.client_id, name: client.name } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/operator/clients',
+      operationId: 'createClient',
+      summary: 'Provision a client (tenant)',
+      description: 'Answers the client’s credentials once; they are stored hashed and cannot be shown again.',
+      tags: ['Operator'],
+      access: 'operator',
+      schemas: { body: createClientBodySchema },
+      responses: { 201: { description: 'the new client and its credentials', schema: clientCredentialsSchema } },
+      async handler({ body, req }) {
+        const { name } = body as CreateClientBody;
+        const { credentials, position } = await registerClient(storage.store, runtime, name,
+          { actor: 'operator', correlationId: req.id });
+        await services.readYourWrites(position);
+        return { status: 201, body: credentials };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/operator/clients/:id',
+      operationId: 'deleteClient',
+      summary: 'Remove a client: its keys and tokens stop working at once',
+      tags: ['Operator'],
+      access: 'operator',
+      schemas: { params: idParamSchema },
+      responses: { 200: { description: 'deleted' }, 404: { description: 'no such client', schema: { $ref: '#/components/schemas/Error' } } },
+      async handler({ params, req }) {
+        const position = await deleteClient(storage.store, runtime, (params as IdParams).id, { actor: 'operator', correlationId: req.id });
+        await services.readYourWrites(position);
+        return { status: 200 };
+      },
+    }),
+  ];
+}

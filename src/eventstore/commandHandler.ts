@@ -1,0 +1,44 @@
+/**
+ * Runs one command against one stream: read the stream, fold it, decide, append with the revision that was
+ * read. When another writer got there first, read again and decide again (bounded).
+ */
+import type { Decider } from '../domain/decider.ts';
+import { WrongExpectedRevisionError } from './errors.ts';
+import type { EventMetadata, EventStore } from './port.ts';
+import type { Position } from './position.ts';
+
+const MAX_ATTEMPTS = 5;
+
+export interface CommandResult<Event, State> {
+  /** Events this command appended (empty when the decider decided nothing needed to change). */
+  events: Event[];
+  state: State;
+  /** Position of the last appended event, or null when nothing was appended. */
+  position: Position | null;
+}
+
+export async function handleCommand<Command, Event extends { type: string; data: unknown }, State>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<Command, Event, State>,
+  command: Command,
+  metadata: EventMetadata,
+): Promise<CommandResult<Event, State>> {
+  for (let attempt = 1; ; attempt++) {
+    const recorded = await store.readStream(stream);
+    let state = decider.initialState;
+    for (const event of recorded) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
+    const events = decider.decide(command, state);
+    if (events.length === 0) return { events, state, position: null };
+    const last = recorded[recorded.length - 1];
+    try {
+      const { position } = await store.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata })),
+        last ? last.revision : 'no_stream');
+      for (const event of events) state = decider.evolve(state, event);
+      return { events, state, position };
+    } catch (error) {
+      if (error instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The OpenAPI 3.1 document, built from the route declarations and their JSON Schemas: what is validated is
+ * what is documented.
+ */
+import { errorSchema } from '../../schemas/common.ts';
+import type { AnyRoute } from './route.ts';
+
+export const API_VERSION = '1.0.0';
+
+type Json = Record<string, unknown>;
+
+export function openApiPath(expressPath: string): string {
+  return expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+const errorRef = { $ref: '#/components/schemas/Error' };
+const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorRef } } });
+
+function parametersOf(route: AnyRoute): Json[] {
+  const parameters: Json[] = [];
+  const add = (where: 'path' | 'query', schema: unknown) => {
+    const s = schema as { properties?: Record<string, Json>; required?: readonly string[] } | undefined;
+    for (const [name, property] of Object.entries(s?.properties ?? {})) {
+      const { description, ...rest } = property as Json & { description?: string };
+      parameters.push({
+        name, in: where, required: where === 'path' || (s?.required ?? []).includes(name), schema: rest,
+        ...(description ? { description } : {}),
+      });
+    }
+  };
+  add('path', route.schemas.params);
+  add('query', route.schemas.query);
+  if (route.access === 'client') {
+    parameters.push({ name: 'User-Agent', in: 'header', required: true, schema: { type: 'string' },
+      description: 'identifies the calling application' });
+  }
+  if (route.method === 'post') {
+    parameters.push({ name: 'Idempotency-Key', in: 'header', required: false,
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
+      description: 'repeat a POST safely: the same key and body within 24 h replay the first answer ' +
+        '(header Idempotent-Replayed: true); another body is a 422; while the first runs, a 409' });
+  }
+  for (const header of route.headers ?? []) {
+    parameters.push({ name: header.name, in: 'header', required: header.required ?? false, schema: header.schema,
+      description: header.description });
+  }
+  return parameters;
+}
+
+function responsesOf(route: AnyRoute): Json {
+  const responses: Json = {};
+  for (const [status, response] of Object.entries(route.responses)) {
+    responses[status] = response.schema === undefined
+      ? { description: response.description }
+      : { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } };
+  }
+  const hasInput = route.schemas.body || route.schemas.query || route.schemas.params || route.access === 'client';
+  if (hasInput) responses['400'] ??= errorResponse('invalid or missing parameter (the message names it)');
+  if (route.access !== 'public') responses['401'] ??= errorResponse('missing or invalid credentials');
+  if (route.access === 'operator') responses['403'] ??= errorResponse('operator routes are disabled (no OPERATOR_API_KEY)');
+  if (route.schemas.body) responses['413'] ??= errorResponse('request body too large');
+  if (route.method === 'post') {
+    responses['409'] ??= errorResponse('conflict, or a request with the same Idempotency-Key is in flight');
+    responses['422'] ??= errorResponse('the request cannot be applied in the current state, or an Idempotency-Key was reused with another body');
+  }
+  if (route.access !== 'public') responses['429'] ??= errorResponse('rate limit exceeded; see Retry-After');
+  responses['500'] ??= errorResponse('unexpected failure (never with internals)');
+  return responses;
+}
+
+const securityOf: Record<AnyRoute['access'], Json[]> = {
+  client: [{ apiKey: [], bearerToken: [] }],
+  apiKey: [{ apiKey: [] }],
+  operator: [{ operatorKey: [] }],
+  public: [],
+};
+
+export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
+  const paths: Record<string, Json> = {};
+  for (const route of routes) {
+    const path = openApiPath(route.path);
+    paths[path] ??= {};
+    paths[path][route.method] = {
+      operationId: route.operationId,
+      summary: route.summary,
+      ...(route.description ? { description: route.description } : {}),
+      tags: route.tags,
+      security: securityOf[route.access],
+      parameters: parametersOf(route),
+      ...(route.schemas.body
+        ? { requestBody: { required: true, content: { 'application/json': { schema: route.schemas.body } } } }
+        : {}),
+      responses: responsesOf(route),
+    };
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'payments-ledger',
+      version: API_VERSION,
+      description: 'Event-sourced payments and checkout service with a double-entry ledger. Amounts are decimal ' +
+        'strings; timestamps ISO 8601 UTC. Every error answers {statusCode, error, message}.',
+    },
+    tags: [...new Set(routes.flatMap((r) => r.tags))].sort().map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: { Error: errorSchema },
+      securitySchemes: {
+        apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'the client’s API key' },
+        bearerToken: { type: 'http', scheme: 'bearer', description: 'a token from POST /auth' },
+        operatorKey: { type: 'apiKey', in: 'header', name: 'x-operator-key', description: 'OPERATOR_API_KEY' },
+      },
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Per-caller token buckets, in memory (per process): a burst up to `burst` requests, refilled at
+ * `perSecond`. Past it, 429 with Retry-After. The table of buckets is bounded.
+ */
+import { tooManyRequests } from './errors.ts';
+
+const MAX_BUCKETS = 100_000;
+
+export class RateLimiter {
+  private readonly buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(private readonly perSecond: number, private readonly burst: number, private readonly now = () => Date.now()) {}
+
+  /** Takes one token for `key` or throws 429. */
+  take(key: string): void {
+    if (this.perSecond <= 0) return;
+    const now = this.now();
+    let bucket = this.buckets.get(key);
+    if (!bucket) {
+      if (this.buckets.size >= MAX_BUCKETS) this.buckets.delete(this.buckets.keys().next().value!);
+      bucket = { tokens: this.burst, at: now };
+      this.buckets.set(key, bucket);
+    }
+    bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
+    bucket.at = now;
+    if (bucket.tokens < 1) {
+      throw tooManyRequests(Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond)));
+    }
+    bucket.tokens -= 1;
+  }
+}

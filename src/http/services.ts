@@ -1,0 +1,49 @@
+/** Everything a route needs, built once per process. */
+import type { Config } from '../config.ts';
+import type { Logger } from '../logging.ts';
+import type { Runtime } from '../domain/runtime.ts';
+import type { Storage } from '../storage.ts';
+import type { ProjectionDaemon } from '../projection/daemon.ts';
+import type { Position } from '../eventstore/position.ts';
+import { ClientDirectory } from '../clients/directory.ts';
+import { TokenSigner } from '../clients/tokens.ts';
+import { loadSigningKey } from '../clients/signingKey.ts';
+import { IdempotencyStore } from './idempotency.ts';
+import { RateLimiter } from './rateLimit.ts';
+import { Metrics } from './metrics.ts';
+
+export interface Services {
+  config: Config;
+  logger: Logger;
+  runtime: Runtime;
+  storage: Storage;
+  projections: ProjectionDaemon;
+  metrics: Metrics;
+  clients: ClientDirectory;
+  tokens: TokenSigner;
+  idempotency: IdempotencyStore;
+  rateLimiter: RateLimiter;
+  /** Waits (bounded) until the read models include the given append; see READ_YOUR_WRITES_TIMEOUT_MS. */
+  readYourWrites(position: Position | null): Promise<void>;
+}
+
+export async function createServices(deps: {
+  config: Config; logger: Logger; runtime: Runtime; storage: Storage; projections: ProjectionDaemon; metrics: Metrics;
+}): Promise<Services> {
+  const { config, storage, projections, runtime } = deps;
+  const key = await loadSigningKey(storage.database);
+  return {
+    ...deps,
+    clients: new ClientDirectory(storage.database.db),
+    tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
+    idempotency: new IdempotencyStore(storage.database),
+    rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),
+    async readYourWrites(position) {
+      if (!position) return;
+      if (!(await projections.waitFor(position, config.readYourWritesTimeoutMs))) {
+        deps.logger.warn({ position: `${position.commit}-${position.prepare}` },
+          'read models did not catch up within READ_YOUR_WRITES_TIMEOUT_MS; answering anyway');
+      }
+    },
+  };
+}

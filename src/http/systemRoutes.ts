@@ -1,0 +1,92 @@
+/** Operations: liveness, readiness, metrics, and the API's own description. */
+import { comparePositions } from '../eventstore/position.ts';
+import { defineRoute, type AnyRoute } from './route.ts';
+import type { Services } from './services.ts';
+import { PROMETHEUS_CONTENT_TYPE } from './metrics.ts';
+import { renderDocsPage, type OpenApiDocument } from './docs.ts';
+
+/** A projection behind the head of the feed for longer than this makes the service not ready. */
+const READY_LAG_MS = 5_000;
+
+const statusSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['status'],
+  properties: {
+    status: { type: 'string' },
+    lagging: { type: 'array', items: { type: 'string' } },
+  },
+} as const;
+
+export function systemRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
+  const { storage, projections, metrics } = services;
+
+  async function projectionLag() {
+    const [head, states] = await Promise.all([storage.store.headPosition(), projections.status()]);
+    return states.filter((s) => s.status === 'active').map((s) => {
+      const behind = head !== null && (s.checkpoint === null || comparePositions(s.checkpoint, head) < 0);
+      const lagEvents = behind ? Number(head.prepare - (s.checkpoint?.prepare ?? 0n)) : 0;
+      const lagSeconds = behind ? Math.max(0, (Date.now() - s.updatedAt.getTime()) / 1000) : 0;
+      return { name: s.name, lagEvents, lagSeconds };
+    });
+  }
+
+  let docsHtml: string | null = null;
+  return [
+    defineRoute({
+      method: 'get', path: '/health', operationId: 'health', summary: 'Liveness: the process answers',
+      tags: ['Operations'], access: 'public', schemas: {},
+      responses: { 200: { description: 'alive', schema: statusSchema } },
+      async handler() {
+        return { status: 200, body: { status: 'ok' } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/ready', operationId: 'ready',
+      summary: 'Readiness: the database answers and the read models are caught up',
+      tags: ['Operations'], access: 'public', schemas: {},
+      responses: {
+        200: { description: 'ready', schema: statusSchema },
+        503: { description: 'not ready: database unreachable or projections catching up', schema: statusSchema },
+      },
+      async handler() {
+        try {
+          const lagging = (await projectionLag()).filter((p) => p.lagSeconds * 1000 > READY_LAG_MS).map((p) => p.name);
+          return lagging.length === 0
+            ? { status: 200, body: { status: 'ready', lagging } }
+            : { status: 503, body: { status: 'catchingUp', lagging } };
+        } catch {
+          return { status: 503, body: { status: 'databaseUnreachable', lagging: [] } };
+        }
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus metrics',
+      tags: ['Operations'], access: 'public', schemas: {}, raw: true,
+      responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
+      async handler({ res }) {
+        for (const lag of await projectionLag().catch(() => [])) {
+          metrics.setProjectionLag(lag.name, lag.lagEvents, lag.lagSeconds);
+        }
+        res.type(PROMETHEUS_CONTENT_TYPE).send(metrics.render());
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/openapi.json', operationId: 'openApiDocument', summary: 'This API as OpenAPI 3.1',
+      tags: ['Operations'], access: 'public', schemas: {},
+      responses: { 200: { description: 'the OpenAPI document', schema: { type: 'object' } } },
+      async handler() {
+        return { status: 200, body: document() };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/docs', operationId: 'apiReference', summary: 'This API’s reference, rendered (works offline)',
+      tags: ['Operations'], access: 'public', schemas: {}, raw: true,
+      responses: { 200: { description: 'HTML', contentType: 'text/html', schema: { type: 'string' } } },
+      async handler({ res }) {
+        docsHtml ??= renderDocsPage(document() as unknown as OpenApiDocument);
+        res.type('html').send(docsHtml);
+      },
+    }),
+  ];
+}

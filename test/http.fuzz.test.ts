@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import fc from 'fast-check';
+import type { Database } from '../src/db/database.ts';
+import { databaseTargets } from './support/targets.ts';
+import { OPERATOR_KEY, startTestService, type TestService } from './support/testService.ts';
+
+/** Bodies that are wrong by construction: none of them may ever change anything. */
+const badBody = fc.oneof(
+  fc.record({ kind: fc.constant('malformed' as const), raw: fc.oneof(
+    fc.constantFrom('{', '{"a":', '[1,2', '{"name": "x",}', 'nul', '{"a": undefined}', '\u0000'),
+    fc.string({ maxLength: 40 }).map((s) => `{${s}`),
+  ) }),
+  fc.record({ kind: fc.constant('json' as const), value: fc.oneof(
+    fc.integer(), fc.boolean(), fc.string({ maxLength: 20 }), fc.array(fc.jsonValue(), { maxLength: 3 }),
+  ) }),
+  fc.record({ kind: fc.constant('unknownField' as const), value: fc.dictionary(
+    fc.string({ minLength: 1, maxLength: 12 }).map((k) => `zz_${k}`), fc.jsonValue({ maxDepth: 2 }), { minKeys: 1, maxKeys: 3 }) }),
+  fc.record({ kind: fc.constant('wrongTypes' as const), value: fc.record({
+    name: fc.oneof(fc.integer(), fc.constant(null), fc.array(fc.string(), { maxLength: 2 }), fc.constant('')),
+    clientId: fc.oneof(fc.integer(), fc.constant(null), fc.constant({})),
+    clientSecret: fc.oneof(fc.integer(), fc.constant(''), fc.constant(false)),
+  }, { requiredKeys: [] }).map((value) => ({ ...value, zz_extra: 1 })) }),
+  fc.record({ kind: fc.constant('huge' as const), value: fc.integer({ min: 5_000, max: 300_000 }).map((n) => ({
+    name: 'x'.repeat(n), zz_pad: 'y'.repeat(n) })) }),
+);
+
+const badQuery = fc.dictionary(
+  fc.string({ minLength: 1, maxLength: 10 }).filter((k) => /^[a-z]+$/i.test(k)).map((k) => `zz${k}`),
+  fc.oneof(fc.string({ maxLength: 30 }), fc.integer().map(String), fc.constant('-1'), fc.constant('%%')),
+  { minKeys: 1, maxKeys: 3 });
+
+const badPathValue = fc.oneof(
+  fc.constantFrom('%20', '..%2F..', "'%3B--", 'a'.repeat(200), '%E2%82%AC', '%00'),
+  fc.string({ minLength: 1, maxLength: 20 }).map(encodeURIComponent),
+);
+
+for (const target of databaseTargets()) {
+  describe(`http fuzzing: ${target.name}`, () => {
+    let database: Database;
+    let service: TestService;
+    let clientHeaders: Record<string, string>;
+
+    before(async () => {
+      database = await target.open();
+      service = await startTestService(database);
+      const client = await service.createClient('Fuzz target');
+      clientHeaders = await service.as(client);
+    });
+    after(async () => {
+      await service?.close();
+      await database?.close();
+    });
+
+    it('every route answers bad input with a 4xx error payload, never a 5xx, and appends nothing', async function () {
+      this.timeout(180_000);
+      const before = await service.eventCount();
+      const headersFor = (access: string): Record<string, string> =>
+        access === 'operator' ? { 'x-operator-key': OPERATOR_KEY, 'user-agent': 'fuzz' } : clientHeaders;
+      for (const route of service.routes) {
+        const hasPathParams = route.path.includes(':');
+        await fc.assert(fc.asyncProperty(badBody, badQuery, badPathValue, fc.nat(2), async (body, query, pathValue, variant) => {
+          // Each request carries one defect: a bad path value, a bad query (GET) or a bad body (the rest).
+          const concrete = route.path.replace(/:[A-Za-z0-9_]+/g, 'id1');
+          const headers = headersFor(route.access);
+          let response;
+          if (variant === 1 && hasPathParams) {
+            response = await service.request(route.method.toUpperCase(), route.path.replace(/:[A-Za-z0-9_]+/g, pathValue), { headers });
+          } else if (route.method === 'get') {
+            response = await service.request('GET', `${concrete}?${new URLSearchParams(query).toString()}`, { headers });
+          } else {
+            response = await service.request(route.method.toUpperCase(), concrete, {
+              headers, ...(body.kind === 'malformed' ? { rawBody: body.raw } : { body: body.value }) });
+          }
+          expect(response.status, `${route.method} ${route.path} → ${response.status} ${response.text.slice(0, 200)}`)
+            .to.be.within(400, 499);
+        }), { numRuns: target.name === 'pglite' ? 25 : 40 });
+      }
+      expect(await service.eventCount()).to.equal(before);
+    });
+  });
+}

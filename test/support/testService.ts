@@ -1,0 +1,134 @@
+/**
+ * The whole service in-process on an ephemeral port, over a test database (PGlite or Postgres), with
+ * helpers to provision clients and call the API as they would.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { loadConfig, type Config } from '../../src/config.ts';
+import type { Database } from '../../src/db/database.ts';
+import { PostgresEventStore } from '../../src/eventstore/postgres/postgresEventStore.ts';
+import { ProjectionDaemon } from '../../src/projection/daemon.ts';
+import { allProjectors, allReactors } from '../../projections/index.ts';
+import { createApp, type AppOptions } from '../../src/http/app.ts';
+import { createServices, type Services } from '../../src/http/services.ts';
+import { Metrics } from '../../src/http/metrics.ts';
+import { systemRuntime, type Runtime } from '../../src/domain/runtime.ts';
+import { silentLogger } from '../../src/logging.ts';
+import type { Storage } from '../../src/storage.ts';
+import type { AnyRoute } from '../../src/http/route.ts';
+import { checkResponse } from './responseContract.ts';
+import { measureAppends } from '../../src/eventstore/measured.ts';
+
+export const OPERATOR_KEY = 'test-operator-key-0123456789';
+
+export interface Credentials {
+  clientId: string;
+  clientSecret: string;
+  apiKey: string;
+  name: string;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any;
+  text: string;
+}
+
+export interface RequestOptions {
+  body?: unknown;
+  /** Sent as is, instead of JSON-encoding `body`. */
+  rawBody?: string;
+  headers?: Record<string, string | undefined>;
+  /** Skip checking the answer against the OpenAPI document. */
+  unchecked?: boolean;
+}
+
+export interface TestService {
+  baseUrl: string;
+  services: Services;
+  routes: AnyRoute[];
+  database: Database;
+  request(method: string, path: string, options?: RequestOptions): Promise<ApiResponse>;
+  operator(method: string, path: string, body?: unknown): Promise<ApiResponse>;
+  createClient(name?: string): Promise<Credentials>;
+  token(client: Credentials): Promise<string>;
+  /** Headers of an authenticated client call. */
+  as(client: Credentials): Promise<Record<string, string>>;
+  eventCount(): Promise<number>;
+  close(): Promise<void>;
+}
+
+export async function startTestService(
+  database: Database,
+  options: AppOptions & { env?: Record<string, string>; runtime?: Runtime } = {},
+): Promise<TestService> {
+  const config: Config = loadConfig({ OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ...options.env });
+  const metrics = new Metrics();
+  const rawStore = new PostgresEventStore(database);
+  const store = measureAppends(rawStore, (seconds) => metrics.observeAppend(seconds));
+  const storage: Storage = { mode: 'embedded', database, store, describe: 'test', close: async () => store.close() };
+  const projections = new ProjectionDaemon(database, store, { idlePollMs: 50 });
+  for (const projector of allProjectors()) projections.addProjector(projector);
+  for (const reactor of allReactors()) projections.addReactor(reactor);
+  projections.start();
+  const services = await createServices({
+    config, logger: silentLogger, runtime: options.runtime ?? systemRuntime, storage, projections, metrics,
+  });
+  const { app, routes } = createApp(services, options);
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as Record<string, unknown>;
+
+  const request = async (method: string, path: string, opts: RequestOptions = {}): Promise<ApiResponse> => {
+    const headers: Record<string, string> = {};
+    if (opts.body !== undefined || opts.rawBody !== undefined) headers['content-type'] = 'application/json';
+    for (const [name, value] of Object.entries(opts.headers ?? {})) if (value !== undefined) headers[name] = value;
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      ...(opts.rawBody !== undefined ? { body: opts.rawBody } : opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
+    });
+    const text = await response.text();
+    let body: unknown = text;
+    if ((response.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
+    const result = { status: response.status, headers: response.headers, body, text };
+    if (!opts.unchecked) checkResponse(document, method, path.split('?')[0]!, result);
+    return result;
+  };
+
+  const operator = (method: string, path: string, body?: unknown) =>
+    request(method, path, { body, headers: { 'x-operator-key': OPERATOR_KEY, 'user-agent': 'ops-tests' } });
+
+  const token = async (client: Credentials) => {
+    const response = await request('POST', '/auth', {
+      body: { clientId: client.clientId, clientSecret: client.clientSecret },
+      headers: { 'x-api-key': client.apiKey, 'user-agent': 'tests' },
+    });
+    if (response.status !== 200) throw new Error(`auth failed: ${response.status} ${response.text}`);
+    return response.body.accessToken as string;
+  };
+
+  return {
+    baseUrl, services, routes, database, request, operator, token,
+    async createClient(name = 'Test merchant') {
+      const response = await operator('POST', '/operator/clients', { name });
+      if (response.status !== 201) throw new Error(`client creation failed: ${response.status} ${response.text}`);
+      return response.body as Credentials;
+    },
+    async as(client) {
+      return { 'x-api-key': client.apiKey, 'user-agent': 'tests', authorization: `Bearer ${await token(client)}` };
+    },
+    async eventCount() {
+      return Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await projections.stop();
+      await store.close();
+    },
+  };
+}
