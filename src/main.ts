@@ -54,6 +54,7 @@ async function main(): Promise<void> {
     server.once('error', reject);
   });
   const { port } = server.address() as AddressInfo;
+  storage.announcePort?.(port);
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.info({ mode: storage.mode, storage: storage.describe, port },
     `payments-ledger listening on http://${shownHost}:${port} (${storage.mode} mode, ${storage.describe})`);

@@ -20,6 +20,8 @@ export interface Storage {
   readonly store: EventStore;
   /** Where the data is, for the start banner (never a password). */
   readonly describe: string;
+  /** Embedded mode: tells local tools which port the service listens on. */
+  announcePort?(port: number): void;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function openStorage(config: Config, upcasters?: UpcasterRegistry):
     describe: config.eventStoreConnectionString
       ? `events in ${redact(config.eventStoreConnectionString)}, read models in ${where}`
       : `events and read models in ${where}`,
+    ...(lock ? { announcePort: (port: number) => lock!.announcePort(port) } : {}),
     async close() {
       await store.close();
       await database.close();

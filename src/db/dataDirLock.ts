@@ -3,7 +3,7 @@
  * service takes an exclusive lock file (created with O_EXCL) holding its pid; a lock whose process is gone
  * is stale and taken over.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const LOCK_FILE = 'payments-ledger.lock';
@@ -28,13 +28,35 @@ function processAlive(pid: number): boolean {
 
 export interface DataDirLock {
   readonly path: string;
+  /** Records the HTTP port, so local tools (the CLI) can reach the running service. */
+  announcePort(port: number): void;
   release(): void;
+}
+
+export interface LockHolder {
+  pid: number;
+  port: number | null;
+}
+
+/** The live process holding the data directory, if any. */
+export function lockHolder(dataDir: string): LockHolder | null {
+  let content: string;
+  try {
+    content = readFileSync(join(dataDir, LOCK_FILE), 'utf8');
+  } catch {
+    return null;
+  }
+  const [pidLine, , portLine] = content.split('\n');
+  const pid = Number.parseInt(pidLine ?? '', 10);
+  if (!Number.isInteger(pid) || pid <= 0 || !processAlive(pid)) return null;
+  const port = /^port=(\d+)$/.exec(portLine ?? '');
+  return { pid, port: port ? Number(port[1]) : null };
 }
 
 export function acquireDataDirLock(dataDir: string): DataDirLock {
   mkdirSync(dataDir, { recursive: true });
   const path = join(dataDir, LOCK_FILE);
-  const content = `${process.pid}\n${new Date().toISOString()}\n`;
+  let content = `${process.pid}\n${new Date().toISOString()}\n`;
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       const fd = openSync(path, 'wx', 0o600);
@@ -43,6 +65,12 @@ export function acquireDataDirLock(dataDir: string): DataDirLock {
       let released = false;
       return {
         path,
+        announcePort(port) {
+          if (released) return;
+          const announced = `${content.split('\n').slice(0, 2).join('\n')}\nport=${port}\n`;
+          writeFileSync(path, announced, { mode: 0o600 });
+          content = announced;
+        },
         release() {
           if (released) return;
           released = true;

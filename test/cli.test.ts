@@ -1,0 +1,76 @@
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { listeningPort, repoRoot, startService } from './support/serviceProcess.ts';
+
+interface Run { code: number | null; stdout: string; stderr: string }
+
+function cli(args: string[], env: Record<string, string>): Promise<Run> {
+  const { DATABASE_URL: _db, EVENTSTORE_CONNECTION_STRING: _es, ...inherited } = process.env;
+  const child = spawn('npm', ['run', 'cli', '--', ...args], { cwd: repoRoot, env: { ...inherited, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+  child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+  return new Promise((resolve) => child.once('exit', (code) => resolve({ code, stdout, stderr })));
+}
+
+async function authenticates(port: number, credentials: { clientId: string; clientSecret: string; apiKey: string }): Promise<number> {
+  const response = await fetch(`http://127.0.0.1:${port}/auth`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': credentials.apiKey },
+    body: JSON.stringify({ clientId: credentials.clientId, clientSecret: credentials.clientSecret }),
+  });
+  return response.status;
+}
+
+describe('cli: clients create', function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'ledger-cli-')); });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('with the service stopped, opens the store itself and prints the credentials alone on stdout', async () => {
+    const run = await cli(['clients', 'create', '--name', 'Offline Shop'], { DATA_DIR: dataDir });
+    expect(run.code, run.stderr).to.equal(0);
+    const credentials = JSON.parse(run.stdout);
+    expect(Object.keys(credentials).sort()).to.deep.equal(['apiKey', 'clientId', 'clientSecret', 'name']);
+    expect(credentials.name).to.equal('Offline Shop');
+
+    const service = startService({ DATA_DIR: dataDir, PORT: '0' });
+    try {
+      expect(await authenticates(await listeningPort(service), credentials)).to.equal(200);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  });
+
+  it('with the service running, calls its operator route; without the operator key it says what is missing', async () => {
+    const service = startService({ DATA_DIR: dataDir, PORT: '0', OPERATOR_API_KEY: 'cli-test-operator-key' });
+    try {
+      const port = await listeningPort(service);
+      const refused = await cli(['clients', 'create', '--name', 'No Key'], { DATA_DIR: dataDir });
+      expect(refused.code).to.equal(2);
+      expect(refused.stdout).to.equal('');
+      expect(refused.stderr).to.match(/OPERATOR_API_KEY/);
+
+      const run = await cli(['clients', 'create', '--name', 'Online Shop'], { DATA_DIR: dataDir, OPERATOR_API_KEY: 'cli-test-operator-key' });
+      expect(run.code, run.stderr).to.equal(0);
+      const credentials = JSON.parse(run.stdout);
+      expect(credentials.name).to.equal('Online Shop');
+      expect(await authenticates(port, credentials)).to.equal(200);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  });
+
+  it('refuses a missing name with usage', async () => {
+    const run = await cli(['clients', 'create'], { DATA_DIR: dataDir });
+    expect(run.code).to.equal(2);
+    expect(run.stderr).to.match(/--name is required/);
+  });
+});
