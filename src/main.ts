@@ -13,6 +13,7 @@ import { openStorage } from './storage.ts';
 import { Metrics } from './http/metrics.ts';
 import { measureAppends } from './eventstore/measured.ts';
 import { createServices } from './http/services.ts';
+import { Scheduler } from './jobs/scheduler.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { DEMO_CLIENT_ID, describeCredentials, ensureDemoClient } from './clients/demoClient.ts';
 
@@ -47,6 +48,12 @@ async function main(): Promise<void> {
   const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
   if (demo) await services.readYourWrites(demo.position);
 
+  const scheduler = new Scheduler(logger).add({
+    name: 'purge-idempotency-keys',
+    schedule: '*/10 * * * *',
+    run: () => services.idempotency.purgeExpired(),
+  });
+
   const { app } = createApp(services);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -77,6 +84,7 @@ async function main(): Promise<void> {
       server.close(() => resolve());
       server.closeIdleConnections();
     });
+    await scheduler.stop();
     await projections.stop();
     await storage.close();
     logger.info('stopped');

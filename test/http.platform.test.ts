@@ -140,6 +140,18 @@ for (const target of databaseTargets()) {
         expect(await service.eventCount()).to.equal(before + 1);
       });
 
+      it('a key is kept 24 hours; once expired it is purged and may be used afresh', async () => {
+        await create('create-4', 'Kept Inc');
+        const kept = await database.query<{ hours: number }>(
+          `SELECT extract(epoch FROM expires_at - created_at) / 3600 AS hours FROM idempotency_keys WHERE key = 'create-4'`);
+        expect(Math.round(Number(kept.rows[0]!.hours))).to.equal(24);
+        await database.query(`UPDATE idempotency_keys SET expires_at = now() - interval '1 second' WHERE key = 'create-4'`);
+        expect(await service.services.idempotency.purgeExpired()).to.be.at.least(1);
+        const fresh = await create('create-4', 'Another Inc');
+        expect(fresh.status).to.equal(201);
+        expect(fresh.headers.get('idempotent-replayed')).to.equal(null);
+      });
+
       it('keys are scoped per caller, and a bad key is a 400', async () => {
         const headers = await service.as(client);
         const bad = await service.request('POST', '/auth', {
