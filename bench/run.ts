@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.ts';
+import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
@@ -150,12 +151,7 @@ async function main(): Promise<void> {
   } finally {
     await raw.end();
     await database.close();
-    const admin = new pg.Client({ connectionString: url });
-    await admin.connect();
-    const { rows } = await admin.query<{ nspname: string }>(
-      `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $2`, [schema, `${schema}\\_\\_%`]);
-    for (const { nspname } of rows) await admin.query(`DROP SCHEMA "${nspname}" CASCADE`);
-    await admin.end();
+    await dropSchemaAndProjections(url, schema);
   }
 }
 

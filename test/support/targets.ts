@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
-import pg from 'pg';
 import { openDatabase, type Database } from '../../src/db/database.ts';
+import { dropSchemaAndProjections } from '../../src/db/dropSchema.ts';
 
 export interface DatabaseTarget {
   name: 'pglite' | 'postgres';
@@ -30,19 +30,6 @@ export function testSchemaName(): string {
   return `t_${randomBytes(6).toString('hex')}`;
 }
 
-/** Drops a test schema and the projector schemas made beside it. */
-export async function dropTestSchema(connectionString: string, schema: string): Promise<void> {
-  const client = new pg.Client({ connectionString });
-  await client.connect();
-  try {
-    const { rows } = await client.query<{ nspname: string }>(
-      `SELECT nspname FROM pg_namespace WHERE nspname = $1 OR nspname LIKE $2`, [schema, `${schema}\\_\\_%`]);
-    for (const { nspname } of rows) await client.query(`DROP SCHEMA "${nspname}" CASCADE`);
-  } finally {
-    await client.end();
-  }
-}
-
 export function databaseTargets(): DatabaseTarget[] {
   const targets: DatabaseTarget[] = [{
     name: 'pglite',
@@ -58,7 +45,7 @@ export function databaseTargets(): DatabaseTarget[] {
         const schema = testSchemaName();
         const database = await openDatabase({ kind: 'postgres', connectionString: url, poolSize: 24 }, { schema });
         const close = database.close;
-        return { ...database, close: async () => { await close(); await dropTestSchema(url, schema); } };
+        return { ...database, close: async () => { await close(); await dropSchemaAndProjections(url, schema); } };
       },
     });
   }

@@ -46,6 +46,8 @@ export interface RequestOptions {
 
 export interface TestService {
   baseUrl: string;
+  /** `method path` of every route express has registered (OpenAPI path syntax). */
+  expressRoutes(): string[];
   services: Services;
   routes: AnyRoute[];
   database: Database;
@@ -76,6 +78,12 @@ export async function startTestService(
     config, logger: silentLogger, runtime: options.runtime ?? systemRuntime, storage, projections, metrics,
   });
   const { app, routes } = createApp(services, options);
+  const expressRoutes = () => {
+    const stack = (app as unknown as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } }).router.stack;
+    return stack.flatMap((layer) => layer.route
+      ? Object.keys(layer.route.methods).filter((m) => m !== '_all').map((m) => `${m} ${layer.route!.path.replace(/:([A-Za-z0-9_]+)/g, '{$1}')}`)
+      : []);
+  };
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -112,7 +120,7 @@ export async function startTestService(
   };
 
   return {
-    baseUrl, services, routes, database, request, operator, token,
+    baseUrl, services, routes, database, request, operator, token, expressRoutes,
     async createClient(name = 'Test merchant') {
       const response = await operator('POST', '/operator/clients', { name });
       if (response.status !== 201) throw new Error(`client creation failed: ${response.status} ${response.text}`);
