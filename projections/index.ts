@@ -4,9 +4,10 @@
  */
 import type { Projector, Reactor } from '../src/projection/projector.ts';
 import { clientsProjector } from './clients.ts';
+import { identitiesProjector } from './identities.ts';
 
 export function allProjectors(): Projector[] {
-  return [clientsProjector];
+  return [clientsProjector, identitiesProjector];
 }
 
 export function allReactors(): Reactor[] {

@@ -4,6 +4,7 @@
  */
 import express, { type Express } from 'express';
 import { clientRoutes } from '../clients/routes.ts';
+import { identityRoutes } from '../identities/routes.ts';
 import { errorHandler, unknownRoute } from './errors.ts';
 import { metricsMiddleware } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -19,7 +20,7 @@ export interface AppOptions {
 }
 
 export function allRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
-  return [...systemRoutes(services, document), ...clientRoutes(services)];
+  return [...systemRoutes(services, document), ...clientRoutes(services), ...identityRoutes(services)];
 }
 
 export function createApp(services: Services, options: AppOptions = {}): { app: Express; routes: AnyRoute[] } {

@@ -1,0 +1,151 @@
+/** The Identities endpoints of the interface, plus the operator's status change. */
+import {
+  accessScopeSchema, childrenBodySchema, createIdentitySchema, identityPageSchema, identitySchema, identityStatusBodySchema,
+  listIdentitiesQuerySchema, removeAccessScopeSchema, updateIdentitySchema,
+  type AccessScope, type AccessScopeToRemove, type ChildrenBody, type CreateIdentity, type IdentityStatusBody,
+  type ListIdentitiesQuery, type UpdateIdentity,
+} from '../../schemas/identities.ts';
+import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { identityRecords, type IdentityRow } from '../../projections/identities.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { notFound } from '../http/errors.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import type { Request } from 'express';
+import {
+  addAccessRule, addChildren, changeIdentityStatus, createIdentity, deleteIdentity, ownedIdentity, removeAccessRule,
+  removeChildren, updateIdentity,
+} from './handlers.ts';
+
+const tags = ['Identities'];
+const notFoundResponse = { description: 'no such identity for this client', schema: { $ref: '#/components/schemas/Error' } } as const;
+
+export function identityRoutes(services: Services): AnyRoute[] {
+  const db = services.storage.database.db;
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const recordOf = async (clientId: string, identityId: string) =>
+    (await identityRecords(db, [await ownedIdentity(db, clientId, identityId)]))[0]!;
+
+  return [
+    defineRoute({
+      method: 'get', path: '/identities', operationId: 'listIdentities', summary: 'List identities', tags, access: 'client',
+      description: 'Newest first. Filters are exact matches (email case-insensitive).',
+      schemas: { query: listIdentitiesQuerySchema },
+      responses: { 200: { description: 'a page of identities', schema: identityPageSchema } },
+      async handler({ query: input, req }) {
+        const query = input as ListIdentitiesQuery;
+        const clientId = clientIdOf(req);
+        let filtered = scopedTo(db, 'identities', clientId);
+        if (query.type) filtered = filtered.where('type', '=', query.type);
+        if (query.email) filtered = filtered.where('email', '=', query.email.toLowerCase());
+        if (query.documentNumber) filtered = filtered.where('document_number', '=', query.documentNumber);
+        if (query.phone) filtered = filtered.where('phone', '=', query.phone);
+        if (query.country) filtered = filtered.where('country', '=', query.country);
+        if (query.status) filtered = filtered.where('status', '=', query.status);
+        const page = pageRequest(query);
+        const [rows, total] = await Promise.all([
+          filtered.orderBy('created_at', 'desc').orderBy('identity_id', 'desc').limit(page.limit).offset(page.offset).execute(),
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+        ]);
+        return { status: 200, body: pageOfResults(await identityRecords(db, rows as IdentityRow[]), Number(total?.n ?? 0), page) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/identities', operationId: 'createIdentity', summary: 'Create an identity (user or organization)',
+      description: 'New identities start PENDING; an operator activates them with POST /operator/identities/{id}/status.',
+      tags, access: 'client', schemas: { body: createIdentitySchema },
+      responses: { 201: { description: 'the identity', schema: identitySchema } },
+      async handler({ body, req }) {
+        const id = await createIdentity(services, clientIdOf(req), body as CreateIdentity, meta(req));
+        return { status: 201, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/identities/:id', operationId: 'getIdentity', summary: 'Get an identity', tags, access: 'client',
+      schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        return { status: 200, body: await recordOf(clientIdOf(req), (params as IdParams).id) };
+      },
+    }),
+    defineRoute({
+      method: 'patch', path: '/identities/:id', operationId: 'updateIdentity', summary: 'Update an identity', tags, access: 'client',
+      schemas: { params: idParamSchema, body: updateIdentitySchema },
+      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await ownedIdentity(db, clientIdOf(req), id);
+        await updateIdentity(services, id, body as UpdateIdentity, meta(req));
+        return { status: 200, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/identities/:id', operationId: 'deleteIdentity', summary: 'Delete an identity',
+      description: 'Refused (422) while it has children.', tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        await deleteIdentity(services, clientIdOf(req), (params as IdParams).id, meta(req));
+        return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/identities/:id/children', operationId: 'addIdentityChildren', summary: 'Link children',
+      description: 'Children must be identities of the same client, have no other parent, and not be ancestors (no cycles).',
+      tags, access: 'client', schemas: { params: idParamSchema, body: childrenBodySchema },
+      responses: { 200: { description: 'the parent identity', schema: identitySchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await addChildren(services, clientIdOf(req), id, (body as ChildrenBody).children, meta(req));
+        return { status: 200, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/identities/:id/children', operationId: 'removeIdentityChildren', summary: 'Unlink children',
+      tags, access: 'client', schemas: { params: idParamSchema, body: childrenBodySchema },
+      responses: { 200: { description: 'the parent identity', schema: identitySchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await removeChildren(services, clientIdOf(req), id, (body as ChildrenBody).children, meta(req));
+        return { status: 200, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/identities/:id/rules', operationId: 'addIdentityAccessRule', summary: 'Grant an access-control scope',
+      description: 'Merged into securityOptions.accessControl.scopes (permissions of the same resource and reference are united).',
+      tags, access: 'client', schemas: { params: idParamSchema, body: accessScopeSchema },
+      responses: { 201: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await ownedIdentity(db, clientIdOf(req), id);
+        await addAccessRule(services, id, body as AccessScope, meta(req));
+        return { status: 201, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/identities/:id/rules', operationId: 'removeIdentityAccessRule', summary: 'Revoke an access-control scope',
+      description: 'Without permissions, the whole scope of that resource and reference is removed.',
+      tags, access: 'client', schemas: { params: idParamSchema, body: removeAccessScopeSchema },
+      responses: { 200: { description: 'revoked (no body)' }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await ownedIdentity(db, clientIdOf(req), id);
+        await removeAccessRule(services, id, body as AccessScopeToRemove, meta(req));
+        return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/operator/identities/:id/status', operationId: 'setIdentityStatus',
+      summary: 'Move an identity through verification (e.g. PENDING → ACTIVE)', tags: ['Operator'], access: 'operator',
+      schemas: { params: idParamSchema, body: identityStatusBodySchema },
+      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        const row = await db.selectFrom('identities').selectAll().where('identity_id', '=', id).executeTakeFirst() as IdentityRow | undefined;
+        if (!row) throw notFound(`identity ${id} not found`);
+        await changeIdentityStatus(services, id, (body as IdentityStatusBody).status, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
+        return { status: 200, body: await recordOf(row.client_id, id) };
+      },
+    }),
+  ];
+}

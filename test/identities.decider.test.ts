@@ -1,0 +1,76 @@
+import { expect } from 'chai';
+import { identityDecider, type IdentityCommand } from '../src/identities/decider.ts';
+import type { IdentityEvent } from '../src/identities/events.ts';
+import { foldEvents } from '../src/domain/decider.ts';
+import { DomainError } from '../src/domain/errors.ts';
+
+const now = new Date('2026-01-02T03:04:05.000Z');
+const at = now.toISOString();
+const created: IdentityEvent = { type: 'IdentityCreated', data: { identityId: 'i1', clientId: 'c1', type: 'USER', name: 'Ana', createdAt: at } };
+
+function given(events: IdentityEvent[]) {
+  return {
+    when(command: IdentityCommand) {
+      const state = foldEvents(identityDecider, events);
+      return {
+        then: (expected: IdentityEvent[]) => expect(identityDecider.decide(command, state)).to.deep.equal(expected),
+        thenRefused: (kind: DomainError['kind'], message: RegExp) => {
+          try {
+            identityDecider.decide(command, state);
+            expect.fail('command should have been refused');
+          } catch (error) {
+            expect(error).to.be.instanceOf(DomainError);
+            expect((error as DomainError).kind).to.equal(kind);
+            expect((error as DomainError).message).to.match(message);
+          }
+        },
+      };
+    },
+  };
+}
+
+describe('identity decider', () => {
+  it('creates once', () => {
+    given([]).when({ type: 'CreateIdentity', identityId: 'i1', clientId: 'c1', fields: { type: 'USER', name: 'Ana' }, now }).then([created]);
+    given([created]).when({ type: 'CreateIdentity', identityId: 'i1', clientId: 'c1', fields: { type: 'USER', name: 'Ana' }, now })
+      .thenRefused('alreadyExists', /already exists/);
+  });
+
+  it('refuses every change to an identity that does not exist or was deleted', () => {
+    const deleted: IdentityEvent = { type: 'IdentityDeleted', data: { identityId: 'i1', deletedAt: at } };
+    for (const history of [[], [created, deleted]]) {
+      given(history).when({ type: 'UpdateIdentity', changes: { name: 'B' }, now }).thenRefused('notFound', /not found/);
+      given(history).when({ type: 'DeleteIdentity', now }).thenRefused('notFound', /not found/);
+      given(history).when({ type: 'SetParent', parentId: 'p', now }).thenRefused('notFound', /not found/);
+    }
+  });
+
+  it('changes status only when it differs', () => {
+    given([created]).when({ type: 'ChangeIdentityStatus', status: 'ACTIVE', now })
+      .then([{ type: 'IdentityStatusChanged', data: { identityId: 'i1', from: 'PENDING', to: 'ACTIVE', changedAt: at } }]);
+    given([created]).when({ type: 'ChangeIdentityStatus', status: 'PENDING', now }).then([]);
+  });
+
+  it('a child has one parent, never itself', () => {
+    const parented: IdentityEvent = { type: 'IdentityParentSet', data: { identityId: 'i1', parentId: 'p1', at } };
+    given([created]).when({ type: 'SetParent', parentId: 'p1', now }).then([parented]);
+    given([created, parented]).when({ type: 'SetParent', parentId: 'p1', now }).then([]);
+    given([created, parented]).when({ type: 'SetParent', parentId: 'p2', now }).thenRefused('failedPrecondition', /already has parent p1/);
+    given([created]).when({ type: 'SetParent', parentId: 'i1', now }).thenRefused('failedPrecondition', /own child/);
+    given([created, parented]).when({ type: 'ClearParent', parentId: 'p1', now })
+      .then([{ type: 'IdentityParentCleared', data: { identityId: 'i1', parentId: 'p1', at } }]);
+    given([created]).when({ type: 'ClearParent', parentId: 'p1', now }).thenRefused('failedPrecondition', /not a child/);
+  });
+
+  it('merges access-rule permissions and removes them', () => {
+    const granted: IdentityEvent = { type: 'IdentityAccessRuleAdded', data: { identityId: 'i1', at,
+      scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ'] } } };
+    given([created]).when({ type: 'AddAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ'] }, now }).then([granted]);
+    given([created, granted]).when({ type: 'AddAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ'] }, now }).then([]);
+    given([created, granted]).when({ type: 'AddAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['WRITE'] }, now })
+      .then([{ type: 'IdentityAccessRuleAdded', data: { identityId: 'i1', at, scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ', 'WRITE'] } } }]);
+    given([created, granted]).when({ type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now })
+      .then([{ type: 'IdentityAccessRuleRemoved', data: { identityId: 'i1', at, scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ'] } } }]);
+    given([created]).when({ type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now }).thenRefused('notFound', /no access rule/);
+  });
+});
