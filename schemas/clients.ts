@@ -15,11 +15,11 @@ export const clientCredentialsSchema = {
   title: 'ClientCredentials',
   type: 'object',
   additionalProperties: false,
-  required: ['clientId', 'clientSecret', 'apiKey', 'name'],
+  required: ['clientId', 'name'],
   properties: {
     clientId: { type: 'string' },
-    clientSecret: { type: 'string', description: 'shown only in this response; stored hashed' },
-    apiKey: { type: 'string', description: 'shown only in this response; stored hashed' },
+    clientSecret: { type: 'string', description: 'shown only in this response (absent on an idempotent replay); stored hashed' },
+    apiKey: { type: 'string', description: 'shown only in this response (absent on an idempotent replay); stored hashed' },
     name: { type: 'string' },
   },
 } as const;
@@ -55,9 +55,9 @@ export const authResponseSchema = {
   title: 'AuthResponse',
   type: 'object',
   additionalProperties: false,
-  required: ['accessToken', 'tokenType', 'expiresIn'],
+  required: ['tokenType', 'expiresIn'],
   properties: {
-    accessToken: { type: 'string' },
+    accessToken: { type: 'string', description: 'always present, except on an idempotent replay (tokens are not kept)' },
     tokenType: { type: 'string', enum: ['Bearer'] },
     expiresIn: { type: 'integer', description: 'seconds until the token expires' },
   },

@@ -90,8 +90,12 @@ async function main(): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
+  const stop = (signal: string) => shutdown(signal).catch((error: unknown) => {
+    logger.error({ err: error }, 'shutdown failed');
+    process.exit(1);
+  });
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
 }
 
 function fail(message: string): never {

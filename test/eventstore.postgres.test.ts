@@ -88,6 +88,25 @@ const onPostgres = databaseTargets().find((t) => t.name === 'postgres');
     expect(new Set(delivered.map((e) => e.id)).size).to.equal(delivered.length);
   });
 
+  it('wakes consumers in other processes (LISTEN/NOTIFY), not only in its own', async () => {
+    // A second Database is a second pool and a second store: the in-process emitter cannot reach it.
+    const { openDatabase } = await import('../src/db/database.ts');
+    const other = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 2 }, { schema: database.schema });
+    const listener = new PostgresEventStore(other);
+    try {
+      let woken = 0;
+      listener.onAppended(() => woken++);
+      await new Promise((r) => setTimeout(r, 300)); // LISTEN established (it also wakes once on connect)
+      const before = woken;
+      await store.append(`notify-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      for (let i = 0; i < 100 && woken === before; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(woken).to.be.greaterThan(before);
+    } finally {
+      await listener.close();
+      await other.close();
+    }
+  });
+
   it('a consumer that polled before a late commit still gets every event exactly once under load', async () => {
     const streams = Array.from({ length: 8 }, () => `load-${randomUUID()}`);
     let checkpoint: Position | null = await store.headPosition();

@@ -34,6 +34,30 @@ const badPathValue = fc.oneof(
   fc.string({ minLength: 1, maxLength: 20 }).map(encodeURIComponent),
 );
 
+interface PropertySchema { type?: string | string[]; maxLength?: number; enum?: unknown[]; minimum?: number; maximum?: number }
+
+/** Values that break one known field's schema: a wrong type, or a string just past its length. */
+function breakingValues(schema: PropertySchema): unknown[] {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const values: unknown[] = [];
+  if (!types.includes('string')) values.push('not-the-right-type');
+  if (!types.includes('number') && !types.includes('integer')) values.push(12345);
+  if (!types.includes('object')) values.push(types.includes('array') ? 7 : { nested: true });
+  if (types.includes('string') && schema.maxLength) values.push('x'.repeat(schema.maxLength + 1));
+  if (schema.enum) values.push('NOT_ONE_OF_THEM');
+  return values;
+}
+
+/** Query values that break a known parameter: it arrives as text, so only content can be wrong. */
+function breakingQueryValues(schema: PropertySchema): string[] {
+  const types = Array.isArray(schema.type) ? schema.type : [schema.type];
+  const values: string[] = [];
+  if (types.includes('integer')) values.push('abc', '1.5', String((schema.maximum ?? 1e9) + 1), String((schema.minimum ?? 0) - 1));
+  if (schema.enum) values.push('NOT_ONE_OF_THEM');
+  if (types.includes('string') && schema.maxLength) values.push('y'.repeat(schema.maxLength + 1));
+  return values;
+}
+
 for (const target of databaseTargets()) {
   describe(`http fuzzing: ${target.name}`, () => {
     let database: Database;
@@ -75,6 +99,35 @@ for (const target of databaseTargets()) {
             .to.be.within(400, 499);
         }), { numRuns: target.name === 'pglite' ? 25 : 40 });
       }
+      expect(await service.eventCount()).to.equal(before);
+    });
+
+    it('one known field or query parameter with a value its schema refuses is a 400, and appends nothing', async function () {
+      this.timeout(180_000);
+      const before = await service.eventCount();
+      let checked = 0;
+      for (const route of service.routes) {
+        const headers = route.access === 'operator' ? { 'x-operator-key': OPERATOR_KEY, 'user-agent': 'fuzz' } : clientHeaders;
+        const path = route.path.replace(/:[A-Za-z0-9_]+/g, 'id1');
+        const bodyProperties = (route.schemas.body as { properties?: Record<string, PropertySchema> } | undefined)?.properties ?? {};
+        for (const [field, schema] of Object.entries(bodyProperties)) {
+          for (const value of breakingValues(schema)) {
+            const response = await service.request(route.method.toUpperCase(), path, { headers, body: { [field]: value } });
+            expect(response.status, `${route.method} ${route.path} body.${field}=${JSON.stringify(value).slice(0, 40)}`).to.equal(400);
+            checked++;
+          }
+        }
+        const queryProperties = (route.schemas.query as { properties?: Record<string, PropertySchema> } | undefined)?.properties ?? {};
+        for (const [parameter, schema] of Object.entries(queryProperties)) {
+          for (const value of breakingQueryValues(schema)) {
+            const response = await service.request('GET', `${path}?${parameter}=${encodeURIComponent(value)}`, { headers });
+            expect(response.status, `${route.method} ${route.path}?${parameter}=${value.slice(0, 40)}`).to.equal(400);
+            expect(response.body.message, parameter).to.include(parameter);
+            checked++;
+          }
+        }
+      }
+      expect(checked).to.be.greaterThan(20);
       expect(await service.eventCount()).to.equal(before);
     });
   });

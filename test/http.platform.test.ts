@@ -116,7 +116,13 @@ for (const target of databaseTargets()) {
         const second = await create('create-1', 'Idempotent Ltd');
         expect(first.status).to.equal(201);
         expect(second.status).to.equal(201);
-        expect(second.body).to.deep.equal(first.body);
+        // Credentials are shown once: the replay has everything but them, and they are not stored.
+        const { clientSecret, apiKey, ...rest } = first.body;
+        expect(second.body).to.deep.equal(rest);
+        const stored = JSON.stringify((await database.query(`SELECT response_body FROM idempotency_keys WHERE key = 'create-1'`)).rows);
+        expect(stored).to.include(rest.clientId);
+        expect(stored).not.to.include(clientSecret);
+        expect(stored).not.to.include(apiKey);
         expect(first.headers.get('idempotent-replayed')).to.equal(null);
         expect(second.headers.get('idempotent-replayed')).to.equal('true');
         expect(await service.eventCount()).to.equal(before + 1);
@@ -152,6 +158,22 @@ for (const target of databaseTargets()) {
         const fresh = await create('create-4', 'Another Inc');
         expect(fresh.status).to.equal(201);
         expect(fresh.headers.get('idempotent-replayed')).to.equal(null);
+      });
+
+      it('the same key from two clients is two requests: keys are scoped per caller', async () => {
+        const other = await service.createClient('Other caller');
+        const [asFirst, asOther] = [await service.as(client), await service.as(other)];
+        const make = (headers: Record<string, string>, name: string) => service.request('POST', '/identities', {
+          headers: { ...headers, 'idempotency-key': 'shared-key' }, body: { type: 'USER', name } });
+        const first = await make(asFirst, 'First Person');
+        const second = await make(asOther, 'Second Person');
+        expect([first.status, second.status]).to.deep.equal([201, 201]);
+        expect(second.headers.get('idempotent-replayed')).to.equal(null);
+        expect(second.body.id).not.to.equal(first.body.id);
+        const replay = await make(asFirst, 'First Person');
+        expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+        expect(replay.body).to.deep.equal(first.body);
+        expect((await make(asOther, 'Changed')).status).to.equal(422);
       });
 
       it('keys are scoped per caller, and a bad key is a 400', async () => {

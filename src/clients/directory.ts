@@ -7,12 +7,20 @@ import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { ClientRow } from '../../projections/clients.ts';
 import { parseApiKey, verifySecret } from './credentials.ts';
+import { RateLimiter } from '../http/rateLimit.ts';
 
 const VERIFIED_TTL_MS = 5 * 60_000;
 const MAX_VERIFIED = 10_000;
+/** A wrong key is remembered for a minute, so repeating it costs no scrypt run. */
+const REFUSED_TTL_MS = 60_000;
+/** At most this many scrypt verifications per key id per second fail before further attempts are refused outright. */
+const FAILURES_PER_SECOND = 2;
+const FAILURE_BURST = 10;
 
 export class ClientDirectory {
   private readonly verified = new Map<string, { clientId: string; until: number }>();
+  private readonly refused = new Map<string, number>();
+  private readonly failures = new RateLimiter(FAILURES_PER_SECOND, FAILURE_BURST);
 
   constructor(private readonly db: Kysely<any>) {}
 
@@ -26,7 +34,15 @@ export class ClientDirectory {
     const fingerprint = createHash('sha256').update(apiKey).digest('base64');
     const cached = this.verified.get(fingerprint);
     if (cached && cached.clientId === row.client_id && cached.until > Date.now()) return row;
-    if (!(await verifySecret(parsed.secret, row.api_key_hash))) return null;
+    if ((this.refused.get(fingerprint) ?? 0) > Date.now()) return null;
+    // Guessing secrets for a known key id is bounded: past the failure budget, no scrypt run at all.
+    if (!this.failures.available(parsed.keyId)) return null;
+    if (!(await verifySecret(parsed.secret, row.api_key_hash))) {
+      this.failures.consume(parsed.keyId);
+      if (this.refused.size >= MAX_VERIFIED) this.refused.delete(this.refused.keys().next().value!);
+      this.refused.set(fingerprint, Date.now() + REFUSED_TTL_MS);
+      return null;
+    }
     if (this.verified.size >= MAX_VERIFIED) this.verified.delete(this.verified.keys().next().value!);
     this.verified.set(fingerprint, { clientId: row.client_id, until: Date.now() + VERIFIED_TTL_MS });
     return row;

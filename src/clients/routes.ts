@@ -21,6 +21,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       description: 'Needs the client’s x-api-key header; User-Agent is optional here. `expiresIn` is in seconds.',
       tags: ['Authentication'],
       access: 'apiKey',
+      secretFields: ['accessToken'],
       schemas: { body: authBodySchema },
       responses: { 200: { description: 'a bearer token', schema: authResponseSchema } },
       async handler({ body: input, req }) {
@@ -59,6 +60,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       description: 'Answers the client’s credentials once; they are stored hashed and cannot be shown again.',
       tags: ['Operator'],
       access: 'operator',
+      secretFields: ['clientSecret', 'apiKey'],
       schemas: { body: createClientBodySchema },
       responses: { 201: { description: 'the new client and its credentials', schema: clientCredentialsSchema } },
       async handler({ body, req }) {

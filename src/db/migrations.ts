@@ -95,6 +95,13 @@ const migrations: Migration[] = [
       CREATE INDEX idempotency_keys_expiry ON idempotency_keys (expires_at);
     `,
   },
+  {
+    id: '0005_idempotency_owner',
+    sql: `
+      -- The request that holds a key: only it may complete or release the key.
+      ALTER TABLE idempotency_keys ADD COLUMN owner text;
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

@@ -4,7 +4,7 @@
  */
 import type { Decider } from '../domain/decider.ts';
 import { WrongExpectedRevisionError } from './errors.ts';
-import type { EventMetadata, EventStore } from './port.ts';
+import { MAX_READ_LIMIT, type EventMetadata, type EventStore } from './port.ts';
 import type { Position } from './position.ts';
 
 const MAX_ATTEMPTS = 5;
@@ -25,15 +25,20 @@ export async function handleCommand<Command, Event extends { type: string; data:
   metadata: EventMetadata,
 ): Promise<CommandResult<Event, State>> {
   for (let attempt = 1; ; attempt++) {
-    const recorded = await store.readStream(stream);
     let state = decider.initialState;
-    for (const event of recorded) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
+    let revision: bigint | null = null;
+    // Read the whole stream, page by page: a state folded from part of it would decide wrongly.
+    for (;;) {
+      const page = await store.readStream(stream, { fromRevision: revision === null ? 0n : revision + 1n, limit: MAX_READ_LIMIT });
+      for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
+      if (page.length > 0) revision = page[page.length - 1]!.revision;
+      if (page.length < MAX_READ_LIMIT) break;
+    }
     const events = decider.decide(command, state);
     if (events.length === 0) return { events, state, position: null };
-    const last = recorded[recorded.length - 1];
     try {
       const { position } = await store.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata })),
-        last ? last.revision : 'no_stream');
+        revision ?? 'no_stream');
       for (const event of events) state = decider.evolve(state, event);
       return { events, state, position };
     } catch (error) {

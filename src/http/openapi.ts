@@ -38,7 +38,8 @@ function parametersOf(route: AnyRoute): Json[] {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false,
       schema: { type: 'string', minLength: 1, maxLength: 255 },
       description: 'repeat a POST safely: the same key and body within 24 h replay the first answer ' +
-        '(header Idempotent-Replayed: true); another body is a 422; while the first runs, a 409' });
+        '(header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is ' +
+        'a 422; while the first runs, a 409. Keys are per client.' });
   }
   for (const header of route.headers ?? []) {
     parameters.push({ name: header.name, in: 'header', required: header.required ?? false, schema: header.schema,

@@ -14,6 +14,26 @@ export class RateLimiter {
   /** Takes one token for `key` or throws 429. */
   take(key: string): void {
     if (this.perSecond <= 0) return;
+    const bucket = this.refill(key);
+    if (bucket.tokens < 1) {
+      throw tooManyRequests(Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond)));
+    }
+    bucket.tokens -= 1;
+  }
+
+  /** Whether `key` has a token left, without taking it. */
+  available(key: string): boolean {
+    return this.perSecond <= 0 || this.refill(key).tokens >= 1;
+  }
+
+  /** Takes a token if there is one. */
+  consume(key: string): void {
+    if (this.perSecond <= 0) return;
+    const bucket = this.refill(key);
+    bucket.tokens = Math.max(0, bucket.tokens - 1);
+  }
+
+  private refill(key: string): { tokens: number; at: number } {
     const now = this.now();
     let bucket = this.buckets.get(key);
     if (!bucket) {
@@ -23,9 +43,6 @@ export class RateLimiter {
     }
     bucket.tokens = Math.min(this.burst, bucket.tokens + ((now - bucket.at) / 1000) * this.perSecond);
     bucket.at = now;
-    if (bucket.tokens < 1) {
-      throw tooManyRequests(Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond)));
-    }
-    bucket.tokens -= 1;
+    return bucket;
   }
 }

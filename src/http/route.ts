@@ -64,6 +64,11 @@ export interface RouteDefinition {
   responses: Record<number, RouteResponse>;
   /** Answers itself (HTML, text) instead of returning a JSON result. */
   raw?: boolean;
+  /**
+   * Top-level response fields that are shown once (credentials, tokens): never stored for idempotent
+   * replays. A replay answers the same status and body without them.
+   */
+  secretFields?: readonly string[];
   handler(input: HandlerInput): Promise<HandlerResult | void>;
 }
 

@@ -36,6 +36,14 @@ function send(res: Response, result: HandlerResult, replayed = false): void {
   else res.json(result.body);
 }
 
+/** What may be kept for a replay: the body less the fields shown only once. */
+function withoutSecrets(body: unknown, secretFields: readonly string[] | undefined): unknown {
+  if (!secretFields || typeof body !== 'object' || body === null) return body;
+  const kept = { ...(body as Record<string, unknown>) };
+  for (const field of secretFields) delete kept[field];
+  return kept;
+}
+
 function isEmptyBody(body: unknown): boolean {
   return body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
 }
@@ -87,19 +95,20 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         send(res, { status: outcome.status, ...(outcome.body === null ? {} : { body: outcome.body }) }, true);
         return;
       }
+      const { owner } = outcome;
       let result: HandlerResult;
       try {
         result = (await route.handler({ params, query, body, req, res })) ?? { status: 204 };
       } catch (error) {
         const httpError = toHttpError(error);
         if (httpError instanceof HttpError && httpError.statusCode < 500) {
-          await deps.idempotency.complete(scope, key, httpError.statusCode, httpError.toPayload());
+          await deps.idempotency.complete(scope, key, owner, httpError.statusCode, httpError.toPayload());
         } else {
-          await deps.idempotency.abandon(scope, key).catch(() => undefined);
+          await deps.idempotency.abandon(scope, key, owner).catch(() => undefined);
         }
         throw httpError;
       }
-      await deps.idempotency.complete(scope, key, result.status, result.body);
+      await deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields));
       send(res, result);
     });
   }

@@ -38,9 +38,15 @@ export async function createServices(deps: {
     tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
     idempotency: new IdempotencyStore(storage.database),
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),
+    // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer
+    // (a client retrying after a 5xx would run the command twice).
     async readYourWrites(position) {
       if (!position) return;
-      if (!(await projections.waitFor(position, config.readYourWritesTimeoutMs))) {
+      const caughtUp = await projections.waitFor(position, config.readYourWritesTimeoutMs).catch((error: unknown) => {
+        deps.logger.error({ err: error }, 'could not wait for the read models');
+        return false;
+      });
+      if (!caughtUp) {
         deps.logger.warn({ position: `${position.commit}-${position.prepare}` },
           'read models did not catch up within READ_YOUR_WRITES_TIMEOUT_MS; answering anyway');
       }

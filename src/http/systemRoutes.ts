@@ -21,14 +21,20 @@ const statusSchema = {
 export function systemRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
   const { storage, projections, metrics } = services;
 
+  /** Lag of each active projection: events behind the head, and the age of the oldest one not yet applied. */
   async function projectionLag() {
     const [head, states] = await Promise.all([storage.store.headPosition(), projections.status()]);
-    return states.filter((s) => s.status === 'active').map((s) => {
+    return Promise.all(states.filter((s) => s.status === 'active').map(async (s) => {
       const behind = head !== null && (s.checkpoint === null || comparePositions(s.checkpoint, head) < 0);
-      const lagEvents = behind ? Number(head.prepare - (s.checkpoint?.prepare ?? 0n)) : 0;
-      const lagSeconds = behind ? Math.max(0, (Date.now() - s.updatedAt.getTime()) / 1000) : 0;
-      return { name: s.name, lagEvents, lagSeconds };
-    });
+      if (!behind) return { name: s.name, lagEvents: 0, lagSeconds: 0 };
+      const [oldest] = await storage.store.readAll({ after: s.checkpoint, limit: 1 });
+      return {
+        name: s.name,
+        // Exact on Postgres (a global sequence); an approximation on EventStoreDB (log offsets).
+        lagEvents: Math.max(1, Number(head.prepare - (s.checkpoint?.prepare ?? 0n))),
+        lagSeconds: oldest ? Math.max(0, (Date.now() - oldest.recordedAt.getTime()) / 1000) : 0,
+      };
+    }));
   }
 
   let docsHtml: string | null = null;

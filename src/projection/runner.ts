@@ -67,6 +67,7 @@ export class ProjectionRunner extends EventEmitter {
     private readonly options: RunnerOptions,
   ) {
     super();
+    this.setMaxListeners(0); // every request waiting for read-your-writes listens for a moment
     const described = subject.kind === 'projector' ? subject.projector : subject.reactor;
     assertValidName(described.name);
     this.name = described.name;

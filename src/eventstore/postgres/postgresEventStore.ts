@@ -98,6 +98,9 @@ export class PostgresEventStore implements EventStore {
             await new Promise((r) => setTimeout(r, Math.random() * Math.min(1 + attempt, 10)));
             continue;
           }
+          // A concurrent twin of this very append (same event ids) won the race: answer as it did.
+          const repeat = await this.findRepeat(stream, rows);
+          if (repeat) return repeat;
           const actual = await this.currentRevision(stream);
           throw new WrongExpectedRevisionError(stream, expected, actual);
         }

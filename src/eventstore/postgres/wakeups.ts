@@ -68,6 +68,10 @@ export class PostgresWakeups {
     client.on('notification', () => this.onWake());
     try {
       await client.connect();
+      if (this.stopped) {
+        await client.end();
+        return;
+      }
       await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
       this.listener = client;
       this.reconnectDelay = 100;
