@@ -5,9 +5,11 @@
 import type { Projector, Reactor } from '../src/projection/projector.ts';
 import { clientsProjector } from './clients.ts';
 import { identitiesProjector } from './identities.ts';
+import { accountsProjector } from './accounts.ts';
+import { ledgerProjector } from './ledger.ts';
 
 export function allProjectors(): Projector[] {
-  return [clientsProjector, identitiesProjector];
+  return [clientsProjector, identitiesProjector, accountsProjector, ledgerProjector];
 }
 
 export function allReactors(): Reactor[] {

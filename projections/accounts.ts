@@ -1,0 +1,79 @@
+/** Read model of internal accounts (balances come from the ledger's read model). */
+import { sql } from 'kysely';
+import { defineProjector } from '../src/projection/projector.ts';
+import type { AccountEvent } from '../src/accounts/events.ts';
+
+type Data<T extends AccountEvent['type']> = Extract<AccountEvent, { type: T }>['data'];
+
+export const accountsProjector = defineProjector({
+  name: 'accounts',
+  version: 1,
+  tables: ['accounts'],
+  async setup(trx) {
+    await trx.schema.createTable('accounts')
+      .addColumn('account_id', 'text', (c) => c.primaryKey())
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('identity_id', 'text', (c) => c.notNull())
+      .addColumn('external_id', 'text')
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('custody', 'text', (c) => c.notNull())
+      .addColumn('currency', 'text', (c) => c.notNull())
+      .addColumn('name', 'text')
+      .addColumn('account_number', 'text', (c) => c.notNull().unique())
+      .addColumn('account_holder', 'text')
+      .addColumn('country', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('parent_id', 'text')
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await sql`CREATE INDEX accounts_client_created ON accounts (client_id, created_at DESC, account_id DESC)`.execute(trx);
+    for (const column of ['parent_id', 'external_id', 'identity_id', 'type', 'country', 'status']) {
+      await sql.raw(`CREATE INDEX accounts_client_${column} ON accounts (client_id, ${column})`).execute(trx);
+    }
+  },
+  handlers: {
+    async AccountOpened(trx, event) {
+      const d = event.data as Data<'AccountOpened'>;
+      await trx.insertInto('accounts').values({
+        account_id: d.accountId, client_id: d.clientId, identity_id: d.identityId, external_id: d.externalId, type: d.type,
+        custody: d.custody, currency: d.currency, name: d.name, account_number: d.accountNumber, account_holder: d.accountHolder,
+        country: d.country, status: 'ACTIVE', parent_id: d.parentId, created_at: d.openedAt, updated_at: d.openedAt,
+      }).execute();
+    },
+    async AccountUpdated(trx, event) {
+      const d = event.data as Data<'AccountUpdated'>;
+      await trx.updateTable('accounts').set({
+        ...(d.changes.name !== undefined ? { name: d.changes.name } : {}),
+        ...(d.changes.externalId !== undefined ? { external_id: d.changes.externalId } : {}),
+        updated_at: d.updatedAt,
+      }).where('account_id', '=', d.accountId).execute();
+    },
+    async AccountStatusChanged(trx, event) {
+      const d = event.data as Data<'AccountStatusChanged'>;
+      await trx.updateTable('accounts').set({ status: d.to, updated_at: d.changedAt }).where('account_id', '=', d.accountId).execute();
+    },
+    async AccountClosed(trx, event) {
+      const d = event.data as Data<'AccountClosed'>;
+      await trx.deleteFrom('accounts').where('account_id', '=', d.accountId).execute();
+    },
+  },
+});
+
+export interface AccountRow {
+  account_id: string;
+  client_id: string;
+  identity_id: string;
+  external_id: string | null;
+  type: 'CHECKING' | 'ASSET' | 'SAVINGS' | 'ESCROW' | 'FEE';
+  custody: 'PLATFORM' | 'PARTNER_BANK' | 'SELF';
+  currency: string;
+  name: string | null;
+  account_number: string;
+  account_holder: string | null;
+  country: string | null;
+  status: 'PENDING' | 'ACTIVE' | 'BLOCKED';
+  parent_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}

@@ -1,0 +1,80 @@
+/** Commands on accounts. */
+import { randomInt } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CreateAccount, UpdateAccount } from '../../schemas/accounts.ts';
+import type { AccountRow } from '../../projections/accounts.ts';
+import { handleCommand } from '../eventstore/commandHandler.ts';
+import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
+import { domainInvalid } from '../domain/errors.ts';
+import { findOwned } from '../http/tenancy.ts';
+import type { Services } from '../http/services.ts';
+import { ownedIdentity } from '../identities/handlers.ts';
+import { accountDecider, type AccountCommand } from './decider.ts';
+import { accountNumberStream, accountStream } from './events.ts';
+
+const ACCOUNT_NUMBER_ATTEMPTS = 10;
+
+export function ownedAccount(db: Kysely<any>, clientId: string, accountId: string): Promise<AccountRow> {
+  return findOwned<AccountRow>(db, 'accounts', clientId, 'account_id', accountId, 'account');
+}
+
+async function run(services: Services, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
+  const { position } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider, command, metadata);
+  await services.readYourWrites(position);
+}
+
+/**
+ * A 12-digit account number, reserved by appending to its own stream with `no_stream`: two accounts can
+ * never get the same number, and a deleted account's number stays reserved for ever.
+ */
+async function reserveAccountNumber(services: Services, accountId: string, metadata: EventMetadata): Promise<string> {
+  for (let attempt = 0; attempt < ACCOUNT_NUMBER_ATTEMPTS; attempt++) {
+    const number = `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
+    try {
+      await services.storage.store.append(accountNumberStream(number),
+        [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } }], 'no_stream');
+      return number;
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+    }
+  }
+  throw new Error('could not reserve an unused account number');
+}
+
+export async function openAccount(services: Services, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
+  const db = services.storage.database.db;
+  const identity = await ownedIdentity(db, clientId, input.identityId);
+  if (input.parentId) {
+    const parent = await ownedAccount(db, clientId, input.parentId);
+    if (parent.identity_id !== input.identityId) throw domainInvalid('parentId: a sub-account must belong to the parent’s identity');
+    if (parent.currency !== input.currency) {
+      throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);
+    }
+  }
+  const accountId = services.runtime.newId();
+  const accountNumber = await reserveAccountNumber(services, accountId, metadata);
+  const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
+  await run(services, accountId, { type: 'OpenAccount', now: services.runtime.now(), account: {
+    accountId, clientId, identityId: input.identityId, externalId: input.externalId ?? null, type: input.type,
+    custody: input.custody ?? 'PLATFORM', currency: input.currency, name: input.name ?? null, accountNumber,
+    accountHolder: holder || null, country: identity.country, parentId: input.parentId ?? null,
+  } }, metadata);
+  return accountId;
+}
+
+export function updateAccount(services: Services, accountId: string, changes: UpdateAccount, metadata: EventMetadata): Promise<void> {
+  return run(services, accountId, { type: 'UpdateAccount', changes, now: services.runtime.now() }, metadata);
+}
+
+export function closeAccount(services: Services, accountId: string, balance: string, metadata: EventMetadata): Promise<void> {
+  return run(services, accountId, { type: 'CloseAccount', balance, now: services.runtime.now() }, metadata);
+}
+
+export function adjustAccount(
+  services: Services, accountId: string, amount: string, reason: string, metadata: EventMetadata,
+): Promise<void> {
+  return run(services, accountId, {
+    type: 'AdjustAccount', amount, reason, adjustmentId: services.runtime.newId(), now: services.runtime.now(),
+  }, metadata);
+}

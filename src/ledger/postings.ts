@@ -1,0 +1,171 @@
+/**
+ * The postings API: every movement of money is a journal entry whose signed lines sum to exactly zero in
+ * one currency. `entriesFor` maps a recorded event to its entries; it is pure (the same event always gives
+ * the same entries, with the same ids), so the ledger projection replays and rebuilds identically.
+ *
+ * Sign convention: a positive line increases the account's balance, a negative line decreases it. An
+ * adjustment of +100 USD to account A is `A +100.00`, `system:USD:adjustments −100.00`.
+ */
+import { deterministicId } from '../eventstore/deterministicId.ts';
+import type { RecordedEvent } from '../eventstore/port.ts';
+import { ACCOUNT_ADJUSTED, type AccountAdjustedData } from './events.ts';
+import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
+
+export const SYSTEM_ACCOUNT_KINDS = ['clearing', 'suspense', 'fees', 'refunds_payable', 'adjustments'] as const;
+/**
+ * clearing: funds at or due from providers; suspense: unassigned deposits; fees: fees earned;
+ * refunds_payable: refunds owed to payers; adjustments: operators' test deposits and corrections.
+ */
+export type SystemAccountKind = (typeof SYSTEM_ACCOUNT_KINDS)[number];
+
+const SYSTEM_PREFIX = 'system:';
+
+/** `system:<CUR>:<kind>`, e.g. `system:USD:clearing`. One of each kind per currency. */
+export function systemAccountId(currency: string, kind: SystemAccountKind): string {
+  if (!isCurrency(currency)) throw new LedgerInvariantError(`no system accounts for unknown currency ${JSON.stringify(currency)}`);
+  if (!(SYSTEM_ACCOUNT_KINDS as readonly string[]).includes(kind)) {
+    throw new LedgerInvariantError(`unknown system account kind ${JSON.stringify(kind)}`);
+  }
+  return `${SYSTEM_PREFIX}${currency}:${kind}`;
+}
+
+export function isSystemAccount(accountId: string): boolean {
+  return accountId.startsWith(SYSTEM_PREFIX);
+}
+
+/** The currency and kind of a system account id, or null for any other id. */
+export function parseSystemAccountId(accountId: string): { currency: string; kind: SystemAccountKind } | null {
+  if (!isSystemAccount(accountId)) return null;
+  const [currency, kind, ...rest] = accountId.slice(SYSTEM_PREFIX.length).split(':');
+  if (rest.length > 0 || !isCurrency(currency) || !(SYSTEM_ACCOUNT_KINDS as readonly string[]).includes(kind!)) return null;
+  return { currency, kind: kind as SystemAccountKind };
+}
+
+export interface JournalLine {
+  accountId: string;
+  /** Signed decimal string at most the entry currency's scale in decimals; never zero. */
+  amount: string;
+}
+
+export interface JournalEntry {
+  /** Deterministic: derived from the source event id (`entryIdFor`). */
+  entryId: string;
+  currency: string;
+  /** ISO 8601 timestamp, from the event's data (never the time of projection). */
+  occurredAt: string;
+  description: string;
+  sourceEventId: string;
+  clientId: string | null;
+  lines: readonly JournalLine[];
+}
+
+/**
+ * A ledger invariant broke: an unbalanced or malformed entry, or a source event the ledger cannot read.
+ * This is a bug, not a caller's error: it is thrown (never logged and skipped), so the projection stops on
+ * the event and retries it rather than record a wrong ledger.
+ */
+export class LedgerInvariantError extends Error {
+  override readonly name = 'LedgerInvariantError';
+}
+
+/** The id of the `index`-th entry an event produces (most events produce one, index 0). */
+export function entryIdFor(sourceEventId: string, index = 0): string {
+  return deterministicId('ledger-entry', sourceEventId, String(index));
+}
+
+/**
+ * Throws a `LedgerInvariantError` unless the entry has at least two lines, every line is a non-zero amount
+ * within the currency's scale, no line names another currency's system account, the lines sum to exactly
+ * zero, and its ids and timestamp are present and well formed.
+ */
+export function assertBalanced(entry: JournalEntry): void {
+  const where = `journal entry ${entry?.entryId ?? '?'} (source event ${entry?.sourceEventId ?? '?'})`;
+  const fail = (problem: string): never => {
+    throw new LedgerInvariantError(`${where}: ${problem}`);
+  };
+  if (!entry || typeof entry !== 'object') fail('is not an object');
+  if (typeof entry.entryId !== 'string' || entry.entryId === '') fail('has no entryId');
+  if (typeof entry.sourceEventId !== 'string' || entry.sourceEventId === '') fail('has no sourceEventId');
+  if (!isCurrency(entry.currency)) fail(`has unknown currency ${JSON.stringify(entry.currency)}`);
+  if (typeof entry.occurredAt !== 'string' || Number.isNaN(Date.parse(entry.occurredAt))) {
+    fail(`has an invalid occurredAt ${JSON.stringify(entry.occurredAt)}`);
+  }
+  if (typeof entry.description !== 'string') fail('has no description');
+  if (entry.clientId !== null && typeof entry.clientId !== 'string') fail('has a clientId that is neither a string nor null');
+  if (!Array.isArray(entry.lines) || entry.lines.length < 2) fail(`has ${entry.lines?.length ?? 0} line(s); an entry needs at least 2`);
+
+  let sum: DecimalValue = new Decimal(0);
+  entry.lines.forEach((line, index) => {
+    const at = `line ${index}`;
+    if (typeof line?.accountId !== 'string' || line.accountId === '') fail(`${at} has no accountId`);
+    const system = parseSystemAccountId(line.accountId);
+    if (isSystemAccount(line.accountId) && !system) fail(`${at} names an unknown system account ${line.accountId}`);
+    if (system && system.currency !== entry.currency) {
+      fail(`${at} mixes currencies: ${line.accountId} in a ${entry.currency} entry`);
+    }
+    let amount: DecimalValue;
+    try {
+      amount = parseAmount(line.amount, entry.currency);
+    } catch (error) {
+      return fail(`${at} (${line.accountId}): ${(error as Error).message}`);
+    }
+    if (amount.isZero()) fail(`${at} (${line.accountId}) is zero`);
+    sum = sum.plus(amount);
+  });
+  if (!sum.isZero()) fail(`lines sum to ${sum.toString()} ${entry.currency}, not 0`);
+}
+
+type EntryMapper = (event: RecordedEvent) => JournalEntry[];
+
+function field<T extends object>(event: RecordedEvent, data: T, name: keyof T & string, optional = false): string {
+  const value = data[name];
+  if (typeof value === 'string' && (optional || value !== '')) return value;
+  throw new LedgerInvariantError(`${event.type} event ${event.id} on ${event.stream}: data.${name} must be a non-empty string`);
+}
+
+function adjustmentEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as AccountAdjustedData;
+  const accountId = field(event, data, 'accountId');
+  const currency = field(event, data, 'currency');
+  const reason = field(event, data, 'reason', true);
+  const adjustmentId = field(event, data, 'adjustmentId');
+  let amount: DecimalValue;
+  try {
+    amount = parseAmount(field(event, data, 'amount'), currency);
+  } catch (error) {
+    throw new LedgerInvariantError(`AccountAdjusted event ${event.id}: ${(error as Error).message}`);
+  }
+  if (isSystemAccount(accountId)) throw new LedgerInvariantError(`AccountAdjusted event ${event.id} adjusts system account ${accountId}`);
+  return [{
+    entryId: entryIdFor(event.id),
+    currency,
+    occurredAt: field(event, data, 'adjustedAt'),
+    description: `Adjustment ${adjustmentId}${reason ? `: ${reason}` : ''}`,
+    sourceEventId: event.id,
+    clientId: typeof data.clientId === 'string' && data.clientId !== '' ? data.clientId : event.metadata?.clientId ?? null,
+    lines: [
+      { accountId, amount: formatAmount(amount, currency) },
+      { accountId: systemAccountId(currency, 'adjustments'), amount: formatAmount(amount.negated(), currency) },
+    ],
+  }];
+}
+
+/** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
+const mappers = new Map<string, EntryMapper>([
+  [ACCOUNT_ADJUSTED, adjustmentEntries],
+]);
+
+/** The event types that move money; the ledger projector handles exactly these. */
+export const ledgerEventTypes: readonly string[] = Object.freeze([...mappers.keys()]);
+
+/**
+ * The journal entries an event produces (none for an event that moves no money). Pure and deterministic.
+ * Every entry returned has passed `assertBalanced`; a malformed money event throws `LedgerInvariantError`.
+ */
+export function entriesFor(event: RecordedEvent): JournalEntry[] {
+  const mapper = mappers.get(event.type);
+  if (!mapper) return [];
+  const entries = mapper(event);
+  for (const entry of entries) assertBalanced(entry);
+  return entries;
+}
