@@ -5,11 +5,12 @@
 import type { Projector, Reactor } from '../src/projection/projector.ts';
 import { clientsProjector } from './clients.ts';
 import { identitiesProjector } from './identities.ts';
+import { customersProjector } from './customers.ts';
 import { accountsProjector } from './accounts.ts';
 import { ledgerProjector } from './ledger.ts';
 
 export function allProjectors(): Projector[] {
-  return [clientsProjector, identitiesProjector, accountsProjector, ledgerProjector];
+  return [clientsProjector, identitiesProjector, customersProjector, accountsProjector, ledgerProjector];
 }
 
 export function allReactors(): Reactor[] {

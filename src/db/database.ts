@@ -57,19 +57,18 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
       ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
     });
     await pglite.waitReady;
-    pool = new pg.Pool({ ...createPgConfig(pglite), max: 1 } as pg.PoolConfig);
+    // PGlite is one backend session: a session setting made once holds for every pooled client object.
+    await pglite.exec(`SET search_path TO ${quoteIdent(schema)}, public`);
+    pool = new pg.Pool({ ...createPgConfig(pglite), max: 1, idleTimeoutMillis: 0 } as pg.PoolConfig);
   } else {
     pool = new pg.Pool({
       connectionString: target.connectionString,
       max: target.poolSize ?? 16,
       connectionTimeoutMillis: 10_000,
-      options: `-c idle_in_transaction_session_timeout=${idleTimeoutMs}`,
+      // Schema names are checked against SCHEMA_NAME, so they need no quoting here.
+      options: `-c search_path=${schema},public -c idle_in_transaction_session_timeout=${idleTimeoutMs}`,
     });
   }
-  const searchPath = `SET search_path TO ${quoteIdent(schema)}, public`;
-  pool.on('connect', (client) => {
-    client.query(searchPath).catch(() => undefined);
-  });
   // An idle client that dies (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
 

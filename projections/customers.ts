@@ -1,0 +1,156 @@
+/**
+ * Read model of customers (payers) and their documents. Documents keep the order they were added in (`seq`).
+ */
+import { sql, type Kysely } from 'kysely';
+import { defineProjector } from '../src/projection/projector.ts';
+import type { CustomerEvent, DocumentStatus, OperationLevel } from '../src/customers/events.ts';
+import type { CustomerRecord } from '../schemas/customers.ts';
+
+type Data<T extends CustomerEvent['type']> = Extract<CustomerEvent, { type: T }>['data'];
+
+const columnOf: Record<string, string> = {
+  firstName: 'first_name', lastName: 'last_name', email: 'email', phoneNumber: 'phone_number',
+  phoneNumberPrefix: 'phone_number_prefix', documentType: 'document_type', documentNumber: 'document_number',
+};
+
+async function decide(trx: Kysely<any>, data: Data<'CustomerDocumentApproved'>, status: DocumentStatus): Promise<void> {
+  await trx.updateTable('customer_documents').set({ status })
+    .where('customer_id', '=', data.customerId).where('document_id', '=', data.documentId).execute();
+  await trx.updateTable('customers').set({ updated_at: data.decidedAt }).where('customer_id', '=', data.customerId).execute();
+}
+
+export const customersProjector = defineProjector({
+  name: 'customers',
+  version: 1,
+  tables: ['customers', 'customer_documents'],
+  async setup(trx) {
+    await trx.schema.createTable('customers')
+      .addColumn('customer_id', 'text', (c) => c.primaryKey())
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('first_name', 'text')
+      .addColumn('last_name', 'text')
+      .addColumn('email', 'text')
+      .addColumn('phone_number', 'text')
+      .addColumn('phone_number_prefix', 'text')
+      .addColumn('document_number', 'text')
+      .addColumn('document_type', 'text')
+      .addColumn('country', 'text')
+      .addColumn('operation_level', 'text', (c) => c.notNull())
+      .addColumn('auto_created', 'boolean', (c) => c.notNull())
+      .addColumn('is_documented', 'boolean', (c) => c.notNull())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await sql`CREATE INDEX customers_client_created ON customers (client_id, created_at DESC, customer_id DESC)`.execute(trx);
+    for (const column of ['email', 'document_number', 'operation_level']) {
+      await sql.raw(`CREATE INDEX customers_client_${column} ON customers (client_id, ${column})`).execute(trx);
+    }
+    await trx.schema.createTable('customer_documents')
+      .addColumn('document_id', 'text', (c) => c.primaryKey())
+      .addColumn('customer_id', 'text', (c) => c.notNull())
+      .addColumn('client_id', 'text', (c) => c.notNull())
+      .addColumn('seq', 'integer', (c) => c.notNull())
+      .addColumn('type', 'text', (c) => c.notNull())
+      .addColumn('url', 'text')
+      .addColumn('content_type', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('uploaded_at', 'timestamptz')
+      .addColumn('added_at', 'timestamptz', (c) => c.notNull())
+      .execute();
+    await sql`CREATE INDEX customer_documents_customer ON customer_documents (customer_id, seq)`.execute(trx);
+  },
+  handlers: {
+    async CustomerCreated(trx, event) {
+      const d = event.data as Data<'CustomerCreated'>;
+      await trx.insertInto('customers').values({
+        customer_id: d.customerId, client_id: d.clientId, first_name: d.firstName ?? null, last_name: d.lastName ?? null,
+        email: d.email ?? null, phone_number: d.phoneNumber ?? null, phone_number_prefix: d.phoneNumberPrefix ?? null,
+        document_number: d.documentNumber ?? null, document_type: d.documentType ?? null, country: d.country ?? null,
+        operation_level: d.operationLevel, auto_created: d.autoCreated, is_documented: false,
+        created_at: d.createdAt, updated_at: d.createdAt,
+      }).execute();
+    },
+    async CustomerUpdated(trx, event) {
+      const d = event.data as Data<'CustomerUpdated'>;
+      const set: Record<string, unknown> = { updated_at: d.updatedAt };
+      for (const [field, value] of Object.entries(d.changes)) set[columnOf[field]!] = value;
+      await trx.updateTable('customers').set(set).where('customer_id', '=', d.customerId).execute();
+    },
+    async CustomerDocumentAdded(trx, event) {
+      const d = event.data as Data<'CustomerDocumentAdded'>;
+      const customer = await trx.selectFrom('customers').select('client_id').where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
+      const count = await trx.selectFrom('customer_documents').select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
+      await trx.insertInto('customer_documents').values({
+        document_id: d.document.documentId, customer_id: d.customerId, client_id: customer.client_id, seq: Number(count.n),
+        type: d.document.type, url: d.document.url, content_type: d.document.contentType, status: d.document.status,
+        uploaded_at: d.document.uploadedAt, added_at: d.addedAt,
+      }).execute();
+      await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
+    },
+    async CustomerDocumentApproved(trx, event) {
+      await decide(trx, event.data as Data<'CustomerDocumentApproved'>, 'APPROVED');
+    },
+    async CustomerDocumentRejected(trx, event) {
+      await decide(trx, event.data as Data<'CustomerDocumentRejected'>, 'REJECTED');
+    },
+    async CustomerLevelChanged(trx, event) {
+      const d = event.data as Data<'CustomerLevelChanged'>;
+      await trx.updateTable('customers')
+        .set({ operation_level: d.operationLevel, is_documented: d.isDocumented, updated_at: d.changedAt })
+        .where('customer_id', '=', d.customerId).execute();
+    },
+  },
+});
+
+export interface CustomerRow {
+  customer_id: string;
+  client_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  phone_number: string | null;
+  phone_number_prefix: string | null;
+  document_number: string | null;
+  document_type: string | null;
+  country: string | null;
+  operation_level: OperationLevel;
+  auto_created: boolean;
+  is_documented: boolean;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface CustomerDocumentRow {
+  document_id: string;
+  customer_id: string;
+  client_id: string;
+  seq: number;
+  type: string;
+  url: string | null;
+  content_type: string | null;
+  status: DocumentStatus;
+  uploaded_at: Date | null;
+  added_at: Date;
+}
+
+export const customerDocumentRecord = (row: CustomerDocumentRow) => ({
+  id: row.document_id, type: row.type, url: row.url, contentType: row.content_type, status: row.status,
+  uploadedAt: row.uploaded_at ? row.uploaded_at.toISOString() : null,
+});
+
+/** The API shape of customers, with their documents (one query for the documents of the whole page). */
+export async function customerRecords(db: Kysely<any>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
+  if (rows.length === 0) return [];
+  const documents = await db.selectFrom('customer_documents').selectAll()
+    .where('customer_id', 'in', rows.map((r) => r.customer_id))
+    .orderBy('customer_id').orderBy('seq').execute() as CustomerDocumentRow[];
+  return rows.map((row) => ({
+    id: row.customer_id, clientId: row.client_id, firstName: row.first_name, lastName: row.last_name, email: row.email,
+    phoneNumber: row.phone_number, phoneNumberPrefix: row.phone_number_prefix, documentNumber: row.document_number,
+    documentType: row.document_type, country: row.country, operationLevel: row.operation_level, autoCreated: row.auto_created,
+    isDocumented: row.is_documented,
+    documents: documents.filter((d) => d.customer_id === row.customer_id).map(customerDocumentRecord),
+    createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
+  }));
+}

@@ -1,0 +1,181 @@
+import type { AddCustomerDocument, CreateCustomer, UpdateCustomer } from '../../schemas/customers.ts';
+import type { Decider } from '../domain/decider.ts';
+import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import type {
+  CustomerDocument, CustomerEvent, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason, OperationLevel,
+} from './events.ts';
+
+/** Bounds a customer's stream and record. */
+export const MAX_DOCUMENTS = 100;
+
+export type CustomerCommand =
+  | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CreateCustomer; autoCreated: boolean; now: Date }
+  | { type: 'UpdateCustomer'; changes: UpdateCustomer; now: Date }
+  | { type: 'AddDocument'; documentId: string; document: AddCustomerDocument; now: Date }
+  | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
+  | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date };
+
+type PayerField = 'firstName' | 'lastName' | 'email' | 'phoneNumber' | 'phoneNumberPrefix' | 'documentType' | 'documentNumber';
+
+export interface CustomerState {
+  exists: boolean;
+  customerId: string | null;
+  clientId: string | null;
+  payer: Partial<Record<PayerField, string>>;
+  operationLevel: OperationLevel;
+  autoCreated: boolean;
+  isDocumented: boolean;
+  documents: Array<Pick<CustomerDocument, 'documentId' | 'status'>>;
+}
+
+const payerFields: readonly PayerField[] = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'];
+
+function live(state: CustomerState): { customerId: string; clientId: string } {
+  if (!state.exists) throw domainNotFound('customer not found');
+  return { customerId: state.customerId!, clientId: state.clientId! };
+}
+
+/** Emails are kept lower-case so that filters and the webhook agree on one spelling. */
+function normalised<T extends { email?: string }>(fields: T): T {
+  return fields.email === undefined ? fields : { ...fields, email: fields.email.toLowerCase() };
+}
+
+function levelChanged(
+  state: CustomerState, reason: LevelChangeReason, operationLevel: OperationLevel, isDocumented: boolean, at: string,
+): CustomerEvent {
+  const data: CustomerLevelChangedData = {
+    customerId: state.customerId!, clientId: state.clientId!,
+    firstName: state.payer.firstName ?? null, lastName: state.payer.lastName ?? null, email: state.payer.email ?? null,
+    documentNumber: state.payer.documentNumber ?? null, operationLevel, previousOperationLevel: state.operationLevel,
+    autoCreated: state.autoCreated, documentsCount: state.documents.length, isDocumented, reason, changedAt: at,
+  };
+  return { type: 'CustomerLevelChanged', data };
+}
+
+export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerState> = {
+  initialState: {
+    exists: false, customerId: null, clientId: null, payer: {}, operationLevel: 'BASIC', autoCreated: false, isDocumented: false, documents: [],
+  },
+
+  decide(command, state) {
+    const at = command.now.toISOString();
+    switch (command.type) {
+      case 'CreateCustomer': {
+        if (state.exists) throw domainConflict(`customer ${command.customerId} already exists`);
+        if (command.fields.documentNumber === undefined && command.fields.email === undefined) {
+          throw domainInvalid('documentNumber or email is required');
+        }
+        return [{ type: 'CustomerCreated', data: {
+          ...normalised(command.fields), customerId: command.customerId, clientId: command.clientId, operationLevel: 'BASIC',
+          autoCreated: command.autoCreated, createdAt: at,
+        } }];
+      }
+      case 'UpdateCustomer': {
+        const { customerId } = live(state);
+        const requested = normalised(command.changes);
+        const changes: UpdateCustomer = {};
+        for (const field of payerFields) {
+          const value = requested[field];
+          if (value !== undefined && value !== state.payer[field]) Object.assign(changes, { [field]: value });
+        }
+        if (Object.keys(changes).length === 0) return [];
+        return [{ type: 'CustomerUpdated', data: {
+          customerId, changes,
+          ...(changes.documentNumber !== undefined ? { previousDocumentNumber: state.payer.documentNumber ?? null } : {}),
+          updatedAt: at,
+        } }];
+      }
+      case 'AddDocument': {
+        const { customerId } = live(state);
+        if (state.documents.some((d) => d.documentId === command.documentId)) return [];
+        if (state.documents.length >= MAX_DOCUMENTS) {
+          throw domainPrecondition(`customer ${customerId} already has ${MAX_DOCUMENTS} documents`);
+        }
+        const { type, url, contentType } = command.document;
+        return [{ type: 'CustomerDocumentAdded', data: { customerId, addedAt: at, document: {
+          documentId: command.documentId, type, url: url ?? null, contentType: contentType ?? null,
+          status: url ? 'UPLOADED' : 'PENDING_UPLOAD', uploadedAt: url ? at : null,
+        } } }];
+      }
+      case 'DecideDocument': {
+        const { customerId } = live(state);
+        const document = state.documents.find((d) => d.documentId === command.documentId);
+        if (!document) throw domainNotFound(`document ${command.documentId} of customer ${customerId} not found`);
+        if (document.status !== 'UPLOADED') {
+          throw domainPrecondition(`document ${command.documentId} is ${document.status}; only an UPLOADED document can be decided`);
+        }
+        const data = { customerId, documentId: command.documentId, decidedAt: at };
+        if (command.decision === 'REJECTED') return [{ type: 'CustomerDocumentRejected', data }];
+        const approved: CustomerEvent = { type: 'CustomerDocumentApproved', data };
+        if (state.isDocumented) return [approved];
+        return [approved, levelChanged(state, 'DOCUMENTED', state.operationLevel, true, at)];
+      }
+      case 'ChangeOperationLevel': {
+        live(state);
+        if (state.operationLevel === command.operationLevel) return [];
+        return [levelChanged(state, 'OPERATION_LEVEL', command.operationLevel, state.isDocumented, at)];
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CustomerCreated': {
+        const payer: CustomerState['payer'] = {};
+        for (const field of payerFields) if (event.data[field] !== undefined) payer[field] = event.data[field];
+        return {
+          ...state, exists: true, customerId: event.data.customerId, clientId: event.data.clientId, payer,
+          operationLevel: event.data.operationLevel, autoCreated: event.data.autoCreated,
+        };
+      }
+      case 'CustomerUpdated':
+        return { ...state, payer: { ...state.payer, ...event.data.changes } };
+      case 'CustomerDocumentAdded':
+        return { ...state, documents: [...state.documents, { documentId: event.data.document.documentId, status: event.data.document.status }] };
+      case 'CustomerDocumentApproved':
+      case 'CustomerDocumentRejected': {
+        const status = event.type === 'CustomerDocumentApproved' ? 'APPROVED' : 'REJECTED';
+        return { ...state, documents: state.documents.map((d) => d.documentId === event.data.documentId ? { ...d, status } : d) };
+      }
+      case 'CustomerLevelChanged':
+        return { ...state, operationLevel: event.data.operationLevel, isDocumented: event.data.isDocumented };
+    }
+  },
+};
+
+export type DocumentNumberCommand =
+  | { type: 'ReserveDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date }
+  | { type: 'ReleaseDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date };
+
+/** The customer holding a client's document number, if any. */
+export interface DocumentNumberState {
+  holder: string | null;
+}
+
+export const documentNumberDecider: Decider<DocumentNumberCommand, DocumentNumberEvent, DocumentNumberState> = {
+  initialState: { holder: null },
+
+  decide(command, state) {
+    const data = { clientId: command.clientId, documentNumber: command.documentNumber, customerId: command.customerId, at: command.now.toISOString() };
+    switch (command.type) {
+      case 'ReserveDocumentNumber':
+        if (state.holder === command.customerId) return [];
+        if (state.holder !== null) {
+          throw domainConflict(`documentNumber ${command.documentNumber} already belongs to customer ${state.holder}`);
+        }
+        return [{ type: 'CustomerDocumentNumberReserved', data }];
+      case 'ReleaseDocumentNumber':
+        if (state.holder !== command.customerId) return [];
+        return [{ type: 'CustomerDocumentNumberReleased', data }];
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CustomerDocumentNumberReserved':
+        return { holder: event.data.customerId };
+      case 'CustomerDocumentNumberReleased':
+        return state.holder === event.data.customerId ? { holder: null } : state;
+    }
+  },
+};

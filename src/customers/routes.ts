@@ -1,0 +1,145 @@
+/** The Customers endpoints of the interface, plus the operator's document decisions and operation levels. */
+import type { Request } from 'express';
+import {
+  addCustomerDocumentSchema, createCustomerSchema, customerDocumentParamsSchema, customerDocumentSchema, customerPageSchema,
+  customerSchema, documentDecisionBodySchema, listCustomersQuerySchema, operationLevelBodySchema, updateCustomerSchema,
+  type AddCustomerDocument, type CreateCustomer, type CustomerDocumentParams, type DocumentDecisionBody, type ListCustomersQuery,
+  type OperationLevelBody, type UpdateCustomer,
+} from '../../schemas/customers.ts';
+import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { customerDocumentRecord, customerRecords, type CustomerDocumentRow, type CustomerRow } from '../../projections/customers.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { missingParam, notFound } from '../http/errors.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import {
+  addCustomerDocument, changeCustomerOperationLevel, createCustomer, decideCustomerDocument, ownedCustomer, updateCustomer,
+} from './handlers.ts';
+
+const tags = ['Customers'];
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const notFoundResponse = { description: 'no such customer for this client', schema: errorSchema } as const;
+
+export function customerRoutes(services: Services): AnyRoute[] {
+  const db = services.storage.database.db;
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const recordOf = async (clientId: string, customerId: string) =>
+    (await customerRecords(db, [await ownedCustomer(db, clientId, customerId)]))[0]!;
+  /** Operators act across clients: the customer is looked up by id alone, and its client recorded. */
+  const anyCustomer = async (customerId: string) => {
+    const row = await db.selectFrom('customers').selectAll().where('customer_id', '=', customerId).executeTakeFirst() as CustomerRow | undefined;
+    if (!row) throw notFound(`customer ${customerId} not found`);
+    return row;
+  };
+  const operatorMeta = (req: Request, row: CustomerRow) => ({ actor: 'operator', correlationId: req.id, clientId: row.client_id });
+
+  return [
+    defineRoute({
+      method: 'get', path: '/customers', operationId: 'listCustomers', summary: 'List customers', tags, access: 'client',
+      description: 'Newest first (createdAt, then id). Filters are exact matches (email case-insensitive).',
+      schemas: { query: listCustomersQuerySchema },
+      responses: { 200: { description: 'a page of customers', schema: customerPageSchema } },
+      async handler({ query: input, req }) {
+        const query = input as ListCustomersQuery;
+        let filtered = scopedTo(db, 'customers', clientIdOf(req));
+        if (query.documentNumber) filtered = filtered.where('document_number', '=', query.documentNumber);
+        if (query.email) filtered = filtered.where('email', '=', query.email.toLowerCase());
+        if (query.operationLevel) filtered = filtered.where('operation_level', '=', query.operationLevel);
+        const page = pageRequest(query);
+        const [rows, total] = await Promise.all([
+          filtered.orderBy('created_at', 'desc').orderBy('customer_id', 'desc').limit(page.limit).offset(page.offset).execute(),
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+        ]);
+        return { status: 200, body: pageOfResults(await customerRecords(db, rows as CustomerRow[]), Number(total?.n ?? 0), page) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/customers', operationId: 'createCustomer', summary: 'Create a customer (payer)',
+      description: 'Needs documentNumber or email. A documentNumber belongs to one customer of the client (409 otherwise). ' +
+        'New customers are BASIC and not documented.',
+      tags, access: 'client', schemas: { body: createCustomerSchema },
+      responses: {
+        201: { description: 'the customer', schema: customerSchema },
+        409: { description: 'another customer of this client has this documentNumber', schema: errorSchema },
+      },
+      async handler({ body, req }) {
+        const fields = body as CreateCustomer;
+        if (fields.documentNumber === undefined && fields.email === undefined) {
+          throw missingParam('body field documentNumber or email is required');
+        }
+        const id = await createCustomer(services, clientIdOf(req), fields, meta(req));
+        return { status: 201, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/customers/:id', operationId: 'getCustomer', summary: 'Get a customer', tags, access: 'client',
+      schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the customer', schema: customerSchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        return { status: 200, body: await recordOf(clientIdOf(req), (params as IdParams).id) };
+      },
+    }),
+    defineRoute({
+      method: 'patch', path: '/customers/:id', operationId: 'updateCustomer', summary: 'Update a customer’s payer fields',
+      tags, access: 'client', schemas: { params: idParamSchema, body: updateCustomerSchema },
+      responses: {
+        200: { description: 'the customer', schema: customerSchema },
+        404: notFoundResponse,
+        409: { description: 'another customer of this client has this documentNumber', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await ownedCustomer(db, clientIdOf(req), id);
+        await updateCustomer(services, clientIdOf(req), id, body as UpdateCustomer, meta(req));
+        return { status: 200, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/customers/:id/documents', operationId: 'addCustomerDocument', summary: 'Add a document to a customer',
+      description: 'Without url the document is PENDING_UPLOAD; with one it is UPLOADED (uploadedAt set) and an operator can ' +
+        'approve or reject it. The first approved document makes the customer documented.',
+      tags, access: 'client', schemas: { params: idParamSchema, body: addCustomerDocumentSchema },
+      responses: { 201: { description: 'the document', schema: customerDocumentSchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await ownedCustomer(db, clientIdOf(req), id);
+        const documentId = await addCustomerDocument(services, id, body as AddCustomerDocument, meta(req));
+        const row = await db.selectFrom('customer_documents').selectAll()
+          .where('customer_id', '=', id).where('document_id', '=', documentId).executeTakeFirst() as CustomerDocumentRow | undefined;
+        if (!row) throw notFound(`document ${documentId} not found`);
+        return { status: 201, body: customerDocumentRecord(row) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/operator/customers/:id/documents/:documentId/decision', operationId: 'decideCustomerDocument',
+      summary: 'Approve or reject a customer’s uploaded document',
+      description: 'Only an UPLOADED document can be decided (422 otherwise). The first approval makes the customer documented ' +
+        'and records a level change (the customer.levelChanged webhook); a rejection changes nothing else.',
+      tags: ['Operator'], access: 'operator', schemas: { params: customerDocumentParamsSchema, body: documentDecisionBodySchema },
+      responses: {
+        200: { description: 'the customer', schema: customerSchema },
+        404: { description: 'no such customer or document', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const { id, documentId } = params as CustomerDocumentParams;
+        const row = await anyCustomer(id);
+        await decideCustomerDocument(services, id, documentId, (body as DocumentDecisionBody).decision, operatorMeta(req, row));
+        return { status: 200, body: await recordOf(row.client_id, id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/operator/customers/:id/operation-level', operationId: 'setCustomerOperationLevel',
+      summary: 'Change a customer’s operation level',
+      description: 'Each change records a level change (the customer.levelChanged webhook); setting the current level changes nothing.',
+      tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: operationLevelBodySchema },
+      responses: { 200: { description: 'the customer', schema: customerSchema }, 404: { description: 'no such customer', schema: errorSchema } },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        const row = await anyCustomer(id);
+        await changeCustomerOperationLevel(services, id, (body as OperationLevelBody).operationLevel, operatorMeta(req, row));
+        return { status: 200, body: await recordOf(row.client_id, id) };
+      },
+    }),
+  ];
+}

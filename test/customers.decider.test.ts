@@ -1,0 +1,144 @@
+import { expect } from 'chai';
+import {
+  customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState, type DocumentNumberCommand, type DocumentNumberState,
+} from '../src/customers/decider.ts';
+import type { CustomerEvent, CustomerLevelChangedData, DocumentNumberEvent } from '../src/customers/events.ts';
+import { foldEvents, type Decider } from '../src/domain/decider.ts';
+import { DomainError } from '../src/domain/errors.ts';
+
+const now = new Date('2026-01-02T03:04:05.000Z');
+const at = now.toISOString();
+const created: CustomerEvent = { type: 'CustomerCreated', data: {
+  firstName: 'Ana', lastName: 'Pérez', email: 'ana@example.com', documentNumber: '12345678-9', documentType: 'RUT',
+  customerId: 'k1', clientId: 'c1', operationLevel: 'BASIC', autoCreated: false, createdAt: at,
+} };
+const uploaded = (documentId: string): CustomerEvent => ({ type: 'CustomerDocumentAdded', data: { customerId: 'k1', addedAt: at,
+  document: { documentId, type: 'ID_FRONT', url: 'https://files.example.com/a.png', contentType: 'image/png', status: 'UPLOADED', uploadedAt: at } } });
+const pending = (documentId: string): CustomerEvent => ({ type: 'CustomerDocumentAdded', data: { customerId: 'k1', addedAt: at,
+  document: { documentId, type: 'ID_BACK', url: null, contentType: null, status: 'PENDING_UPLOAD', uploadedAt: null } } });
+const approved = (documentId: string): CustomerEvent => ({ type: 'CustomerDocumentApproved', data: { customerId: 'k1', documentId, decidedAt: at } });
+const snapshot = (overrides: Partial<CustomerLevelChangedData>): CustomerEvent => ({ type: 'CustomerLevelChanged', data: {
+  customerId: 'k1', clientId: 'c1', firstName: 'Ana', lastName: 'Pérez', email: 'ana@example.com', documentNumber: '12345678-9',
+  operationLevel: 'BASIC', previousOperationLevel: 'BASIC', autoCreated: false, documentsCount: 0, isDocumented: false,
+  reason: 'OPERATION_LEVEL', changedAt: at, ...overrides,
+} });
+
+function scenario<C, E extends { type: string; data: unknown }, S>(decider: Decider<C, E, S>) {
+  return (events: E[]) => ({
+    when(command: C) {
+      const state = foldEvents(decider, events);
+      return {
+        then: (expected: E[]) => expect(decider.decide(command, state)).to.deep.equal(expected),
+        thenRefused: (kind: DomainError['kind'], message: RegExp) => {
+          try {
+            decider.decide(command, state);
+            expect.fail('command should have been refused');
+          } catch (error) {
+            expect(error).to.be.instanceOf(DomainError);
+            expect((error as DomainError).kind).to.equal(kind);
+            expect((error as DomainError).message).to.match(message);
+          }
+        },
+      };
+    },
+  });
+}
+
+const given = scenario<CustomerCommand, CustomerEvent, CustomerState>(customerDecider);
+const givenReservation = scenario<DocumentNumberCommand, DocumentNumberEvent, DocumentNumberState>(documentNumberDecider);
+
+describe('customer decider', () => {
+  it('creates once, BASIC and not auto-created, with the email in lower case', () => {
+    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, now,
+      fields: { firstName: 'Ana', lastName: 'Pérez', email: 'Ana@Example.COM', documentNumber: '12345678-9', documentType: 'RUT' } })
+      .then([created]);
+    given([created]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, now, fields: { email: 'x@example.com' } })
+      .thenRefused('alreadyExists', /already exists/);
+  });
+
+  it('needs a documentNumber or an email', () => {
+    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, now, fields: { firstName: 'Ana' } })
+      .thenRefused('invalid', /documentNumber or email/);
+    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: true, now, fields: { documentNumber: '123' } })
+      .then([{ type: 'CustomerCreated', data: { documentNumber: '123', customerId: 'k1', clientId: 'c1', operationLevel: 'BASIC', autoCreated: true, createdAt: at } }]);
+  });
+
+  it('refuses every change to a customer that does not exist', () => {
+    given([]).when({ type: 'UpdateCustomer', changes: { firstName: 'B' }, now }).thenRefused('notFound', /not found/);
+    given([]).when({ type: 'AddDocument', documentId: 'd1', document: { type: 'ID_FRONT' }, now }).thenRefused('notFound', /not found/);
+    given([]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now }).thenRefused('notFound', /not found/);
+    given([]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenRefused('notFound', /not found/);
+  });
+
+  it('records only the fields that change, and the previous document number when it changes', () => {
+    given([created]).when({ type: 'UpdateCustomer', changes: { firstName: 'Ana', lastName: 'Soto', email: 'ANA@example.com' }, now })
+      .then([{ type: 'CustomerUpdated', data: { customerId: 'k1', changes: { lastName: 'Soto' }, updatedAt: at } }]);
+    given([created]).when({ type: 'UpdateCustomer', changes: { documentNumber: '999' }, now })
+      .then([{ type: 'CustomerUpdated', data: { customerId: 'k1', changes: { documentNumber: '999' }, previousDocumentNumber: '12345678-9', updatedAt: at } }]);
+    given([created]).when({ type: 'UpdateCustomer', changes: { firstName: 'Ana', documentNumber: '12345678-9' }, now }).then([]);
+  });
+
+  it('adds documents: PENDING_UPLOAD without a url, UPLOADED (with uploadedAt) with one', () => {
+    given([created]).when({ type: 'AddDocument', documentId: 'd1', document: { type: 'ID_BACK' }, now }).then([pending('d1')]);
+    given([created]).when({ type: 'AddDocument', documentId: 'd1', now,
+      document: { type: 'ID_FRONT', url: 'https://files.example.com/a.png', contentType: 'image/png' } }).then([uploaded('d1')]);
+  });
+
+  it('the first approval documents the customer and records one level change; later approvals do not', () => {
+    given([created, uploaded('d1')]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now })
+      .then([approved('d1'), snapshot({ reason: 'DOCUMENTED', isDocumented: true, documentsCount: 1 })]);
+    const documented = [created, uploaded('d1'), approved('d1'), snapshot({ reason: 'DOCUMENTED', isDocumented: true, documentsCount: 1 }), uploaded('d2')];
+    given(documented).when({ type: 'DecideDocument', documentId: 'd2', decision: 'APPROVED', now }).then([approved('d2')]);
+  });
+
+  it('a rejection records only the rejection', () => {
+    given([created, uploaded('d1')]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'REJECTED', now })
+      .then([{ type: 'CustomerDocumentRejected', data: { customerId: 'k1', documentId: 'd1', decidedAt: at } }]);
+  });
+
+  it('decides only UPLOADED documents that exist', () => {
+    given([created, pending('d1')]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now })
+      .thenRefused('failedPrecondition', /PENDING_UPLOAD/);
+    given([created, uploaded('d1'), approved('d1')]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'REJECTED', now })
+      .thenRefused('failedPrecondition', /APPROVED/);
+    given([created]).when({ type: 'DecideDocument', documentId: 'nope', decision: 'APPROVED', now }).thenRefused('notFound', /document nope/);
+  });
+
+  it('every operation-level change records a level change; the same level records nothing', () => {
+    given([created, uploaded('d1')]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now })
+      .then([snapshot({ operationLevel: 'FULL', documentsCount: 1 })]);
+    const full = snapshot({ operationLevel: 'FULL' });
+    given([created, full]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).then([]);
+    given([created, full]).when({ type: 'ChangeOperationLevel', operationLevel: 'INACTIVE', now })
+      .then([snapshot({ operationLevel: 'INACTIVE', previousOperationLevel: 'FULL' })]);
+  });
+
+  it('level changes never carry document URLs', () => {
+    const events = customerDecider.decide({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now },
+      foldEvents(customerDecider, [created, uploaded('d1')]));
+    expect(JSON.stringify(events[1])).not.to.include('https://');
+  });
+});
+
+describe('document number reservation decider', () => {
+  const reserve = (customerId: string): DocumentNumberCommand =>
+    ({ type: 'ReserveDocumentNumber', clientId: 'c1', documentNumber: '123', customerId, now });
+  const release = (customerId: string): DocumentNumberCommand =>
+    ({ type: 'ReleaseDocumentNumber', clientId: 'c1', documentNumber: '123', customerId, now });
+  const reserved = (customerId: string): DocumentNumberEvent =>
+    ({ type: 'CustomerDocumentNumberReserved', data: { clientId: 'c1', documentNumber: '123', customerId, at } });
+  const released = (customerId: string): DocumentNumberEvent =>
+    ({ type: 'CustomerDocumentNumberReleased', data: { clientId: 'c1', documentNumber: '123', customerId, at } });
+
+  it('one holder at a time; the holder reserving again changes nothing', () => {
+    givenReservation([]).when(reserve('k1')).then([reserved('k1')]);
+    givenReservation([reserved('k1')]).when(reserve('k1')).then([]);
+    givenReservation([reserved('k1')]).when(reserve('k2')).thenRefused('alreadyExists', /already belongs to customer k1/);
+  });
+
+  it('only the holder releases; a released number can be taken again', () => {
+    givenReservation([reserved('k1')]).when(release('k2')).then([]);
+    givenReservation([reserved('k1')]).when(release('k1')).then([released('k1')]);
+    givenReservation([reserved('k1'), released('k1')]).when(reserve('k2')).then([reserved('k2')]);
+  });
+});
