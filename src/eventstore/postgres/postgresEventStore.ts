@@ -67,7 +67,24 @@ export class PostgresEventStore implements EventStore {
       : null;
   }
 
+  /** Tail of the queue of this process's 'any'/'stream_exists' appends, per stream. */
+  private readonly streamQueues = new Map<string, Promise<unknown>>();
+
   async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (expected !== 'any' && expected !== 'stream_exists') return this.appendOnce(stream, events, expected);
+    // Appends that must not fail on a race are queued per stream inside the process, so writers of one
+    // process never race each other; the retry below only has to absorb other processes.
+    const previous = this.streamQueues.get(stream) ?? Promise.resolve();
+    const mine = previous.catch(() => undefined).then(() => this.appendOnce(stream, events, expected));
+    this.streamQueues.set(stream, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.streamQueues.get(stream) === mine) this.streamQueues.delete(stream);
+    }
+  }
+
+  private async appendOnce(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (stream.length === 0 || stream.length > 200) throw new RangeError('stream name must have 1 to 200 characters');
     if (events.length === 0) throw new RangeError('append needs at least one event');
     if (events.length > MAX_EVENTS_PER_APPEND) throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append`);
