@@ -103,11 +103,12 @@ for (const target of eventStoreTargets()) {
         });
       }
 
-      it('20 concurrent appends expecting any all succeed with distinct revisions', async () => {
+      it('200 concurrent appends expecting any, or stream_exists, all succeed with distinct revisions', async () => {
         const stream = uniqueStream();
-        await Promise.all(Array.from({ length: 20 }, (_, i) => store.append(stream, [ev('Any', { i })], 'any')));
+        await store.append(stream, [ev('Opened')], 'no_stream');
+        await Promise.all(Array.from({ length: 200 }, (_, i) => store.append(stream, [ev('Any', { i })], i % 2 ? 'any' : 'stream_exists')));
         const events = await store.readStream(stream);
-        expect(events.map((e) => e.revision)).to.deep.equal(Array.from({ length: 20 }, (_, i) => BigInt(i)));
+        expect(events.map((e) => e.revision)).to.deep.equal(Array.from({ length: 201 }, (_, i) => BigInt(i)));
       });
     });
 
