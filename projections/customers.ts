@@ -88,6 +88,13 @@ export const customersProjector = defineProjector({
       }).execute();
       await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
     },
+    async CustomerDocumentUploaded(trx, event) {
+      const d = event.data as Data<'CustomerDocumentUploaded'>;
+      await trx.updateTable('customer_documents')
+        .set({ url: d.url, content_type: d.contentType, status: 'UPLOADED', uploaded_at: d.uploadedAt })
+        .where('customer_id', '=', d.customerId).where('document_id', '=', d.documentId).execute();
+      await trx.updateTable('customers').set({ updated_at: d.uploadedAt }).where('customer_id', '=', d.customerId).execute();
+    },
     async CustomerDocumentApproved(trx, event) {
       await decide(trx, event.data as Data<'CustomerDocumentApproved'>, 'APPROVED');
     },

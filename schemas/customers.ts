@@ -40,6 +40,13 @@ export const updateCustomerSchema = {
 } as const;
 export type UpdateCustomer = FromSchema<typeof updateCustomerSchema>;
 
+/** Where a document's file is and what it holds: the same rules on creation and on a later upload. */
+const documentFileProperties = {
+  url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
+  contentType: { type: 'string', pattern: '^[A-Za-z0-9][\\w.+-]*/[A-Za-z0-9][\\w.+-]*$', maxLength: 128,
+    description: 'media type, e.g. image/png or application/pdf' },
+} as const;
+
 export const addCustomerDocumentSchema = {
   title: 'AddCustomerDocument',
   description: 'Without url the document waits for its upload (PENDING_UPLOAD); with one it is UPLOADED.',
@@ -48,12 +55,20 @@ export const addCustomerDocumentSchema = {
   required: ['type'],
   properties: {
     type: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,39}$', description: 'kind of document, e.g. ID_FRONT, ID_BACK, PASSPORT, PROOF_OF_ADDRESS' },
-    url: { type: 'string', format: 'uri', pattern: '^https?://', maxLength: 2048 },
-    contentType: { type: 'string', pattern: '^[A-Za-z0-9][\\w.+-]*/[A-Za-z0-9][\\w.+-]*$', maxLength: 128,
-      description: 'media type, e.g. image/png or application/pdf' },
+    ...documentFileProperties,
   },
 } as const;
 export type AddCustomerDocument = FromSchema<typeof addCustomerDocumentSchema>;
+
+export const uploadCustomerDocumentSchema = {
+  title: 'UploadCustomerDocument',
+  description: 'The uploaded file of a document that is PENDING_UPLOAD, or UPLOADED and not yet decided (a re-upload).',
+  type: 'object',
+  additionalProperties: false,
+  required: ['url'],
+  properties: documentFileProperties,
+} as const;
+export type UploadCustomerDocument = FromSchema<typeof uploadCustomerDocumentSchema>;
 
 export const documentDecisionBodySchema = {
   title: 'CustomerDocumentDecision',

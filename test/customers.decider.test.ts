@@ -104,6 +104,42 @@ describe('customer decider', () => {
     given([created]).when({ type: 'DecideDocument', documentId: 'nope', decision: 'APPROVED', now }).thenRefused('notFound', /document nope/);
   });
 
+  describe('uploading a document', () => {
+    const upload = (documentId: string, url: string, contentType?: string): CustomerCommand =>
+      ({ type: 'UploadDocument', documentId, upload: { url, ...(contentType ? { contentType } : {}) }, now });
+    const uploadedLater = (documentId: string, url: string, contentType: string | null): CustomerEvent =>
+      ({ type: 'CustomerDocumentUploaded', data: { customerId: 'k1', documentId, url, contentType, uploadedAt: at } });
+
+    it('a PENDING_UPLOAD document becomes UPLOADED, and can then be decided', () => {
+      given([created, pending('d1')]).when(upload('d1', 'https://files.example.com/back.pdf', 'application/pdf'))
+        .then([uploadedLater('d1', 'https://files.example.com/back.pdf', 'application/pdf')]);
+      given([created, pending('d1')]).when(upload('d1', 'https://files.example.com/back.png'))
+        .then([uploadedLater('d1', 'https://files.example.com/back.png', null)]);
+      given([created, pending('d1'), uploadedLater('d1', 'https://files.example.com/back.png', null)])
+        .when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now })
+        .then([approved('d1'), snapshot({ reason: 'DOCUMENTED', isDocumented: true, documentsCount: 1 })]);
+    });
+
+    it('an UPLOADED document not yet decided can be uploaded again', () => {
+      given([created, uploaded('d1')]).when(upload('d1', 'https://files.example.com/b.png', 'image/png'))
+        .then([uploadedLater('d1', 'https://files.example.com/b.png', 'image/png')]);
+      given([created, pending('d1'), uploadedLater('d1', 'https://files.example.com/1.png', null)])
+        .when(upload('d1', 'https://files.example.com/2.png')).then([uploadedLater('d1', 'https://files.example.com/2.png', null)]);
+    });
+
+    it('is refused once the document is decided, naming its status', () => {
+      given([created, uploaded('d1'), approved('d1')]).when(upload('d1', 'https://files.example.com/b.png'))
+        .thenRefused('failedPrecondition', /APPROVED/);
+      given([created, uploaded('d1'), { type: 'CustomerDocumentRejected', data: { customerId: 'k1', documentId: 'd1', decidedAt: at } }])
+        .when(upload('d1', 'https://files.example.com/b.png')).thenRefused('failedPrecondition', /REJECTED/);
+    });
+
+    it('is refused for an unknown document or customer', () => {
+      given([created, pending('d1')]).when(upload('nope', 'https://files.example.com/b.png')).thenRefused('notFound', /document nope/);
+      given([]).when(upload('d1', 'https://files.example.com/b.png')).thenRefused('notFound', /customer not found/);
+    });
+  });
+
   it('every operation-level change records a level change; the same level records nothing', () => {
     given([created, uploaded('d1')]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now })
       .then([snapshot({ operationLevel: 'FULL', documentsCount: 1 })]);

@@ -16,6 +16,8 @@ for (const target of databaseTargets()) {
     const get = (headers: Record<string, string>, id: string) => service.request('GET', `/customers/${id}`, { headers });
     const addDocument = (id: string, body: Record<string, unknown>) =>
       service.request('POST', `/customers/${id}/documents`, { headers: asAlice, body });
+    const upload = (headers: Record<string, string>, id: string, documentId: string, body: Record<string, unknown>) =>
+      service.request('PATCH', `/customers/${id}/documents/${documentId}`, { headers, body });
     const decide = (id: string, documentId: string, decision: string) =>
       service.operator('POST', `/operator/customers/${id}/documents/${documentId}/decision`, { decision });
     const levelChanges = async (customerId: string) => (await database.query<{ data: Record<string, unknown> }>(
@@ -114,6 +116,10 @@ for (const target of databaseTargets()) {
         ['POST', `/customers/${id}/documents`, { type: 'ID_FRONT', url: 'not a url' }, /url/, false],
         ['POST', `/customers/${id}/documents`, { type: 'ID_FRONT', contentType: 'png' }, /contentType/, false],
         ['POST', `/customers/${id}/documents`, { type: 'ID_FRONT', extra: 1 }, /extra/, false],
+        ['PATCH', `/customers/${id}/documents/d1`, {}, /url/, false],
+        ['PATCH', `/customers/${id}/documents/d1`, { url: 'not a url' }, /url/, false],
+        ['PATCH', `/customers/${id}/documents/d1`, { url: 'https://files.example.com/a.png', contentType: 'png' }, /contentType/, false],
+        ['PATCH', `/customers/${id}/documents/d1`, { url: 'https://files.example.com/a.png', type: 'ID_FRONT' }, /type/, false],
         ['POST', `/operator/customers/${id}/operation-level`, { operationLevel: 'PLATINUM' }, /operationLevel/, true],
         ['POST', `/operator/customers/${id}/documents/d1/decision`, { decision: 'MAYBE' }, /decision/, true],
       ] as Array<[string, string, Record<string, unknown>, RegExp, boolean]>) {
@@ -180,6 +186,63 @@ for (const target of databaseTargets()) {
       expect(again.status).to.equal(422);
       expect(again.body.message).to.match(/APPROVED/);
       expect(await levelChanges(id)).to.have.length(1);
+    });
+
+    it('a document added without url is uploaded with PATCH, then decided; once decided it cannot change', async () => {
+      const id = (await create(asAlice, { email: 'uploader@example.com', documentNumber: 'UPL-1' })).body.id as string;
+      const document = (await addDocument(id, { type: 'ID_BACK' })).body;
+      expect(document).to.include({ status: 'PENDING_UPLOAD', url: null, uploadedAt: null });
+
+      const early = await decide(id, document.id, 'APPROVED');
+      expect(early.status).to.equal(422);
+      expect(early.body.message).to.match(/PENDING_UPLOAD/);
+
+      const first = await upload(asAlice, id, document.id, { url: 'https://files.example.com/back-1.png' });
+      expect(first.status).to.equal(200);
+      expect(first.body).to.include({ id: document.id, type: 'ID_BACK', url: 'https://files.example.com/back-1.png', contentType: null,
+        status: 'UPLOADED' });
+      expect(Date.parse(first.body.uploadedAt)).to.be.a('number').and.not.NaN;
+
+      // Before a decision the file can be replaced.
+      const second = await upload(asAlice, id, document.id, { url: 'https://files.example.com/back-2.pdf', contentType: 'application/pdf' });
+      expect(second.status).to.equal(200);
+      expect(second.body).to.include({ id: document.id, url: 'https://files.example.com/back-2.pdf', contentType: 'application/pdf',
+        status: 'UPLOADED' });
+      expect(second.body.uploadedAt >= first.body.uploadedAt).to.equal(true);
+      expect((await get(asAlice, id)).body.documents).to.deep.equal([second.body]);
+      const uploads = (await database.query<{ data: Record<string, unknown> }>(
+        `SELECT data FROM events WHERE type = 'CustomerDocumentUploaded' AND stream = $1 ORDER BY global_position`, [`customer-${id}`])).rows
+        .map((r) => r.data);
+      expect(uploads).to.deep.equal([
+        { customerId: id, documentId: document.id, url: 'https://files.example.com/back-1.png', contentType: null, uploadedAt: first.body.uploadedAt },
+        { customerId: id, documentId: document.id, url: 'https://files.example.com/back-2.pdf', contentType: 'application/pdf',
+          uploadedAt: second.body.uploadedAt },
+      ]);
+
+      const approved = await decide(id, document.id, 'APPROVED');
+      expect(approved.status).to.equal(200);
+      expect(approved.body.isDocumented).to.equal(true);
+      expect(approved.body.documents).to.deep.equal([{ ...second.body, status: 'APPROVED' }]);
+      const changes = await levelChanges(id);
+      expect(changes).to.have.length(1);
+      expect(changes[0]).to.deep.include({ reason: 'DOCUMENTED', isDocumented: true, documentsCount: 1 });
+      expect(JSON.stringify(changes[0])).not.to.include('https://');
+
+      const before = await service.eventCount();
+      const late = await upload(asAlice, id, document.id, { url: 'https://files.example.com/back-3.png' });
+      expect(late.status).to.equal(422);
+      expect(late.body.message).to.match(/APPROVED/);
+      expect((await get(asAlice, id)).body).to.deep.equal(approved.body);
+
+      // Another client's customer, and an unknown document or customer, are 404s.
+      for (const [headers, customerId, documentId] of [
+        [asBob, id, document.id], [asAlice, id, 'no-such-document'], [asAlice, 'does-not-exist', document.id],
+      ] as Array<[Record<string, string>, string, string]>) {
+        const response = await upload(headers, customerId, documentId, { url: 'https://files.example.com/other.png' });
+        expect(response.status, `${customerId}/${documentId}`).to.equal(404);
+        expect(response.body.error).to.equal('notFound');
+      }
+      expect(await service.eventCount()).to.equal(before);
     });
 
     it('a rejected document changes nothing but its own status', async () => {

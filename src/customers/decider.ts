@@ -1,4 +1,4 @@
-import type { AddCustomerDocument, CreateCustomer, UpdateCustomer } from '../../schemas/customers.ts';
+import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import type {
@@ -12,6 +12,7 @@ export type CustomerCommand =
   | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CreateCustomer; autoCreated: boolean; now: Date }
   | { type: 'UpdateCustomer'; changes: UpdateCustomer; now: Date }
   | { type: 'AddDocument'; documentId: string; document: AddCustomerDocument; now: Date }
+  | { type: 'UploadDocument'; documentId: string; upload: UploadCustomerDocument; now: Date }
   | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
   | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date };
 
@@ -97,6 +98,17 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
           status: url ? 'UPLOADED' : 'PENDING_UPLOAD', uploadedAt: url ? at : null,
         } } }];
       }
+      case 'UploadDocument': {
+        const { customerId } = live(state);
+        const document = state.documents.find((d) => d.documentId === command.documentId);
+        if (!document) throw domainNotFound(`document ${command.documentId} of customer ${customerId} not found`);
+        if (document.status !== 'PENDING_UPLOAD' && document.status !== 'UPLOADED') {
+          throw domainPrecondition(`document ${command.documentId} is ${document.status}; only a PENDING_UPLOAD or UPLOADED document can be uploaded`);
+        }
+        return [{ type: 'CustomerDocumentUploaded', data: {
+          customerId, documentId: command.documentId, url: command.upload.url, contentType: command.upload.contentType ?? null, uploadedAt: at,
+        } }];
+      }
       case 'DecideDocument': {
         const { customerId } = live(state);
         const document = state.documents.find((d) => d.documentId === command.documentId);
@@ -132,6 +144,8 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
         return { ...state, payer: { ...state.payer, ...event.data.changes } };
       case 'CustomerDocumentAdded':
         return { ...state, documents: [...state.documents, { documentId: event.data.document.documentId, status: event.data.document.status }] };
+      case 'CustomerDocumentUploaded':
+        return { ...state, documents: state.documents.map((d) => d.documentId === event.data.documentId ? { ...d, status: 'UPLOADED' } : d) };
       case 'CustomerDocumentApproved':
       case 'CustomerDocumentRejected': {
         const status = event.type === 'CustomerDocumentApproved' ? 'APPROVED' : 'REJECTED';

@@ -46,6 +46,10 @@ export type CustomerEvent =
     customerId: string; changes: UpdateCustomer; previousDocumentNumber?: string | null; updatedAt: string;
   } }
   | { type: 'CustomerDocumentAdded'; data: { customerId: string; document: CustomerDocument; addedAt: string } }
+  /** A file for a document added without one, or a new file for an UPLOADED document not yet decided. */
+  | { type: 'CustomerDocumentUploaded'; data: {
+    customerId: string; documentId: string; url: string; contentType: string | null; uploadedAt: string;
+  } }
   | { type: 'CustomerDocumentApproved'; data: { customerId: string; documentId: string; decidedAt: string } }
   | { type: 'CustomerDocumentRejected'; data: { customerId: string; documentId: string; decidedAt: string } }
   /** The first approved document, or any change of operationLevel. */

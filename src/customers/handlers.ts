@@ -3,7 +3,7 @@
  * document number is reserved in its own stream before a customer takes it, and released once it moves on.
  */
 import type { Kysely } from 'kysely';
-import type { AddCustomerDocument, CreateCustomer, UpdateCustomer } from '../../schemas/customers.ts';
+import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
@@ -78,6 +78,13 @@ export async function addCustomerDocument(
   const { position } = await run(services, customerId, { type: 'AddDocument', documentId, document, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
   return documentId;
+}
+
+export async function uploadCustomerDocument(
+  services: Services, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
+): Promise<void> {
+  const { position } = await run(services, customerId, { type: 'UploadDocument', documentId, upload, now: services.runtime.now() }, metadata);
+  await services.readYourWrites(position);
 }
 
 export async function decideCustomerDocument(

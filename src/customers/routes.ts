@@ -3,8 +3,8 @@ import type { Request } from 'express';
 import {
   addCustomerDocumentSchema, createCustomerSchema, customerDocumentParamsSchema, customerDocumentSchema, customerPageSchema,
   customerSchema, documentDecisionBodySchema, listCustomersQuerySchema, operationLevelBodySchema, updateCustomerSchema,
-  type AddCustomerDocument, type CreateCustomer, type CustomerDocumentParams, type DocumentDecisionBody, type ListCustomersQuery,
-  type OperationLevelBody, type UpdateCustomer,
+  uploadCustomerDocumentSchema, type AddCustomerDocument, type CreateCustomer, type CustomerDocumentParams, type DocumentDecisionBody,
+  type ListCustomersQuery, type OperationLevelBody, type UpdateCustomer, type UploadCustomerDocument,
 } from '../../schemas/customers.ts';
 import { idParamSchema, type IdParams } from '../../schemas/common.ts';
 import { customerDocumentRecord, customerRecords, type CustomerDocumentRow, type CustomerRow } from '../../projections/customers.ts';
@@ -15,6 +15,7 @@ import { missingParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
   addCustomerDocument, changeCustomerOperationLevel, createCustomer, decideCustomerDocument, ownedCustomer, updateCustomer,
+  uploadCustomerDocument,
 } from './handlers.ts';
 
 const tags = ['Customers'];
@@ -31,6 +32,12 @@ export function customerRoutes(services: Services): AnyRoute[] {
     const row = await db.selectFrom('customers').selectAll().where('customer_id', '=', customerId).executeTakeFirst() as CustomerRow | undefined;
     if (!row) throw notFound(`customer ${customerId} not found`);
     return row;
+  };
+  const documentRecordOf = async (customerId: string, documentId: string) => {
+    const row = await db.selectFrom('customer_documents').selectAll()
+      .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst() as CustomerDocumentRow | undefined;
+    if (!row) throw notFound(`document ${documentId} not found`);
+    return customerDocumentRecord(row);
   };
   const operatorMeta = (req: Request, row: CustomerRow) => ({ actor: 'operator', correlationId: req.id, clientId: row.client_id });
 
@@ -105,10 +112,26 @@ export function customerRoutes(services: Services): AnyRoute[] {
         const { id } = params as IdParams;
         await ownedCustomer(db, clientIdOf(req), id);
         const documentId = await addCustomerDocument(services, id, body as AddCustomerDocument, meta(req));
-        const row = await db.selectFrom('customer_documents').selectAll()
-          .where('customer_id', '=', id).where('document_id', '=', documentId).executeTakeFirst() as CustomerDocumentRow | undefined;
-        if (!row) throw notFound(`document ${documentId} not found`);
-        return { status: 201, body: customerDocumentRecord(row) };
+        return { status: 201, body: await documentRecordOf(id, documentId) };
+      },
+    }),
+    defineRoute({
+      method: 'patch', path: '/customers/:id/documents/:documentId', operationId: 'uploadCustomerDocument',
+      summary: 'Upload the file of a customer’s document',
+      description: 'For a document added without url (PENDING_UPLOAD), or an UPLOADED one not yet decided (a re-upload): ' +
+        'it becomes UPLOADED with this url and contentType, uploadedAt set, and an operator can approve or reject it. ' +
+        'An APPROVED or REJECTED document cannot change (422).',
+      tags, access: 'client', schemas: { params: customerDocumentParamsSchema, body: uploadCustomerDocumentSchema },
+      responses: {
+        200: { description: 'the document', schema: customerDocumentSchema },
+        404: { description: 'no such customer for this client, or no such document of it', schema: errorSchema },
+        422: { description: 'the document is already APPROVED or REJECTED', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const { id, documentId } = params as CustomerDocumentParams;
+        await ownedCustomer(db, clientIdOf(req), id);
+        await uploadCustomerDocument(services, id, documentId, body as UploadCustomerDocument, meta(req));
+        return { status: 200, body: await documentRecordOf(id, documentId) };
       },
     }),
     defineRoute({
