@@ -7,6 +7,7 @@ import { clientRoutes } from '../clients/routes.ts';
 import { identityRoutes } from '../identities/routes.ts';
 import { customerRoutes } from '../customers/routes.ts';
 import { accountRoutes } from '../accounts/routes.ts';
+import { catalogRoutes } from '../catalog/routes.ts';
 import { errorHandler, unknownRoute } from './errors.ts';
 import { metricsMiddleware } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -22,7 +23,7 @@ export interface AppOptions {
 }
 
 export function allRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
-  return [...systemRoutes(services, document), ...clientRoutes(services), ...identityRoutes(services), ...customerRoutes(services), ...accountRoutes(services)];
+  return [...systemRoutes(services, document), ...clientRoutes(services), ...identityRoutes(services), ...customerRoutes(services), ...accountRoutes(services), ...catalogRoutes(services)];
 }
 
 export function createApp(services: Services, options: AppOptions = {}): { app: Express; routes: AnyRoute[] } {

@@ -1,0 +1,134 @@
+/** The Discovery endpoints: what can be paid in and out, through which banks, and at which rates. */
+import type { Request } from 'express';
+import {
+  availableProductsSchema, bankListSchema, countryParamSchema, destinationListSchema, emptyQuerySchema, originListSchema,
+  paymentDestinationsQuerySchema, paymentOriginsQuerySchema,
+  type CountryParams, type DestinationItem, type OriginItem, type PaymentDestinationsQuery, type PaymentOriginsQuery,
+} from '../../schemas/catalog.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { invalidParam, notFound } from '../http/errors.ts';
+import { loadCatalog, type CatalogNodeType } from './catalog.ts';
+
+const tags = ['Discovery'];
+const error = { $ref: '#/components/schemas/Error' } as const;
+
+export function catalogRoutes(services: Services): AnyRoute[] {
+  const catalog = loadCatalog();
+  const db = services.storage.database.db;
+
+  /** The currency of the caller's account, or a 404 (another client's account is unknown too). */
+  async function accountCurrency(req: Request, accountNumber: string): Promise<string> {
+    const row = await scopedTo(db, 'accounts', clientIdOf(req)).where('account_number', '=', accountNumber).executeTakeFirst();
+    if (!row) throw notFound(`account ${accountNumber} not found`);
+    return row.currency as string;
+  }
+
+  /** The currency a query narrows to: its `currency`, its account's, or none; both must agree. */
+  async function narrowedCurrency(req: Request, accountNumber?: string, currency?: string): Promise<string | undefined> {
+    if (accountNumber === undefined) return currency;
+    const ofAccount = await accountCurrency(req, accountNumber);
+    if (currency !== undefined && currency !== ofAccount) {
+      throw invalidParam(`query parameter currency ${currency} does not match account ${accountNumber} (${ofAccount})`);
+    }
+    return ofAccount;
+  }
+
+  const feeOf = (type: CatalogNodeType) => ({
+    name: 'TRANSACTION' as const, type: type.fee.type, value: type.fee.value,
+    ...(type.fee.currency ? { currency: type.fee.currency } : {}),
+  });
+  const limitsOf = (type: CatalogNodeType, currency: string) => ({
+    minAmount: type.minAmount[currency]!, maxAmount: type.maxAmount[currency]!,
+  });
+  const currenciesOf = (currency?: string) => (currency === undefined ? catalog.currencies() : [currency]);
+
+  return [
+    defineRoute({
+      method: 'get', path: '/payment-origins', operationId: 'listPaymentOrigins', summary: 'Pay-in methods', tags, access: 'client',
+      description: 'Pay-in methods per currency: of `currency`, of the account `accountNumber`, or of every currency. '
+        + 'With `purchaseCurrency`, only currencies with a product `currency:purchaseCurrency`.',
+      schemas: { query: paymentOriginsQuerySchema },
+      responses: {
+        200: { description: 'origin list items', schema: originListSchema },
+        404: { description: 'no such account for this client', schema: error },
+      },
+      async handler({ query: input, req }) {
+        const query = input as PaymentOriginsQuery;
+        const currency = await narrowedCurrency(req, query.accountNumber, query.currency);
+        let currencies = currenciesOf(currency);
+        if (query.purchaseCurrency !== undefined) {
+          const purchase = query.purchaseCurrency;
+          currencies = currencies.filter((c) => catalog.rate(`${c}:${purchase}`) !== undefined);
+          if (currency !== undefined && currencies.length === 0) {
+            throw invalidParam(`query parameter purchaseCurrency ${purchase}: no product ${currency}:${purchase}`);
+          }
+        }
+        const items: OriginItem[] = currencies.flatMap((c) => catalog.methodsFor(c, 'PAY_IN').map((type) => ({
+          type: type.type, origin: type.nodeKey, description: type.description,
+          minimumAmount: type.minAmount[c]!, maximumAmount: type.maxAmount[c]!, currency: c as OriginItem['currency'],
+        })));
+        return { status: 200, body: items };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payment-destinations', operationId: 'listPaymentDestinations', summary: 'Pay-out methods',
+      description: 'Pay-out destinations per currency (of the account `accountNumber`, or all), optionally of one node type.',
+      tags, access: 'client', schemas: { query: paymentDestinationsQuerySchema },
+      responses: {
+        200: { description: 'destination list items', schema: destinationListSchema },
+        404: { description: 'no such account for this client', schema: error },
+      },
+      async handler({ query: input, req }) {
+        const query = input as PaymentDestinationsQuery;
+        const currency = await narrowedCurrency(req, query.accountNumber);
+        const items: DestinationItem[] = currenciesOf(currency).flatMap((c) => catalog.methodsFor(c, 'PAY_OUT')
+          .filter((type) => query.type === undefined || type.type === query.type)
+          .map((type) => ({
+            name: type.description.title, type: type.type, amountOut: type.maxAmount[c]!, currency: c as DestinationItem['currency'],
+            settlement: type.settlement, fee: feeOf(type), limits: limitsOf(type, c),
+          })));
+        return { status: 200, body: items };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/banks/:country', operationId: 'listBanks', summary: 'Banks of a country', tags,
+      access: 'client', schemas: { params: countryParamSchema, query: emptyQuerySchema },
+      responses: {
+        200: { description: 'the banks of the country', schema: bankListSchema },
+        404: { description: 'unknown country, or no banks there', schema: error },
+      },
+      async handler({ params }) {
+        const { country } = params as CountryParams;
+        const banks = catalog.banksOf(country);
+        if (banks.length === 0) throw notFound(`no banks for country ${country}`);
+        return { status: 200, body: banks };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/available-products', operationId: 'listAvailableProducts',
+      summary: 'What can be paid in and out, per currency', tags, access: 'client', schemas: { query: emptyQuerySchema },
+      description: 'Per currency: pay-in and pay-out node types, products (conversions from the currency) with their rate, '
+        + 'and limits and fees per node type.',
+      responses: { 200: { description: 'one entry per currency', schema: availableProductsSchema } },
+      async handler() {
+        const body = catalog.currencies().map((currency) => {
+          const payIn = catalog.methodsFor(currency, 'PAY_IN');
+          const payOut = catalog.methodsFor(currency, 'PAY_OUT');
+          const methods = [...new Set([...payIn, ...payOut])];
+          return {
+            currency,
+            payIn: payIn.map((t) => t.type),
+            payOut: payOut.map((t) => t.type),
+            products: Object.entries(catalog.fxRates).filter(([product]) => product.startsWith(`${currency}:`))
+              .map(([product, exchangeRate]) => ({ product, exchangeRate })),
+            limits: Object.fromEntries(methods.map((t) => [t.type, limitsOf(t, currency)])),
+            fees: Object.fromEntries(methods.map((t) => [t.type, feeOf(t)])),
+          };
+        });
+        return { status: 200, body };
+      },
+    }),
+  ];
+}
