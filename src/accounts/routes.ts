@@ -11,7 +11,7 @@ import { balancesOf } from '../../projections/ledger.ts';
 import { formatAmount, parseAmount } from '../ledger/money.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo } from '../http/tenancy.ts';
 import { invalidParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -59,11 +59,8 @@ export function accountRoutes(services: Services): AnyRoute[] {
         if (from) filtered = filtered.where('created_at', '>=', from);
         if (before) filtered = filtered.where('created_at', '<', before);
         const page = pageRequest(query);
-        const [rows, total] = await Promise.all([
-          filtered.orderBy('created_at', 'desc').orderBy('account_id', 'desc').limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        return { status: 200, body: pageOfResults(await accountRecords(db, rows as AccountRow[]), Number(total?.n ?? 0), page) };
+        const { rows, total } = await newestFirstPage<AccountRow>(filtered, 'account_id', page);
+        return { status: 200, body: pageOfResults(await accountRecords(db, rows), total, page) };
       },
     }),
     defineRoute({

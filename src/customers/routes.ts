@@ -10,7 +10,7 @@ import { idParamSchema, type IdParams } from '../../schemas/common.ts';
 import { customerDocumentRecord, customerRecords, type CustomerDocumentRow, type CustomerRow } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo } from '../http/tenancy.ts';
 import { missingParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
@@ -54,11 +54,8 @@ export function customerRoutes(services: Services): AnyRoute[] {
         if (query.email) filtered = filtered.where('email', '=', query.email.toLowerCase());
         if (query.operationLevel) filtered = filtered.where('operation_level', '=', query.operationLevel);
         const page = pageRequest(query);
-        const [rows, total] = await Promise.all([
-          filtered.orderBy('created_at', 'desc').orderBy('customer_id', 'desc').limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        return { status: 200, body: pageOfResults(await customerRecords(db, rows as CustomerRow[]), Number(total?.n ?? 0), page) };
+        const { rows, total } = await newestFirstPage<CustomerRow>(filtered, 'customer_id', page);
+        return { status: 200, body: pageOfResults(await customerRecords(db, rows), total, page) };
       },
     }),
     defineRoute({

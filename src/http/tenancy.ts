@@ -24,3 +24,17 @@ export async function findOwned<T>(
   if (!row) throw notFound(`${resource} ${id} not found`);
   return row as T;
 }
+
+/**
+ * One page of a tenant query, newest first (`created_at`, then the id column, both descending), and the
+ * number of rows matching the filters.
+ */
+export async function newestFirstPage<Row>(
+  filtered: SelectQueryBuilder<any, any, any>, idColumn: string, page: { limit: number; offset: number },
+): Promise<{ rows: Row[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered.orderBy('created_at', 'desc').orderBy(idColumn, 'desc').limit(page.limit).offset(page.offset).execute(),
+    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+  ]);
+  return { rows: rows as Row[], total: Number((count as { n?: string } | undefined)?.n ?? 0) };
+}

@@ -9,7 +9,7 @@ import { idParamSchema, type IdParams } from '../../schemas/common.ts';
 import { identityRecords, type IdentityRow } from '../../projections/identities.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo } from '../http/tenancy.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import type { Request } from 'express';
@@ -44,11 +44,8 @@ export function identityRoutes(services: Services): AnyRoute[] {
         if (query.country) filtered = filtered.where('country', '=', query.country);
         if (query.status) filtered = filtered.where('status', '=', query.status);
         const page = pageRequest(query);
-        const [rows, total] = await Promise.all([
-          filtered.orderBy('created_at', 'desc').orderBy('identity_id', 'desc').limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        return { status: 200, body: pageOfResults(await identityRecords(db, rows as IdentityRow[]), Number(total?.n ?? 0), page) };
+        const { rows, total } = await newestFirstPage<IdentityRow>(filtered, 'identity_id', page);
+        return { status: 200, body: pageOfResults(await identityRecords(db, rows), total, page) };
       },
     }),
     defineRoute({
