@@ -8,9 +8,10 @@ import { identitiesProjector } from './identities.ts';
 import { customersProjector } from './customers.ts';
 import { accountsProjector } from './accounts.ts';
 import { ledgerProjector } from './ledger.ts';
+import { paymentsProjector } from './payments.ts';
 
 export function allProjectors(): Projector[] {
-  return [clientsProjector, identitiesProjector, customersProjector, accountsProjector, ledgerProjector];
+  return [clientsProjector, identitiesProjector, customersProjector, accountsProjector, paymentsProjector, ledgerProjector];
 }
 
 export function allReactors(): Reactor[] {

@@ -28,6 +28,14 @@ export interface Config {
   rateLimitBurst: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
+  /** USD-equivalent amounts from which a payment of a BASIC / STANDARD payer is reviewed. */
+  reviewThresholdBasicUsd: string;
+  reviewThresholdStandardUsd: string;
+  /** How long an exchange quote (purchaseCurrency ≠ currency) stays payable. */
+  quoteTtlSeconds: number;
+  /** When settlement batches and payment expiry run (cron, seconds field optional). */
+  settlementCron: string;
+  expiryCron: string;
 }
 
 export class ConfigError extends Error {
@@ -48,6 +56,22 @@ function integer(env: Env, name: string, fallback: number, min: number, max: num
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return Number(raw);
+}
+
+function decimal(env: Env, name: string, fallback: string): string {
+  const raw = text(env, name);
+  if (raw === null) return fallback;
+  if (!/^\d{1,15}(\.\d{1,6})?$/.test(raw)) throw new ConfigError(`${name} must be a non-negative decimal like 1000 or 2500.50, got ${JSON.stringify(raw)}`);
+  return raw;
+}
+
+function cronExpression(env: Env, name: string, fallback: string): string {
+  const raw = text(env, name) ?? fallback;
+  const fields = raw.split(/\s+/);
+  if (fields.length < 5 || fields.length > 6 || !fields.every((f) => /^[\d*/,\-A-Za-z?]+$/.test(f))) {
+    throw new ConfigError(`${name} must be a cron expression of 5 or 6 fields, got ${JSON.stringify(raw)}`);
+  }
+  return raw;
 }
 
 function boolean(env: Env, name: string, fallback: boolean): boolean {
@@ -95,5 +119,10 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1_024, 16_777_216),
+    reviewThresholdBasicUsd: decimal(env, 'REVIEW_THRESHOLD_BASIC_USD', '1000'),
+    reviewThresholdStandardUsd: decimal(env, 'REVIEW_THRESHOLD_STANDARD_USD', '10000'),
+    quoteTtlSeconds: integer(env, 'QUOTE_TTL_SECONDS', 900, 0, 604_800),
+    settlementCron: cronExpression(env, 'SETTLEMENT_CRON', '* * * * *'),
+    expiryCron: cronExpression(env, 'EXPIRY_CRON', '* * * * *'),
   };
 }

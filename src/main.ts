@@ -13,7 +13,7 @@ import { openStorage } from './storage.ts';
 import { Metrics } from './http/metrics.ts';
 import { measureAppends } from './eventstore/measured.ts';
 import { createServices } from './http/services.ts';
-import { Scheduler } from './jobs/scheduler.ts';
+import { startBackgroundWork } from './background.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { DEMO_CLIENT_ID, describeCredentials, ensureDemoClient } from './clients/demoClient.ts';
 
@@ -48,11 +48,7 @@ async function main(): Promise<void> {
   const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
   if (demo) await services.readYourWrites(demo.position);
 
-  const scheduler = new Scheduler(logger).add({
-    name: 'purge-idempotency-keys',
-    schedule: '*/10 * * * *',
-    run: () => services.idempotency.purgeExpired(),
-  });
+  const scheduler = startBackgroundWork(services);
 
   const { app } = createApp(services);
   const server = app.listen(config.port, config.host);

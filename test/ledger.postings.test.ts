@@ -156,7 +156,7 @@ describe('ledger postings', () => {
       expect(entriesFor(recorded('AccountOpened', { accountId: 'a1' }))).to.deep.equal([]);
       expect(entriesFor(recorded('toString', {}))).to.deep.equal([]);
       expect(entriesFor(recorded('constructor', {}))).to.deep.equal([]);
-      expect(ledgerEventTypes).to.deep.equal(['AccountAdjusted']);
+      expect(ledgerEventTypes).to.deep.equal(['AccountAdjusted', 'PaymentSettled', 'PaymentUnsettled']);
     });
 
     it('throws (never skips) on a malformed money event', () => {
@@ -191,6 +191,40 @@ describe('ledger postings', () => {
           expect(parseAmount(only!.lines[0]!.amount, currency).equals(toDecimal(amount))).to.equal(true);
           expect(only!.lines[1]!.accountId).to.equal(systemAccountId(currency, 'adjustments'));
         }));
+    });
+  });
+
+  describe('payment settlement', () => {
+    const settled = (data: Record<string, unknown> = {}) => recorded('PaymentSettled', {
+      paymentId: 'p1', from: 'RECEIVED', to: 'SETTLED', at: '2025-01-02T03:04:00.000Z', clientId: 'c1', accountId: 'a1',
+      currency: 'USD', totalAmount: '100.00', feeAmount: '2.90', netAmount: '97.10', settlementBatchId: 'b1', ...data,
+    });
+
+    it('debits clearing the total and credits the account the net and the fees account the fee', () => {
+      const [only] = entriesFor(settled());
+      expect(only!.lines).to.deep.equal([
+        { accountId: 'system:USD:clearing', amount: '-100.00' },
+        { accountId: 'a1', amount: '97.10' },
+        { accountId: 'system:USD:fees', amount: '2.90' },
+      ]);
+      expect(only!.description).to.include('batch b1');
+    });
+
+    it('leaves out a zero fee, and refuses a net and fee that do not make the total', () => {
+      expect(entriesFor(settled({ feeAmount: '0.00', netAmount: '100.00' }))[0]!.lines).to.have.length(2);
+      expect(() => entriesFor(settled({ netAmount: '97.00' }))).to.throw(LedgerInvariantError, /not the total/);
+      expect(() => entriesFor(settled({ accountId: 'system:USD:fees' }))).to.throw(LedgerInvariantError, /system account/);
+    });
+
+    it('parks unreconciled funds in suspense', () => {
+      const [only] = entriesFor(recorded('PaymentUnsettled', {
+        paymentId: 'p1', from: 'RECEIVED', to: 'UNSETTLED', at: '2025-01-02T03:04:00.000Z', clientId: 'c1', currency: 'CLP',
+        receivedAmount: '1500', reason: 'ACCOUNT_NOT_ACTIVE', detail: 'blocked', settlementBatchId: null,
+      }));
+      expect(only!.lines).to.deep.equal([
+        { accountId: 'system:CLP:clearing', amount: '-1500' },
+        { accountId: 'system:CLP:suspense', amount: '1500' },
+      ]);
     });
   });
 });

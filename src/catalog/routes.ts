@@ -9,13 +9,13 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo } from '../http/tenancy.ts';
 import { invalidParam, notFound } from '../http/errors.ts';
-import { loadCatalog, type CatalogNodeType } from './catalog.ts';
+import type { CatalogNodeType } from './catalog.ts';
 
 const tags = ['Discovery'];
 const error = { $ref: '#/components/schemas/Error' } as const;
 
 export function catalogRoutes(services: Services): AnyRoute[] {
-  const catalog = loadCatalog();
+  const { catalog } = services;
   const db = services.storage.database.db;
 
   /** The currency of the caller's account, or a 404 (another client's account is unknown too). */

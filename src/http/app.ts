@@ -8,6 +8,7 @@ import { identityRoutes } from '../identities/routes.ts';
 import { customerRoutes } from '../customers/routes.ts';
 import { accountRoutes } from '../accounts/routes.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
+import { paymentRoutes } from '../payments/routes.ts';
 import { errorHandler, unknownRoute } from './errors.ts';
 import { metricsMiddleware } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
@@ -23,7 +24,9 @@ export interface AppOptions {
 }
 
 export function allRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
-  return [...systemRoutes(services, document), ...clientRoutes(services), ...identityRoutes(services), ...customerRoutes(services), ...accountRoutes(services), ...catalogRoutes(services)];
+  return [...systemRoutes(services, document), ...clientRoutes(services), ...identityRoutes(services), ...customerRoutes(services), ...accountRoutes(services), ...catalogRoutes(services),
+    // After the catalog: its GET /payments/banks/:country and /payments/available-products must win over GET /payments/:id.
+    ...paymentRoutes(services)];
 }
 
 export function createApp(services: Services, options: AppOptions = {}): { app: Express; routes: AnyRoute[] } {

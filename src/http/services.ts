@@ -11,6 +11,9 @@ import { loadSigningKey } from '../clients/signingKey.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import { RateLimiter } from './rateLimit.ts';
 import { Metrics } from './metrics.ts';
+import { loadCatalog, type Catalog } from '../catalog/catalog.ts';
+import type { PaymentProvider } from '../payments/provider.ts';
+import { SandboxProvider } from '../payments/sandbox/provider.ts';
 
 export interface Services {
   config: Config;
@@ -23,6 +26,10 @@ export interface Services {
   tokens: TokenSigner;
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
+  /** The payment catalog (node types, banks, FX rates), loaded and checked once. */
+  catalog: Catalog;
+  /** The payment rails; the sandbox provider until real adapters plug in behind the same port. */
+  provider: PaymentProvider;
   /** Waits (bounded) until the read models include the given append; see READ_YOUR_WRITES_TIMEOUT_MS. */
   readYourWrites(position: Position | null): Promise<void>;
 }
@@ -38,6 +45,8 @@ export async function createServices(deps: {
     tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
     idempotency: new IdempotencyStore(storage.database),
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),
+    catalog: loadCatalog(),
+    provider: new SandboxProvider(config.quoteTtlSeconds),
     // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer
     // (a client retrying after a 5xx would run the command twice).
     async readYourWrites(position) {

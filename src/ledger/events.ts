@@ -28,5 +28,51 @@ export interface AccountAdjusted {
   data: AccountAdjustedData;
 }
 
+/** Fields every status change of a payment carries. Stream: `payment-<paymentId>`. */
+export interface PaymentStatusChange<Status extends string = string> {
+  paymentId: string;
+  from: Status;
+  to: Status;
+  /** ISO 8601 timestamp; the journal entry's `occurredAt`. */
+  at: string;
+}
+
+export type UnsettledReason = 'ACCOUNT_NOT_ACTIVE' | 'AMOUNT_MISMATCH';
+
+/**
+ * A received payment reconciled to its destination account. The ledger posts −totalAmount to
+ * `system:<currency>:clearing` (the provider owes it), +netAmount to the account, +feeAmount (when not zero)
+ * to `system:<currency>:fees`. All three amounts are at the currency's scale; net + fee = total.
+ */
+export interface PaymentSettledData extends PaymentStatusChange {
+  clientId: string;
+  accountId: string;
+  currency: string;
+  totalAmount: string;
+  feeAmount: string;
+  netAmount: string;
+  /** Null for INSTANT settlement; the batch's id otherwise. */
+  settlementBatchId: string | null;
+}
+
+/**
+ * Funds the provider delivered that could not be reconciled (account not ACTIVE, amount differs). The ledger
+ * parks them: −receivedAmount to clearing, +receivedAmount to `system:<currency>:suspense`.
+ */
+export interface PaymentUnsettledData extends PaymentStatusChange {
+  clientId: string;
+  currency: string;
+  receivedAmount: string;
+  reason: UnsettledReason;
+  detail: string;
+  settlementBatchId: string | null;
+}
+
+export const PAYMENT_SETTLED = 'PaymentSettled';
+export const PAYMENT_UNSETTLED = 'PaymentUnsettled';
+
 /** Every event type the ledger turns into journal entries. */
-export type LedgerSourceEvent = AccountAdjusted;
+export type LedgerSourceEvent =
+  | AccountAdjusted
+  | { type: typeof PAYMENT_SETTLED; data: PaymentSettledData }
+  | { type: typeof PAYMENT_UNSETTLED; data: PaymentUnsettledData };

@@ -8,7 +8,9 @@
  */
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
-import { ACCOUNT_ADJUSTED, type AccountAdjustedData } from './events.ts';
+import {
+  ACCOUNT_ADJUSTED, PAYMENT_SETTLED, PAYMENT_UNSETTLED, type AccountAdjustedData, type PaymentSettledData, type PaymentUnsettledData,
+} from './events.ts';
 import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
 
 export const SYSTEM_ACCOUNT_KINDS = ['clearing', 'suspense', 'fees', 'refunds_payable', 'adjustments'] as const;
@@ -150,9 +152,58 @@ function adjustmentEntries(event: RecordedEvent): JournalEntry[] {
   }];
 }
 
+function amountField(event: RecordedEvent, data: object, name: string, currency: string): DecimalValue {
+  try {
+    return parseAmount(field(event, data as Record<string, unknown>, name), currency);
+  } catch (error) {
+    if (error instanceof LedgerInvariantError) throw error;
+    throw new LedgerInvariantError(`${event.type} event ${event.id}: data.${name}: ${(error as Error).message}`);
+  }
+}
+
+function settlementEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as PaymentSettledData;
+  const currency = field(event, data, 'currency');
+  const accountId = field(event, data, 'accountId');
+  const total = amountField(event, data, 'totalAmount', currency);
+  const fee = amountField(event, data, 'feeAmount', currency);
+  const net = amountField(event, data, 'netAmount', currency);
+  if (!net.plus(fee).equals(total)) {
+    throw new LedgerInvariantError(`PaymentSettled event ${event.id}: net ${net} + fee ${fee} is not the total ${total}`);
+  }
+  if (isSystemAccount(accountId)) throw new LedgerInvariantError(`PaymentSettled event ${event.id} credits system account ${accountId}`);
+  const lines: JournalLine[] = [{ accountId: systemAccountId(currency, 'clearing'), amount: formatAmount(total.negated(), currency) }];
+  if (!net.isZero()) lines.push({ accountId, amount: formatAmount(net, currency) });
+  if (!fee.isZero()) lines.push({ accountId: systemAccountId(currency, 'fees'), amount: formatAmount(fee, currency) });
+  const batch = data.settlementBatchId ? ` in batch ${data.settlementBatchId}` : '';
+  return [{
+    entryId: entryIdFor(event.id), currency, occurredAt: field(event, data, 'at'),
+    description: `Settlement of payment ${field(event, data, 'paymentId')}${batch}`,
+    sourceEventId: event.id, clientId: field(event, data, 'clientId'), lines,
+  }];
+}
+
+function unsettledEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as PaymentUnsettledData;
+  const currency = field(event, data, 'currency');
+  const received = amountField(event, data, 'receivedAmount', currency);
+  if (received.isZero()) return [];
+  return [{
+    entryId: entryIdFor(event.id), currency, occurredAt: field(event, data, 'at'),
+    description: `Unreconciled funds of payment ${field(event, data, 'paymentId')} (${field(event, data, 'reason')})`,
+    sourceEventId: event.id, clientId: field(event, data, 'clientId'),
+    lines: [
+      { accountId: systemAccountId(currency, 'clearing'), amount: formatAmount(received.negated(), currency) },
+      { accountId: systemAccountId(currency, 'suspense'), amount: formatAmount(received, currency) },
+    ],
+  }];
+}
+
 /** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
 const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_ADJUSTED, adjustmentEntries],
+  [PAYMENT_SETTLED, settlementEntries],
+  [PAYMENT_UNSETTLED, unsettledEntries],
 ]);
 
 /** The event types that move money; the ledger projector handles exactly these. */

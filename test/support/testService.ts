@@ -18,6 +18,7 @@ import type { Storage } from '../../src/storage.ts';
 import type { AnyRoute } from '../../src/http/route.ts';
 import { checkResponse } from './responseContract.ts';
 import { measureAppends } from '../../src/eventstore/measured.ts';
+import { startBackgroundWork } from '../../src/background.ts';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789';
 
@@ -63,7 +64,11 @@ export interface TestService {
 
 export async function startTestService(
   database: Database,
-  options: AppOptions & { env?: Record<string, string>; runtime?: Runtime } = {},
+  options: AppOptions & {
+    env?: Record<string, string>; runtime?: Runtime;
+    /** Run the scheduled jobs on their cron schedules (tests otherwise call the jobs themselves). */
+    schedule?: boolean;
+  } = {},
 ): Promise<TestService> {
   const config: Config = loadConfig({ OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ...options.env });
   const metrics = new Metrics();
@@ -77,6 +82,7 @@ export async function startTestService(
   const services = await createServices({
     config, logger: silentLogger, runtime: options.runtime ?? systemRuntime, storage, projections, metrics,
   });
+  const scheduler = startBackgroundWork(services, { schedule: options.schedule ?? false });
   const { app, routes } = createApp(services, options);
   const expressRoutes = () => {
     const stack = (app as unknown as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } }).router.stack;
@@ -135,6 +141,7 @@ export async function startTestService(
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await scheduler.stop();
       await projections.stop();
       await store.close();
     },

@@ -1,0 +1,185 @@
+/**
+ * The payment state machine (DESIGN section 10), pure:
+ *
+ *   CREATED ─authorize→ AUTHORIZED ─capture→ CAPTURED ─receive→ RECEIVED ─reconcile→ SETTLED | UNSETTLED
+ *     │  push rails skip authorize/capture: CREATED | PENDING ─receive→ RECEIVED
+ *     ├─ payer action pending → PENDING
+ *     ├─ expiresAt or the quote's time-to-live passes before RECEIVED → EXPIRED
+ *     ├─ provider rejects → FAILED
+ *     └─ review (any non-terminal) → REQUIRES_REVIEW ─approve→ the status it had │ ─reject→ FAILED
+ *
+ * Every move the machine does not allow throws `failedPrecondition` naming the current status. Facts from
+ * outside the stream (the destination account's status, what the provider delivered, the screening of the
+ * payer) arrive in the command, so the decider stays a function of its inputs.
+ */
+import type { Decider } from '../domain/decider.ts';
+import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { formatAmount, toDecimal } from '../ledger/money.ts';
+import {
+  TERMINAL_STATUSES, type ExpiryReason, type PaymentCreatedData, type PaymentDocument, type PaymentEvent,
+  type PaymentStatus,
+} from './events.ts';
+
+/** What the payer's screening decided at creation (customer operation level, amount thresholds, triggers). */
+export type Screening = { outcome: 'CLEAR' } | { outcome: 'REVIEW'; reason: string } | { outcome: 'BLOCK'; reason: string };
+
+/** The destination account as reconciliation finds it. */
+export type DestinationStatus = 'ACTIVE' | 'BLOCKED' | 'PENDING' | 'CLOSED';
+
+export const MAX_REVIEW_DOCUMENTS = 20;
+
+export type PaymentCommand =
+  | { type: 'CreatePayment'; payment: Omit<PaymentCreatedData, 'createdAt'>; screening: Screening; now: Date }
+  | { type: 'MarkPending'; now: Date }
+  | { type: 'Authorize'; now: Date }
+  | { type: 'Capture'; now: Date }
+  /** The provider rejected the payment (a declined card, a refused transfer). */
+  | { type: 'Reject'; reason: string; now: Date }
+  /** The provider delivered `receivedAmount`; INSTANT payments reconcile in the same decision. */
+  | { type: 'Receive'; receivedAmount: string; destination: DestinationStatus; now: Date }
+  /** A settlement batch reconciles a RECEIVED payment whose period is not INSTANT. */
+  | { type: 'Settle'; batchId: string; destination: DestinationStatus; now: Date }
+  | { type: 'Expire'; now: Date }
+  | { type: 'RequireReview'; reason: string; now: Date }
+  | { type: 'ResolveReview'; decision: 'APPROVED' | 'REJECTED'; actor: string; now: Date }
+  | { type: 'AttachDocument'; document: Omit<PaymentDocument, 'attachedAt'>; now: Date };
+
+export interface PaymentState {
+  payment: PaymentCreatedData | null;
+  status: PaymentStatus | null;
+  /** While REQUIRES_REVIEW: the status an approval returns to. */
+  resumeStatus: PaymentStatus | null;
+  receivedAmount: string | null;
+  documents: number;
+}
+
+const BEFORE_RECEIVED: ReadonlySet<PaymentStatus> = new Set(['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED']);
+
+function existing(state: PaymentState): PaymentCreatedData {
+  if (!state.payment || !state.status) throw domainNotFound('payment not found');
+  return state.payment;
+}
+
+function refuse(state: PaymentState, what: string): never {
+  throw domainPrecondition(`payment ${state.payment!.paymentId} is ${state.status}; it cannot ${what}`);
+}
+
+/** The moment the payment stops being payable, and why: the earlier of `expiresAt` and the quote's end. */
+export function expiryOf(payment: PaymentCreatedData): { at: string; reason: ExpiryReason } | null {
+  const candidates: Array<{ at: string; reason: ExpiryReason }> = [];
+  if (payment.expiresAt) candidates.push({ at: payment.expiresAt, reason: 'EXPIRES_AT' });
+  if (payment.exchange) candidates.push({ at: payment.exchange.quoteExpiresAt, reason: 'QUOTE_EXPIRED' });
+  candidates.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
+  return candidates[0] ?? null;
+}
+
+function reconcile(
+  payment: PaymentCreatedData, receivedAmount: string, destination: DestinationStatus,
+  batchId: string | null, at: string,
+): PaymentEvent {
+  const base = { paymentId: payment.paymentId, from: 'RECEIVED' as const, at, clientId: payment.clientId, currency: payment.currency, settlementBatchId: batchId };
+  if (destination !== 'ACTIVE') {
+    return { type: 'PaymentUnsettled', data: { ...base, to: 'UNSETTLED', receivedAmount, reason: 'ACCOUNT_NOT_ACTIVE',
+      detail: `destination account ${payment.accountNumber} is ${destination}` } };
+  }
+  if (!toDecimal(receivedAmount).equals(toDecimal(payment.totalAmount))) {
+    return { type: 'PaymentUnsettled', data: { ...base, to: 'UNSETTLED', receivedAmount, reason: 'AMOUNT_MISMATCH',
+      detail: `received ${receivedAmount} ${payment.currency}, expected ${payment.totalAmount} ${payment.currency}` } };
+  }
+  const net = toDecimal(payment.totalAmount).minus(toDecimal(payment.feeAmount));
+  return { type: 'PaymentSettled', data: { ...base, to: 'SETTLED', accountId: payment.accountId,
+    totalAmount: payment.totalAmount, feeAmount: payment.feeAmount, netAmount: formatAmount(net, payment.currency) } };
+}
+
+export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState> = {
+  initialState: { payment: null, status: null, resumeStatus: null, receivedAmount: null, documents: 0 },
+
+  decide(command, state) {
+    const at = command.now.toISOString();
+    if (command.type === 'CreatePayment') {
+      if (state.payment) throw domainConflict(`a payment with externalId ${JSON.stringify(state.payment.externalId)} already exists`);
+      const payment = { ...command.payment, createdAt: at };
+      const created: PaymentEvent = { type: 'PaymentCreated', data: payment };
+      const moved = { paymentId: payment.paymentId, from: 'CREATED' as const, at };
+      switch (command.screening.outcome) {
+        case 'CLEAR': return [created];
+        case 'BLOCK': return [created, { type: 'PaymentFailed', data: { ...moved, to: 'FAILED', reason: command.screening.reason } }];
+        case 'REVIEW': return [created, { type: 'PaymentReviewRequired', data: { ...moved, to: 'REQUIRES_REVIEW', reason: command.screening.reason } }];
+      }
+    }
+
+    const payment = existing(state);
+    const from = state.status!;
+    const move = (to: PaymentStatus) => ({ paymentId: payment.paymentId, from, to, at });
+    switch (command.type) {
+      case 'MarkPending':
+        if (from !== 'CREATED' || payment.flow !== 'PUSH') refuse(state, 'wait for the payer');
+        return [{ type: 'PaymentPending', data: move('PENDING') }];
+      case 'Authorize':
+        if (payment.flow !== 'CARD') {
+          throw domainPrecondition(`payment ${payment.paymentId} is paid by ${payment.method ?? 'a push transfer'}; only card payments are authorized`);
+        }
+        if (from !== 'CREATED') refuse(state, 'be authorized');
+        return [{ type: 'PaymentAuthorized', data: move('AUTHORIZED') }];
+      case 'Capture':
+        if (payment.flow !== 'CARD') {
+          throw domainPrecondition(`payment ${payment.paymentId} is paid by ${payment.method ?? 'a push transfer'}; only card payments are captured`);
+        }
+        if (from !== 'AUTHORIZED') refuse(state, 'be captured');
+        return [{ type: 'PaymentCaptured', data: move('CAPTURED') }];
+      case 'Reject':
+        if (!BEFORE_RECEIVED.has(from)) refuse(state, 'be rejected by the provider');
+        return [{ type: 'PaymentFailed', data: { ...move('FAILED'), reason: command.reason } }];
+      case 'Receive': {
+        const ready = payment.flow === 'CARD' ? from === 'CAPTURED' : from === 'CREATED' || from === 'PENDING';
+        if (!ready) refuse(state, payment.flow === 'CARD' ? 'be received before it is captured' : 'be received');
+        const received: PaymentEvent = { type: 'PaymentReceived', data: { ...move('RECEIVED'), receivedAmount: command.receivedAmount, currency: payment.currency } };
+        if (payment.settlement !== 'INSTANT') return [received];
+        return [received, reconcile(payment, command.receivedAmount, command.destination, null, at)];
+      }
+      case 'Settle':
+        if (from !== 'RECEIVED') refuse(state, 'be settled');
+        if (payment.settlement === 'INSTANT') throw domainPrecondition(`payment ${payment.paymentId} settles INSTANT, not in a batch`);
+        return [reconcile(payment, state.receivedAmount!, command.destination, command.batchId, at)];
+      case 'Expire': {
+        const resumes = from === 'REQUIRES_REVIEW' ? state.resumeStatus! : from;
+        if (!BEFORE_RECEIVED.has(resumes)) refuse(state, 'expire');
+        const expiry = expiryOf(payment);
+        if (!expiry) throw domainPrecondition(`payment ${payment.paymentId} has no expiry`);
+        if (Date.parse(expiry.at) > command.now.getTime()) {
+          throw domainPrecondition(`payment ${payment.paymentId} is payable until ${expiry.at}`);
+        }
+        return [{ type: 'PaymentExpired', data: { ...move('EXPIRED'), reason: expiry.reason } }];
+      }
+      case 'RequireReview':
+        if (TERMINAL_STATUSES.has(from) || from === 'REQUIRES_REVIEW') refuse(state, 'be put under review');
+        return [{ type: 'PaymentReviewRequired', data: { ...move('REQUIRES_REVIEW'), reason: command.reason } }];
+      case 'ResolveReview':
+        if (from !== 'REQUIRES_REVIEW') refuse(state, 'have its review resolved');
+        return command.decision === 'APPROVED'
+          ? [{ type: 'PaymentReviewApproved', data: { ...move(state.resumeStatus!), actor: command.actor } }]
+          : [{ type: 'PaymentReviewRejected', data: { ...move('FAILED'), actor: command.actor } }];
+      case 'AttachDocument':
+        if (from !== 'REQUIRES_REVIEW') refuse(state, 'take review documents (only a payment under review can)');
+        if (state.documents >= MAX_REVIEW_DOCUMENTS) {
+          throw domainPrecondition(`payment ${payment.paymentId} already has ${MAX_REVIEW_DOCUMENTS} review documents`);
+        }
+        return [{ type: 'PaymentDocumentAttached', data: { paymentId: payment.paymentId, document: { ...command.document, attachedAt: at } } }];
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'PaymentCreated':
+        return { ...state, payment: event.data, status: 'CREATED' };
+      case 'PaymentDocumentAttached':
+        return { ...state, documents: state.documents + 1 };
+      case 'PaymentReviewRequired':
+        return { ...state, status: event.data.to, resumeStatus: event.data.from };
+      case 'PaymentReceived':
+        return { ...state, status: event.data.to, receivedAmount: event.data.receivedAmount };
+      default:
+        return { ...state, status: event.data.to, resumeStatus: event.data.to === 'REQUIRES_REVIEW' ? state.resumeStatus : null };
+    }
+  },
+};

@@ -1,0 +1,184 @@
+/**
+ * Commands on payments: gather the facts the decider needs (read models, catalog, provider), run the decider
+ * on the payment's stream, and wait (bounded) for the read models.
+ */
+import type { Kysely } from 'kysely';
+import type { CreatePayment } from '../../schemas/payments.ts';
+import type { PaymentRow } from '../../projections/payments.ts';
+import type { AccountRow } from '../../projections/accounts.ts';
+import { handleCommand } from '../eventstore/commandHandler.ts';
+import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
+import type { Position } from '../eventstore/position.ts';
+import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { foldEvents } from '../domain/decider.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
+import { findOwned } from '../http/tenancy.ts';
+import type { Services } from '../http/services.ts';
+import { ownedIdentity } from '../identities/handlers.ts';
+import { ownedCustomer } from '../customers/handlers.ts';
+import type { OperationLevel } from '../customers/events.ts';
+import { paymentDecider, type DestinationStatus, type PaymentCommand, type PaymentState } from './decider.ts';
+import { paymentIdFor, paymentStream, type PaymentEvent } from './events.ts';
+import { validateNodes } from './nodes.ts';
+import { feesFor, purchaseFor, totalFee } from './pricing.ts';
+import { screenPayment } from './screening.ts';
+
+export function ownedPayment(db: Kysely<any>, clientId: string, paymentId: string): Promise<PaymentRow> {
+  return findOwned<PaymentRow>(db, 'payments', clientId, 'payment_id', paymentId, 'payment');
+}
+
+/** Operators and the provider act across clients: the payment by its id alone. */
+export async function anyPayment(db: Kysely<any>, paymentId: string): Promise<PaymentRow> {
+  const row = await db.selectFrom('payments').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
+  if (!row) throw domainNotFound(`payment ${paymentId} not found`);
+  return row as PaymentRow;
+}
+
+/** The payment folded from its stream: the truth, even before the read models have caught up. */
+export async function loadPayment(services: Services, paymentId: string): Promise<PaymentState> {
+  const events = await services.storage.store.readStream(paymentStream(paymentId), { limit: MAX_READ_LIMIT });
+  return foldEvents(paymentDecider, events.map((e) => ({ type: e.type, data: e.data }) as PaymentEvent));
+}
+
+async function run(services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<Position | null> {
+  const { position } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, command, metadata);
+  await services.readYourWrites(position);
+  return position;
+}
+
+function amountIn(field: string, text: string, currency: string): string {
+  try {
+    return formatAmount(parseAmount(text, currency, { positive: true }), currency);
+  } catch (error) {
+    if (error instanceof AmountError) throw domainInvalid(`${field}: ${error.message}`);
+    throw error;
+  }
+}
+
+export async function createPayment(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<string> {
+  const { catalog, config, provider } = services;
+  const db = services.storage.database.db;
+  const now = services.runtime.now();
+  const [identity, account, customer] = await Promise.all([
+    ownedIdentity(db, clientId, input.identityId),
+    db.selectFrom('accounts').selectAll().where('client_id', '=', clientId).where('account_number', '=', input.accountNumber)
+      .executeTakeFirst() as Promise<AccountRow | undefined>,
+    input.customerId ? ownedCustomer(db, clientId, input.customerId) : Promise.resolve(null),
+  ]);
+  if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
+  if (account.identity_id !== identity.identity_id) {
+    throw domainInvalid(`accountNumber: account ${input.accountNumber} does not belong to identity ${input.identityId}`);
+  }
+  if (account.currency !== input.currency) {
+    throw domainInvalid(`currency: account ${input.accountNumber} holds ${account.currency}, not ${input.currency}`);
+  }
+  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${input.accountNumber} is ${account.status}; it cannot be paid`);
+  if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now.getTime()) {
+    throw domainInvalid('expiresAt: must be in the future');
+  }
+
+  const totalAmount = amountIn('totalAmount', input.totalAmount, input.currency);
+  const purchase = purchaseFor({
+    catalog, totalAmount, currency: input.currency, purchaseAmount: input.purchaseAmount, purchaseCurrency: input.purchaseCurrency,
+    now, quoteTtlSeconds: provider.quoteTtlSeconds(input),
+  });
+  const origins = validateNodes(catalog, input.origins, 'origins', {
+    currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount, now,
+  });
+  const destinations = validateNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
+  const method = origins[0] ? catalog.nodeType(origins[0].type) : undefined;
+  const fees = feesFor(catalog, method, totalAmount, input.currency);
+  const feeAmount = totalFee(fees, input.currency);
+  if (toDecimal(feeAmount).greaterThanOrEqualTo(toDecimal(totalAmount))) {
+    throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
+  }
+  const operationLevel: OperationLevel = customer?.operation_level ?? 'BASIC';
+  const screening = screenPayment({
+    catalog, operationLevel, totalAmount, currency: input.currency, providerReview: provider.reviewReason(input),
+    thresholds: { basicUsd: config.reviewThresholdBasicUsd, standardUsd: config.reviewThresholdStandardUsd },
+  });
+
+  const paymentId = paymentIdFor(clientId, input.externalId);
+  await run(services, paymentId, {
+    type: 'CreatePayment', now, screening,
+    payment: {
+      paymentId, clientId, externalId: input.externalId, identityId: identity.identity_id,
+      identityExternalId: input.identityExternalId ?? null, identityEmail: identity.email, accountId: account.account_id,
+      accountNumber: account.account_number, totalAmount, currency: input.currency, description: input.description ?? null,
+      product: input.product ?? purchase.exchange?.product ?? null, type: input.type, ...purchase, origins, destinations, fees, feeAmount,
+      flow: method?.type === 'CARD' ? 'CARD' : 'PUSH', method: method?.type ?? null, settlement: method?.settlement ?? 'INSTANT',
+      expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null, customerId: customer?.customer_id ?? null,
+      checkoutSessionId: null,
+    },
+  }, metadata);
+  return paymentId;
+}
+
+/** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
+export async function authorizePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
+  const state = await loadPayment(services, paymentId);
+  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
+  // Only ask the issuer about a payment the machine would let through; the decider names the refusal.
+  const decision = state.status === 'CREATED' && state.payment.flow === 'CARD' ? services.provider.authorize(state.payment) : { approved: true as const };
+  const now = services.runtime.now();
+  await run(services, paymentId, decision.approved ? { type: 'Authorize', now } : { type: 'Reject', reason: decision.reason, now }, metadata);
+}
+
+export async function capturePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(services, paymentId, { type: 'Capture', now: services.runtime.now() }, metadata);
+}
+
+export async function markPaymentPending(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(services, paymentId, { type: 'MarkPending', now: services.runtime.now() }, metadata);
+}
+
+/** The destination account as reconciliation sees it; a deleted account is CLOSED. */
+async function destinationStatus(services: Services, accountId: string): Promise<DestinationStatus> {
+  const row = await services.storage.database.db.selectFrom('accounts').select('status')
+    .where('account_id', '=', accountId).executeTakeFirst() as { status: DestinationStatus } | undefined;
+  return row?.status ?? 'CLOSED';
+}
+
+/** The provider reports the funds arrived; INSTANT payments reconcile at once. */
+export async function receivePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
+  const state = await loadPayment(services, paymentId);
+  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
+  await run(services, paymentId, {
+    type: 'Receive', now: services.runtime.now(), receivedAmount: services.provider.receivedAmount(state.payment),
+    destination: await destinationStatus(services, state.payment.accountId),
+  }, metadata);
+}
+
+export async function settlePayment(services: Services, paymentId: string, batchId: string, metadata: EventMetadata): Promise<void> {
+  const state = await loadPayment(services, paymentId);
+  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
+  await run(services, paymentId, {
+    type: 'Settle', batchId, now: services.runtime.now(), destination: await destinationStatus(services, state.payment.accountId),
+  }, metadata);
+}
+
+export async function expirePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(services, paymentId, { type: 'Expire', now: services.runtime.now() }, metadata);
+}
+
+export async function resolvePaymentReview(
+  services: Services, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
+): Promise<void> {
+  await run(services, paymentId, { type: 'ResolveReview', decision, actor: metadata.actor ?? 'operator', now: services.runtime.now() }, metadata);
+}
+
+export async function attachPaymentDocument(
+  services: Services, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
+): Promise<string> {
+  const documentId = services.runtime.newId();
+  await run(services, paymentId, {
+    type: 'AttachDocument', now: services.runtime.now(),
+    document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
+  }, metadata);
+  return documentId;
+}
+
+/** True when `error` is the state machine refusing a move (jobs and the autopilot skip those). */
+export function isRefusedMove(error: unknown): boolean {
+  return error instanceof DomainError && (error.kind === 'failedPrecondition' || error.kind === 'notFound');
+}

@@ -1,0 +1,62 @@
+/**
+ * The payments' time-driven work: settlement batches and expiry. Each run takes a bounded slice of its queue
+ * from the read model and sends each payment through the state machine, which refuses anything that moved
+ * meanwhile; so a run that overlaps another (on this or another instance) changes nothing twice.
+ */
+import type { Services } from '../http/services.ts';
+import { EXPIRABLE_STATUSES } from '../../projections/payments.ts';
+import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
+
+export const JOB_BATCH_SIZE = 500;
+
+export interface SettlementBatchResult {
+  batchId: string | null;
+  settled: number;
+  unsettled: number;
+  skipped: number;
+}
+
+/** One settlement batch: every RECEIVED payment whose period is not INSTANT, oldest first, stamped with one id. */
+export async function runSettlementBatch(services: Services): Promise<SettlementBatchResult> {
+  const db = services.storage.database.db;
+  const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
+    .where('status', '=', 'RECEIVED').where('settlement', '<>', 'INSTANT')
+    .orderBy('received_at').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
+  const result: SettlementBatchResult = { batchId: null, settled: 0, unsettled: 0, skipped: 0 };
+  if (due.length === 0) return result;
+  const batchId = services.runtime.newId();
+  result.batchId = batchId;
+  for (const { payment_id: paymentId, client_id: clientId } of due) {
+    try {
+      await settlePayment(services, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
+      const { status } = await db.selectFrom('payments').select('status').where('payment_id', '=', paymentId).executeTakeFirstOrThrow();
+      if (status === 'SETTLED') result.settled++;
+      else result.unsettled++;
+    } catch (error) {
+      if (!isRefusedMove(error)) throw error;
+      result.skipped++;
+    }
+  }
+  return result;
+}
+
+/** Expires every payment whose `expiresAt` or quote has passed before it was received. */
+export async function expireDuePayments(services: Services): Promise<{ expired: number; skipped: number }> {
+  const db = services.storage.database.db;
+  const now = services.runtime.now();
+  const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
+    .where('status', 'in', EXPIRABLE_STATUSES).where('payable_until', '<=', now)
+    .orderBy('payable_until').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
+  let expired = 0;
+  let skipped = 0;
+  for (const { payment_id: paymentId, client_id: clientId } of due) {
+    try {
+      await expirePayment(services, paymentId, { clientId, actor: 'expiry-job' });
+      expired++;
+    } catch (error) {
+      if (!isRefusedMove(error)) throw error;
+      skipped++;
+    }
+  }
+  return { expired, skipped };
+}

@@ -1,0 +1,210 @@
+/**
+ * Checks a payment's origins or destinations against the catalog and returns them as they are stored: currency
+ * and amount filled in, the type's fee, limits and settlement attached, and card data reduced to what may be
+ * kept (nodes end up in an immutable event store, so a full card number or a cvv must never get past here).
+ *
+ * Every refusal is a DomainError of kind `invalid` (a 400) whose message starts with the node's path, e.g.
+ * `origins[0].card.number ...`. Messages never repeat a field's value, except country and currency codes.
+ */
+import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
+import { domainInvalid } from '../domain/errors.ts';
+import { AmountError, formatAmount, parseAmount, type Decimal } from '../ledger/money.ts';
+import { countryCodes } from '../../schemas/countries.ts';
+import {
+  MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNode, type PaymentNodeInput,
+} from '../../schemas/paymentNodes.ts';
+
+/** Defaults for nodes that name no currency or amount of their own, and the clock card expiry is judged by. */
+export interface NodeContext {
+  currency: string;
+  amount: string;
+  now?: Date;
+}
+
+export type NodeSide = 'origins' | 'destinations';
+
+type Fields = Record<string, string>;
+
+export function validateNodes(
+  catalog: Catalog, nodes: readonly PaymentNodeInput[] | undefined, side: NodeSide, context: NodeContext,
+): PaymentNode[] {
+  if (nodes === undefined) return [];
+  if (nodes.length > MAX_PAYMENT_NODES) throw domainInvalid(`${side}: at most ${MAX_PAYMENT_NODES} nodes`);
+  return nodes.map((node, index) => validateNode(catalog, node, side, `${side}[${index}]`, context));
+}
+
+function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, path: string, context: NodeContext): PaymentNode {
+  const type = catalog.nodeType(node.type);
+  if (!type) throw domainInvalid(`${path}: unknown node type ${JSON.stringify(node.type)}`);
+  const fields = nodeObjectOf(node, type, path);
+  const objectPath = `${path}.${type.nodeKey}`;
+
+  const direction = side === 'origins' ? 'PAY_IN' : 'PAY_OUT';
+  if (!type.directions.includes(direction)) {
+    throw domainInvalid(`${path}: type ${type.type} cannot be used as ${side === 'origins' ? 'an origin' : 'a destination'}`
+      + ` (it is ${direction === 'PAY_IN' ? 'pay-out' : 'pay-in'} only)`);
+  }
+
+  for (const name of type.requiredFields) {
+    if (!fields[name]?.trim()) throw domainInvalid(`${objectPath}: missing required field ${name}`);
+  }
+  checkFormats(type, fields, objectPath);
+  const stored = type.type === 'CARD' ? storedCard(fields, objectPath, context.now ?? new Date()) : { ...fields };
+
+  if (fields.country !== undefined) checkCountry(type, fields.country, `${objectPath}.country`);
+
+  const currency = node.currency ?? context.currency;
+  if (!(type.currencies as string[]).includes(currency)) {
+    throw domainInvalid(`${path}: currency ${currency} is not a currency of ${type.type} (${type.currencies.join(', ')})`);
+  }
+  if (fields.currency !== undefined && fields.currency !== currency) {
+    throw domainInvalid(`${objectPath}.currency: ${fields.currency} does not match the node's currency ${currency}`);
+  }
+
+  const amount = amountOf(node.amount ?? context.amount, currency, path);
+  const minAmount = formatAmount(amountOf(type.minAmount[currency]!, currency, path), currency);
+  const maxAmount = formatAmount(amountOf(type.maxAmount[currency]!, currency, path), currency);
+  const shown = `${formatAmount(amount, currency)} ${currency}`;
+  if (amount.lessThan(minAmount)) {
+    throw domainInvalid(`${path}: amount ${shown} is below the ${type.type} minimum ${minAmount} ${currency}`);
+  }
+  if (amount.greaterThan(maxAmount)) {
+    throw domainInvalid(`${path}: amount ${shown} is above the ${type.type} maximum ${maxAmount} ${currency}`);
+  }
+
+  return {
+    type: type.type,
+    name: node.name ?? null,
+    externalId: node.externalId ?? null,
+    amount: formatAmount(amount, currency),
+    currency,
+    settlement: type.settlement,
+    fee: { type: type.fee.type, value: type.fee.value, ...(type.fee.currency ? { currency: type.fee.currency } : {}) },
+    limits: { minAmount, maxAmount },
+    metadata: node.metadata ? pick(node.metadata, ['image', 'description', 'category']) : null,
+    identity: node.identity ? pick(node.identity, ['name', 'documentNumber', 'externalId', 'lastname']) : null,
+    metaData: { image: type.description.icon, title: type.description.title, description: type.description.title },
+    [type.nodeKey]: stored,
+  } as PaymentNode;
+}
+
+/** The one node object the type names, as string fields; any other node object is refused. */
+function nodeObjectOf(node: PaymentNodeInput, type: CatalogNodeType, path: string): Fields {
+  const present = nodeKeys.filter((key) => (node as Record<string, unknown>)[key] !== undefined);
+  const others = present.filter((key) => key !== type.nodeKey).map((key) => `"${key}"`).join(', ');
+  if (!(present as string[]).includes(type.nodeKey)) {
+    throw domainInvalid(`${path}: type ${type.type} expects the node object "${type.nodeKey}"; found ${others || 'none'}`);
+  }
+  if (others) {
+    throw domainInvalid(`${path}: type ${type.type} expects only the node object "${type.nodeKey}"; found also ${others}`);
+  }
+
+  const object = (node as Record<string, unknown>)[type.nodeKey];
+  const objectPath = `${path}.${type.nodeKey}`;
+  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
+    throw domainInvalid(`${objectPath} must be an object`);
+  }
+  for (const [name, value] of Object.entries(object)) {
+    if (typeof value !== 'string') throw domainInvalid(`${objectPath}.${name} must be a string`);
+    if (value.length > MAX_NODE_FIELD_LENGTH) {
+      throw domainInvalid(`${objectPath}.${name} must be at most ${MAX_NODE_FIELD_LENGTH} characters`);
+    }
+  }
+  return object as Fields;
+}
+
+/**
+ * Shapes cheap to check and unambiguous wherever the field appears. `address` is checked only in a wallet:
+ * elsewhere (wire, swift) it is a postal address.
+ */
+const formats = new Map(Object.entries({
+  clabe: { pattern: /^\d{18}$/, rule: 'must be 18 digits' },
+  routingNumber: { pattern: /^\d{9}$/, rule: 'must be 9 digits' },
+  iban: { pattern: /^[A-Za-z]{2}[A-Za-z0-9]{13,32}$/, rule: 'must be 15 to 34 letters and digits, starting with two letters' },
+  sortCode: { pattern: /^\d{2}-?\d{2}-?\d{2}$/, rule: 'must be 6 digits (dashes allowed: 12-34-56)' },
+  bic: { pattern: /^[A-Za-z0-9]{8}([A-Za-z0-9]{3})?$/, rule: 'must be 8 or 11 letters and digits' },
+  email: { pattern: /^[^@\s]+@[^@\s]+$/, rule: 'must be an email address' },
+}));
+const walletAddress = { pattern: /^\S{20,120}$/, rule: 'must be 20 to 120 characters without spaces' };
+
+function checkFormats(type: CatalogNodeType, fields: Fields, path: string): void {
+  for (const [name, value] of Object.entries(fields)) {
+    const format = type.type === 'CRYPTO' && name === 'address' ? walletAddress : formats.get(name);
+    if (format && !format.pattern.test(value)) throw domainInvalid(`${path}.${name} ${format.rule}`);
+  }
+}
+
+function checkCountry(type: CatalogNodeType, country: string, path: string): void {
+  const countries = type.countries as string[];
+  if (countries.includes('*')) {
+    if (!(countryCodes as readonly string[]).includes(country)) {
+      throw domainInvalid(`${path}: ${country} is not an ISO 3166-1 alpha-3 country code`);
+    }
+  } else if (!countries.includes(country)) {
+    throw domainInvalid(`${path}: ${country} is not a country of ${type.type} (${countries.join(', ')})`);
+  }
+}
+
+/**
+ * What may be kept of a card: the number masked to its first six and last four digits (the most PCI DSS
+ * allows to be shown), no cvv, and only the known fields, since an unknown one could carry card data.
+ */
+function storedCard(card: Fields, path: string, now: Date): Fields {
+  const number = card.number!;
+  if (!/^\d{12,19}$/.test(number)) throw domainInvalid(`${path}.number must be 12 to 19 digits`);
+  if (!passesLuhn(number)) throw domainInvalid(`${path}.number is not a valid card number (check digit)`);
+  if (!/^(0?[1-9]|1[0-2])$/.test(card.expiryMonth!)) throw domainInvalid(`${path}.expiryMonth must be 1 to 12`);
+  if (!/^(\d{2}|\d{4})$/.test(card.expiryYear!)) throw domainInvalid(`${path}.expiryYear must be 4 digits (or 2)`);
+  const month = Number(card.expiryMonth);
+  const year = card.expiryYear!.length === 2 ? 2000 + Number(card.expiryYear) : Number(card.expiryYear);
+  // A card is good through the last day of its expiry month.
+  if (year * 12 + month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
+    throw domainInvalid(`${path}: the card expired (${String(month).padStart(2, '0')}/${year})`);
+  }
+  const bin = number.slice(0, 6);
+  const last4 = number.slice(-4);
+  return {
+    number: `${bin}${'*'.repeat(number.length - 10)}${last4}`,
+    holder: card.holder!,
+    expiryMonth: String(month).padStart(2, '0'),
+    expiryYear: String(year),
+    brand: card.brand?.trim() || brandOf(number),
+    ...(card.cardType !== undefined ? { cardType: card.cardType } : {}),
+    last4,
+    bin,
+    ...(card.country !== undefined ? { country: card.country } : {}),
+  };
+}
+
+function passesLuhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    sum += digit;
+  }
+  return sum % 10 === 0;
+}
+
+function brandOf(number: string): string {
+  const two = Number(number.slice(0, 2));
+  const four = Number(number.slice(0, 4));
+  if (number.startsWith('4')) return 'VISA';
+  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return 'MASTERCARD';
+  if (two === 34 || two === 37) return 'AMEX';
+  return 'UNKNOWN';
+}
+
+function amountOf(text: string, currency: string, path: string): Decimal {
+  try {
+    return parseAmount(text, currency);
+  } catch (error) {
+    if (error instanceof AmountError) throw domainInvalid(`${path}: ${error.message}`);
+    throw error;
+  }
+}
+
+/** Only the declared fields: the node is stored as is, so nothing unvalidated rides along. */
+function pick<T extends object, K extends keyof T>(value: T, keys: readonly K[]): Pick<T, K> {
+  return Object.fromEntries(keys.filter((key) => value[key] !== undefined).map((key) => [key, value[key]])) as Pick<T, K>;
+}

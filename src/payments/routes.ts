@@ -1,0 +1,210 @@
+/**
+ * The Payments endpoints of the interface, the provider's signed notification, the operator's review
+ * decision, and the auditor's history of a payment.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Request } from 'express';
+import {
+  attachPaymentDocumentSchema, createPaymentSchema, detailedPaymentSchema, listPaymentsQuerySchema, paymentCustomerSchema,
+  paymentDocumentSchema, paymentHistorySchema, paymentListSchema, paymentSchema, providerNotificationSchema, reviewDecisionSchema,
+  type AttachPaymentDocument, type CreatePayment, type ListPaymentsQuery, type ProviderNotification, type ReviewDecision,
+} from '../../schemas/payments.ts';
+import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import type { PaymentRow } from '../../projections/payments.ts';
+import { customerRecords, type CustomerRow } from '../../projections/customers.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { unauthorized } from '../http/errors.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import { dayRange } from '../http/dates.ts';
+import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
+import { MAX_READ_LIMIT } from '../eventstore/port.ts';
+import { paymentStream } from './events.ts';
+import { detailedPayment, paymentRecord } from './records.ts';
+import {
+  anyPayment, attachPaymentDocument, authorizePayment, capturePayment, createPayment, ownedPayment, receivePayment,
+  resolvePaymentReview,
+} from './handlers.ts';
+
+const tags = ['Payments'];
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const notFoundResponse = { description: 'no such payment for this client', schema: errorSchema } as const;
+const illegalMove = { description: 'the state machine does not allow this move from the current status (named in the message)', schema: errorSchema } as const;
+
+/** `sort` field → column; ties broken by id in the same direction so pages never overlap. */
+const sortColumns: Record<string, string> = {
+  createdAt: 'created_at', updatedAt: 'updated_at', totalAmount: 'total_amount', status: 'status', type: 'type',
+  externalId: 'external_id', expiresAt: 'expires_at',
+};
+
+/** The provider signs the transaction id: hex HMAC-SHA256 under PROVIDER_SECRET, compared in constant time. */
+export function providerSignature(secret: string, transactionId: string): string {
+  return createHmac('sha256', secret).update(transactionId).digest('hex');
+}
+
+function signatureMatches(secret: string, transactionId: string, signature: string): boolean {
+  const expected = Buffer.from(providerSignature(secret, transactionId), 'hex');
+  const given = Buffer.from(signature, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function paymentRoutes(services: Services): AnyRoute[] {
+  const db = services.storage.database.db;
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, clientId, paymentId));
+  /** A client's move on its own payment: 404 for anyone else's, then the command, then the record. */
+  const clientMove = (move: typeof authorizePayment) => async ({ params, req }: { params: unknown; req: Request }) => {
+    const { id } = params as IdParams;
+    await ownedPayment(db, clientIdOf(req), id);
+    await move(services, id, meta(req));
+    return { status: 200, body: await recordOf(clientIdOf(req), id) };
+  };
+
+  return [
+    defineRoute({
+      method: 'get', path: '/payments', operationId: 'listPayments', summary: 'List payments', tags, access: 'client',
+      description: 'Filters are exact matches; startDate and endDate bound the creation day (dd/mm/yyyy, UTC, inclusive). ' +
+        'Sort is field:asc or field:desc (default createdAt:desc), ties broken by id; absent values sort last. ' +
+        'With service-api-version 24-04-2025 the results are in the detailed transaction shape (v2).',
+      schemas: { query: listPaymentsQuerySchema }, headers: [apiVersionHeaderDoc],
+      responses: { 200: { description: 'a page of payments (flat records in v1, detailed shapes in v2)', schema: paymentListSchema } },
+      async handler({ query: input, req }) {
+        const version = apiVersionOf(req);
+        const query = input as ListPaymentsQuery;
+        const { from, before } = dayRange(query.startDate, query.endDate);
+        let filtered = scopedTo(db, 'payments', clientIdOf(req));
+        if (query.identityId) filtered = filtered.where('identity_id', '=', query.identityId);
+        if (query.type) filtered = filtered.where('type', '=', query.type);
+        if (query.accountNumber) filtered = filtered.where('account_number', '=', query.accountNumber);
+        if (query.status) filtered = filtered.where('status', '=', query.status);
+        if (query.checkoutSessionId) filtered = filtered.where('checkout_session_id', '=', query.checkoutSessionId);
+        if (from) filtered = filtered.where('created_at', '>=', from);
+        if (before) filtered = filtered.where('created_at', '<', before);
+        const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [string, 'asc' | 'desc'];
+        const column = sortColumns[field]!;
+        const page = pageRequest(query);
+        const [rows, count] = await Promise.all([
+          filtered.orderBy(sql.raw(`${column} ${direction} NULLS LAST`)).orderBy('payment_id', direction)
+            .limit(page.limit).offset(page.offset).execute() as Promise<PaymentRow[]>,
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+        ]);
+        const results = version === 2 ? rows.map((row) => detailedPayment(row, services.provider.name)) : rows.map(paymentRecord);
+        return { status: 200, body: pageOfResults<unknown>(results, Number((count as { n: string }).n), page) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payments', operationId: 'createPayment', summary: 'Create a payment',
+      description: 'Validates the nodes against the catalog (node object, direction, country, currency, per-method limits), ' +
+        'computes the method’s fees and the exchange, screens the payer (REQUIRES_REVIEW or FAILED at once when due), and ' +
+        'records the payment. externalId is unique per client: a second use is 409.',
+      tags, access: 'client', schemas: { body: createPaymentSchema },
+      responses: {
+        200: { description: 'the payment', schema: paymentSchema },
+        404: { description: 'no such identity, account or customer for this client', schema: errorSchema },
+        409: { description: 'externalId already used', schema: errorSchema },
+        422: { description: 'the account is not ACTIVE', schema: errorSchema },
+      },
+      async handler({ body, req }) {
+        const id = await createPayment(services, clientIdOf(req), body as CreatePayment, meta(req));
+        return { status: 200, body: await recordOf(clientIdOf(req), id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/received', operationId: 'paymentReceived', summary: 'Provider notification: the funds arrived',
+      description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 of transactionId under ' +
+        'PROVIDER_SECRET (a bad signature is 401 and changes nothing). INSTANT payments reconcile at once to SETTLED or ' +
+        'UNSETTLED; others wait for the next settlement batch.',
+      tags, access: 'public', schemas: { body: providerNotificationSchema },
+      responses: {
+        200: { description: 'the payment', schema: paymentSchema },
+        401: { description: 'bad signature', schema: errorSchema }, 404: notFoundResponse, 422: illegalMove,
+      },
+      async handler({ body, req }) {
+        const { transactionId, signature } = body as ProviderNotification;
+        if (!signatureMatches(services.config.providerSecret, transactionId, signature)) throw unauthorized('provider signature does not match');
+        const row = await anyPayment(db, transactionId);
+        await receivePayment(services, transactionId, { clientId: row.client_id, actor: 'provider', correlationId: req.id });
+        return { status: 200, body: paymentRecord(await anyPayment(db, transactionId)) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/:id', operationId: 'getPayment', summary: 'Get a payment (detailed transaction shape)',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the payment', schema: detailedPaymentSchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        return { status: 200, body: detailedPayment(await ownedPayment(db, clientIdOf(req), (params as IdParams).id), services.provider.name) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/:id/authorized', operationId: 'authorizePayment', summary: 'Authorize a card payment',
+      description: 'The provider is asked; a declined card fails the payment (200, status FAILED). From any status but CREATED, or on a push rail, 422.',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
+      handler: clientMove(authorizePayment),
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/:id/captured', operationId: 'capturePayment', summary: 'Capture an authorized card payment',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
+      handler: clientMove(capturePayment),
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/:id/documents', operationId: 'attachPaymentDocument', summary: 'Attach a review document',
+      description: 'Only while the payment is REQUIRES_REVIEW (otherwise 422); at most 20 per payment.',
+      tags, access: 'client', schemas: { params: idParamSchema, body: attachPaymentDocumentSchema },
+      responses: { 201: { description: 'the document', schema: paymentDocumentSchema }, 404: notFoundResponse, 422: illegalMove },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await ownedPayment(db, clientIdOf(req), id);
+        const documentId = await attachPaymentDocument(services, id, body as AttachPaymentDocument, meta(req));
+        const row = await db.selectFrom('payment_documents').selectAll().where('document_id', '=', documentId).executeTakeFirstOrThrow();
+        return { status: 201, body: {
+          id: row.document_id, paymentId: row.payment_id, type: row.type, url: row.url, contentType: row.content_type,
+          createdAt: (row.created_at as Date).toISOString(),
+        } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/:id/customer', operationId: 'getPaymentCustomer', summary: 'The customer (payer) of a payment',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the payer, or attached false', schema: paymentCustomerSchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        const row = await ownedPayment(db, clientIdOf(req), (params as IdParams).id);
+        const customer = row.customer_id
+          ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst() as CustomerRow | undefined
+          : undefined;
+        const record = customer ? (await customerRecords(db, [customer]))[0]! : null;
+        return { status: 200, body: { paymentId: row.payment_id, attached: record !== null, customer: record } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/:id/events', operationId: 'getPaymentEvents', summary: 'The immutable history of a payment',
+      description: 'For auditors: every event of the payment, in order, with its time, actor and data, read from the event store.',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the events', schema: paymentHistorySchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        const { id } = params as IdParams;
+        await ownedPayment(db, clientIdOf(req), id);
+        const events = await services.storage.store.readStream(paymentStream(id), { limit: MAX_READ_LIMIT });
+        return { status: 200, body: { paymentId: id, events: events.map((event) => ({
+          revision: Number(event.revision), type: event.type, occurredAt: event.recordedAt.toISOString(),
+          actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: event.data as Record<string, unknown>,
+        })) } };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/operator/payments/:id/review', operationId: 'reviewPayment', summary: 'Approve or reject a payment under review',
+      description: 'APPROVED returns the payment to the status it had before the review; REJECTED fails it.',
+      tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: reviewDecisionSchema },
+      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        const row = await anyPayment(db, id);
+        await resolvePaymentReview(services, id, (body as ReviewDecision).decision, { clientId: row.client_id, actor: 'operator', correlationId: req.id });
+        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,44 @@
+/**
+ * The sandbox provider's autopilot (SANDBOX_AUTOPILOT=true): a reactor that plays the rails. A card payment
+ * is authorized (or declined), captured and received; a push-rail payment is marked PENDING and waits for the
+ * payer (a signed notification); a quote that is already over expires. It reads the payment's current state
+ * on every event it sees and takes the one next step, through the same handlers as the API; a step the state
+ * machine refuses (someone moved first, or a re-run) is skipped, so running it twice changes nothing.
+ */
+import type { Reactor } from '../../projection/projector.ts';
+import type { RecordedEvent } from '../../eventstore/port.ts';
+import type { Services } from '../../http/services.ts';
+import { expiryOf } from '../decider.ts';
+import {
+  authorizePayment, capturePayment, expirePayment, isRefusedMove, loadPayment, markPaymentPending, receivePayment,
+} from '../handlers.ts';
+
+export const AUTOPILOT_NAME = 'sandbox_autopilot';
+
+export function sandboxAutopilot(services: Services): Reactor {
+  return {
+    name: AUTOPILOT_NAME,
+    handles: ['PaymentCreated', 'PaymentAuthorized', 'PaymentCaptured', 'PaymentReviewApproved'],
+    async react(event: RecordedEvent) {
+      const { paymentId } = event.data as { paymentId: string };
+      const state = await loadPayment(services, paymentId);
+      const payment = state.payment;
+      if (!payment) return;
+      const metadata = { clientId: payment.clientId, actor: 'sandbox-provider', causationId: event.id };
+      const expiry = expiryOf(payment);
+      try {
+        if (expiry && Date.parse(expiry.at) <= services.runtime.now().getTime()) {
+          await expirePayment(services, paymentId, metadata);
+        } else if (payment.flow === 'CARD') {
+          if (state.status === 'CREATED') await authorizePayment(services, paymentId, metadata);
+          else if (state.status === 'AUTHORIZED') await capturePayment(services, paymentId, metadata);
+          else if (state.status === 'CAPTURED') await receivePayment(services, paymentId, metadata);
+        } else if (state.status === 'CREATED') {
+          await markPaymentPending(services, paymentId, metadata);
+        }
+      } catch (error) {
+        if (!isRefusedMove(error)) throw error;
+      }
+    },
+  };
+}
