@@ -5,6 +5,7 @@ import { loadCatalog, type CatalogNodeType } from '../src/catalog/catalog.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { currencyScale, Decimal, formatAmount } from '../src/ledger/money.ts';
 import { validateNodes, type NodeContext } from '../src/payments/nodes.ts';
+import { cardNumber, validObject } from './support/nodeSamples.ts';
 import {
   nodeKeyOf, paymentNodeInputSchema, paymentNodeSchema, paymentNodesInputSchema, type PaymentNodeInput,
 } from '../schemas/paymentNodes.ts';
@@ -12,39 +13,6 @@ import {
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;
 
 const now = new Date('2025-06-15T12:00:00Z');
-const cardNumber = '4111111111111111';
-
-/** A plausible valid value per required field name. */
-const samples: Record<string, string> = {
-  number: cardNumber,
-  holder: 'Ana Souza',
-  expiryMonth: '12',
-  expiryYear: '2030',
-  address: `0x${'ab'.repeat(20)}`,
-  accountNumber: '000123456789',
-  bank: 'Banco Ejemplo',
-  accountHolder: 'Jane Doe',
-  accountHolderDni: '12345678',
-  key: 'payer@example.com',
-  documentNumber: '12345678',
-  documentType: 'CC',
-  cvu: '0000003100010000000001',
-  email: 'payer@example.com',
-  clabe: '032180000118359719',
-  phoneNumber: '+573001234567',
-  routingNumber: '021000021',
-  iban: 'DE89370400440532013000',
-  sortCode: '123456',
-  bic: 'DEUTDEFF',
-};
-
-function validObject(type: CatalogNodeType): Record<string, string> {
-  return Object.fromEntries(type.requiredFields.map((field) => {
-    if (field === 'country') return [field, type.countries[0] === '*' ? 'USA' : type.countries[0]!];
-    expect(samples, `sample for ${type.type}.${field}`).to.have.property(field);
-    return [field, samples[field]!];
-  }));
-}
 
 const sideOf = (type: CatalogNodeType) => (type.directions.includes('PAY_IN') ? 'origins' : 'destinations');
 const minorUnit = (currency: string) => new Decimal(10).pow(-currencyScale(currency));
