@@ -6,7 +6,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountPattern, pageOf } from './common.ts';
 import { currencySchema } from './currencies.ts';
-import { customerSchema } from './customers.ts';
+import { createCustomerSchema, customerSchema } from './customers.ts';
 import { dayMonthYearSchema } from './accounts.ts';
 import { paymentNodeSchema, paymentNodesInputSchema } from './paymentNodes.ts';
 
@@ -46,6 +46,10 @@ export const createPaymentSchema = {
     purchaseCurrency: { ...currencySchema, description: 'the currency the payer pays in, when it is not `currency`' },
     expiresAt: { ...time, description: 'the payment expires if not received by then' },
     customerId: { ...idRef, description: 'the payer, a customer of yours; reviews use its operation level (BASIC without one)' },
+    customer: {
+      ...createCustomerSchema, title: 'PaymentPayer',
+      description: 'the payer’s fields instead of customerId: matched on documentNumber, else created (autoCreated: true)',
+    },
     origins: { ...paymentNodesInputSchema, description: 'how the payer pays (pay-in nodes); the first names the method' },
     destinations: { ...paymentNodesInputSchema, description: 'where the funds go beyond the account (pay-out nodes)' },
   },

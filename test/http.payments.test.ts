@@ -154,6 +154,20 @@ for (const target of databaseTargets()) {
       expect((await create(big)).body.status).to.equal('CREATED');
     });
 
+    it('takes the payer as customer fields: matched on documentNumber, else created as autoCreated', async () => {
+      const payer = { documentNumber: `payer-${sequence}`, firstName: 'Bea', email: 'bea@example.com' };
+      const first = await create({ accountNumber: usd.accountNumber, totalAmount: '5.00', currency: 'USD', customer: payer });
+      const customerId = first.body.customerId as string;
+      const created = (await get(`/customers/${customerId}`)).body;
+      expect(created).to.include({ documentNumber: payer.documentNumber, autoCreated: true });
+      const second = await create({ accountNumber: usd.accountNumber, totalAmount: '5.00', currency: 'USD', customer: payer });
+      expect(second.body.customerId).to.equal(customerId);
+      const both = await create({ accountNumber: usd.accountNumber, totalAmount: '5.00', currency: 'USD', customer: payer, customerId });
+      expect(both.status).to.equal(400);
+      const customers = (await get(`/customers?documentNumber=${payer.documentNumber}`)).body.pagination.total;
+      expect(customers).to.equal(1);
+    });
+
     it('expires a payment whose expiresAt has passed, and only then', async () => {
       const expiresAt = new Date(clock.now().getTime() + 60_000).toISOString();
       const created = await create({ accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD', expiresAt });

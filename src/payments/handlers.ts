@@ -9,13 +9,14 @@ import type { AccountRow } from '../../projections/accounts.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
-import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { foldEvents } from '../domain/decider.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
-import { ownedCustomer } from '../customers/handlers.ts';
+import { createCustomer, ownedCustomer } from '../customers/handlers.ts';
+import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
 import { paymentDecider, type DestinationStatus, type PaymentCommand, type PaymentState } from './decider.ts';
 import { paymentIdFor, paymentStream, type PaymentEvent } from './events.ts';
@@ -55,15 +56,49 @@ function amountIn(field: string, text: string, currency: string): string {
   }
 }
 
+/**
+ * The payer, when already known: `customerId` (404 when not the client's), or the `customer` fields matched on
+ * documentNumber within the client. Null when the payment names no payer or a new one.
+ */
+async function knownPayer(services: Services, clientId: string, input: CreatePayment): Promise<CustomerRow | null> {
+  const db = services.storage.database.db;
+  if (input.customerId && input.customer) throw domainInvalid('customer: send customerId or customer, not both');
+  if (input.customerId) return ownedCustomer(db, clientId, input.customerId);
+  if (input.customer && !input.customer.documentNumber && !input.customer.email) throw domainInvalid('customer: needs documentNumber or email');
+  if (!input.customer?.documentNumber) return null;
+  const row = await db.selectFrom('customers').selectAll().where('client_id', '=', clientId)
+    .where('document_number', '=', input.customer.documentNumber).executeTakeFirst();
+  return (row as CustomerRow | undefined) ?? null;
+}
+
+/** A payer named by its fields and not yet known becomes a customer (autoCreated), once everything else passed. */
+async function newPayer(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<CustomerRow | null> {
+  if (!input.customer) return null;
+  // A reused externalId must change nothing, not even create its payer.
+  if ((await loadPayment(services, paymentIdFor(clientId, input.externalId))).payment) {
+    throw domainConflict(`a payment with externalId ${JSON.stringify(input.externalId)} already exists`);
+  }
+  try {
+    return await ownedCustomer(services.storage.database.db, clientId, await createCustomer(services, clientId, input.customer, metadata, true));
+  } catch (error) {
+    // Another request created this payer first: use theirs.
+    if (error instanceof DomainError && error.kind === 'alreadyExists') {
+      const created = await knownPayer(services, clientId, input);
+      if (created) return created;
+    }
+    throw error;
+  }
+}
+
 export async function createPayment(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<string> {
   const { catalog, config, provider } = services;
   const db = services.storage.database.db;
   const now = services.runtime.now();
-  const [identity, account, customer] = await Promise.all([
+  const [identity, account, knownCustomer] = await Promise.all([
     ownedIdentity(db, clientId, input.identityId),
     db.selectFrom('accounts').selectAll().where('client_id', '=', clientId).where('account_number', '=', input.accountNumber)
       .executeTakeFirst() as Promise<AccountRow | undefined>,
-    input.customerId ? ownedCustomer(db, clientId, input.customerId) : Promise.resolve(null),
+    knownPayer(services, clientId, input),
   ]);
   if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
   if (account.identity_id !== identity.identity_id) {
@@ -92,6 +127,7 @@ export async function createPayment(services: Services, clientId: string, input:
   if (toDecimal(feeAmount).greaterThanOrEqualTo(toDecimal(totalAmount))) {
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
+  const customer = knownCustomer ?? await newPayer(services, clientId, input, metadata);
   const operationLevel: OperationLevel = customer?.operation_level ?? 'BASIC';
   const screening = screenPayment({
     catalog, operationLevel, totalAmount, currency: input.currency, providerReview: provider.reviewReason(input),
