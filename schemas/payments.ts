@@ -213,7 +213,7 @@ export type ListPaymentsQuery = FromSchema<typeof listPaymentsQuerySchema>;
 
 export const paymentPageSchema = pageOf(paymentSchema);
 export const detailedPaymentPageSchema = pageOf(detailedPaymentSchema);
-export const paymentListSchema = { oneOf: [paymentPageSchema, detailedPaymentPageSchema] } as const;
+export const paymentListSchema = { anyOf: [paymentPageSchema, detailedPaymentPageSchema] } as const;
 
 export const providerNotificationSchema = {
   title: 'ProviderNotification',

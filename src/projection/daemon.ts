@@ -117,7 +117,12 @@ export class ProjectionDaemon {
     const rows = await this.states.list();
     return remote.every((runner) => {
       const row = rows.find((r) => r.name === runner.name && r.version === runner.version);
-      return !!row && (row.status !== 'active' || positionReached(row.checkpoint, position));
+      if (!row) return false;
+      if (row.status === 'active') return positionReached(row.checkpoint, position);
+      if (row.status === 'building') return true;
+      // Retired by a newer version another process runs: readers here see that version's tables now.
+      const successor = rows.find((r) => r.name === runner.name && r.status === 'active');
+      return !successor || positionReached(successor.checkpoint, position);
     });
   }
 

@@ -83,12 +83,15 @@ export class ProjectionStateStore {
     return rows[0]?.version ?? null;
   }
 
-  /** Takes or renews the lease; true when this owner holds it afterwards. */
+  /**
+   * Takes or renews the lease; true when this owner holds it afterwards. A retired version's lease is never
+   * granted: its schema is gone and the main schema's views lead to its successor's tables.
+   */
   async acquireLease(name: string, version: number, owner: string, ttlMs: number): Promise<boolean> {
     const { rowCount } = await this.database.query(
       `UPDATE projection_state
           SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
-        WHERE name = $1 AND version = $2
+        WHERE name = $1 AND version = $2 AND status <> 'retired'
           AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires_at < now())`,
       [name, version, owner, ttlMs]);
     return rowCount === 1;
@@ -121,7 +124,7 @@ export class ProjectionStateStore {
              events_handled = events_handled + ${handled},
              lease_expires_at = now() + make_interval(secs => ${ttlMs}::double precision / 1000),
              last_error = NULL, updated_at = now()
-       WHERE name = ${name} AND version = ${version} AND lease_owner = ${owner}
+       WHERE name = ${name} AND version = ${version} AND lease_owner = ${owner} AND status <> 'retired'
          AND checkpoint_commit IS NOT DISTINCT FROM ${previous?.commit.toString() ?? null}::bigint
          AND checkpoint_prepare IS NOT DISTINCT FROM ${previous?.prepare.toString() ?? null}::bigint`
       .execute(trx);

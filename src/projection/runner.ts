@@ -27,7 +27,8 @@ export interface RunnerOptions {
   logger?: Logger;
 }
 
-export type RunnerState = 'starting' | 'standby' | 'building' | 'active' | 'failing' | 'stopped';
+/** `retired`: a newer version replaced this one (an old process during a rolling deploy); the runner has ended. */
+export type RunnerState = 'starting' | 'standby' | 'building' | 'active' | 'failing' | 'retired' | 'stopped';
 
 class CheckpointConflictError extends Error {
   override readonly name = 'CheckpointConflictError';
@@ -130,7 +131,13 @@ export class ProjectionRunner extends EventEmitter {
     let backoff = this.initialBackoffMs;
     while (!this.stopping) {
       try {
-        if (!this.leased && !(await this.takeLease())) {
+        const taken = this.leased || (await this.takeLease());
+        if (taken === 'retired') {
+          this.state = 'retired';
+          this.logger.info('a newer version replaced this one; its runner ends');
+          return;
+        }
+        if (!taken) {
           this.state = 'standby';
           await this.sleep(Math.max(this.leaseTtlMs / 3, 50), false);
           continue;
@@ -156,16 +163,14 @@ export class ProjectionRunner extends EventEmitter {
     }
   }
 
-  private async takeLease(): Promise<boolean> {
+  private async takeLease(): Promise<boolean | 'retired'> {
     await this.states.register(this.name, this.version, this.kind, this.schema);
-    if (!(await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs))) return false;
+    if (!(await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs))) {
+      return (await this.states.get(this.name, this.version))?.status === 'retired' ? 'retired' : false;
+    }
     this.leaseRenewedAt = Date.now();
     const row = await this.states.get(this.name, this.version);
-    if (!row || row.status === 'retired') {
-      // A newer version replaced this one (an old process during a rolling deploy): stand by.
-      await this.states.releaseLease(this.name, this.version, this.options.owner);
-      return false;
-    }
+    if (!row) return false;
     this.checkpoint = row.checkpoint;
     if (this.subject.kind === 'projector') {
       const projector = this.subject.projector;

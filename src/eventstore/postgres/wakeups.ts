@@ -13,6 +13,9 @@ export class PostgresWakeups {
   private listener: pg.Client | null = null;
   private notifier: pg.Client | null = null;
   private notifyTimer: NodeJS.Timeout | null = null;
+  /** One NOTIFY at a time on the notifier connection; appends while it is in flight ask for one more after it. */
+  private sending: Promise<void> | null = null;
+  private notifyAgain = false;
   private reconnectDelay = 100;
   private started = false;
   private stopped = false;
@@ -30,20 +33,38 @@ export class PostgresWakeups {
   }
 
   notifySoon(): void {
+    if (this.sending) {
+      this.notifyAgain = true;
+      return;
+    }
     if (this.notifyTimer || this.stopped) return;
     this.notifyTimer = setTimeout(() => {
       this.notifyTimer = null;
-      void this.sendNotify();
+      this.sending = this.sendNotify().finally(() => {
+        this.sending = null;
+        if (this.notifyAgain) {
+          this.notifyAgain = false;
+          this.notifySoon();
+        }
+      });
     }, NOTIFY_WINDOW_MS);
     this.notifyTimer.unref();
   }
 
   private async sendNotify(): Promise<void> {
+    if (this.stopped) return;
     try {
       if (!this.notifier) {
         const client = new pg.Client({ connectionString: this.connectionString });
-        client.on('error', () => { this.notifier = null; });
+        client.on('error', () => {
+          if (this.notifier === client) this.notifier = null;
+          client.end().catch(() => undefined);
+        });
         await client.connect();
+        if (this.stopped) {
+          await client.end();
+          return;
+        }
         this.notifier = client;
       }
       await this.notifier.query('SELECT pg_notify($1, \'\')', [this.channel]);
@@ -84,6 +105,7 @@ export class PostgresWakeups {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.notifyTimer) clearTimeout(this.notifyTimer);
+    await this.sending;
     await Promise.all([this.listener?.end(), this.notifier?.end()].map((p) => p?.catch(() => undefined)));
     this.listener = null;
     this.notifier = null;
