@@ -4,7 +4,8 @@
  * included), so a rebuild gives identical rows.
  */
 import { sql, type Kysely } from 'kysely';
-import { defineProjector, type EventHandler } from '../src/projection/projector.ts';
+import type { Projector } from '../src/projection/projector.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { PaymentEventData, PaymentEventType, PaymentStatus } from '../src/payments/events.ts';
 import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from '../src/payments/events.ts';
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
@@ -85,68 +86,158 @@ async function setup(trx: Kysely<any>): Promise<void> {
 
 type Data<T extends PaymentEventType> = PaymentEventData<T>;
 
-/** A status change and the timestamp column it stamps. */
-function transition<T extends PaymentEventType>(
-  stamp: (data: Data<T>) => Record<string, unknown> = () => ({}),
-): EventHandler {
-  return async (trx, event) => {
-    const data = event.data as Data<T>;
-    const { paymentId, to, at } = data as unknown as { paymentId: string; to: PaymentStatus; at: string };
-    await trx.updateTable('payments')
-      .set({ status: to, updated_at: at, ...stamp(data) })
-      .where('payment_id', '=', paymentId).execute();
+/** Columns a status change or a document can set after creation, and their SQL types. */
+const PATCHABLE: Record<string, 'text' | 'timestamptz'> = {
+  status: 'text', updated_at: 'timestamptz', resume_status: 'text', authorized_at: 'timestamptz',
+  captured_at: 'timestamptz', received_at: 'timestamptz', received_amount: 'text', settled_at: 'timestamptz',
+  settlement_batch_id: 'text', unsettled_at: 'timestamptz', unsettled_reason: 'text', expired_at: 'timestamptz',
+  failed_at: 'timestamptz', failure_reason: 'text',
+};
+
+/** Rows per INSERT: 43 columns each stays far below Postgres' 65,535 parameters. */
+const INSERT_CHUNK = 500;
+
+function createdRow(d: Data<'PaymentCreated'>): Record<string, unknown> {
+  const payableUntil = [d.expiresAt, d.exchange?.quoteExpiresAt].filter((t): t is string => !!t)
+    .sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null;
+  return {
+    payment_id: d.paymentId, client_id: d.clientId, external_id: d.externalId, identity_id: d.identityId,
+    identity_external_id: d.identityExternalId, identity_email: d.identityEmail, account_id: d.accountId,
+    account_number: d.accountNumber, total_amount: d.totalAmount, currency: d.currency, description: d.description,
+    product: d.product, type: d.type, status: 'CREATED', resume_status: null, purchase_amount: d.purchaseAmount,
+    purchase_currency: d.purchaseCurrency, exchange: d.exchange ? JSON.stringify(d.exchange) : null,
+    origins: JSON.stringify(d.origins), destinations: JSON.stringify(d.destinations), fees: JSON.stringify(d.fees),
+    fee_amount: d.feeAmount, flow: d.flow, method: d.method, settlement: d.settlement, customer_id: d.customerId,
+    checkout_session_id: d.checkoutSessionId, expires_at: d.expiresAt, payable_until: payableUntil,
+    created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
+    received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
+    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
   };
 }
 
-export const paymentsProjector = defineProjector({
+/** What a status change sets besides `status` and `updated_at`. */
+const stamps: Record<string, (data: any) => Record<string, unknown>> = {
+  PaymentPending: () => ({}),
+  PaymentAuthorized: (d: Data<'PaymentAuthorized'>) => ({ authorized_at: d.at }),
+  PaymentCaptured: (d: Data<'PaymentCaptured'>) => ({ captured_at: d.at }),
+  PaymentReceived: (d: Data<'PaymentReceived'>) => ({ received_at: d.at, received_amount: d.receivedAmount }),
+  PaymentSettled: (d: Data<'PaymentSettled'>) => ({ settled_at: d.at, settlement_batch_id: d.settlementBatchId }),
+  PaymentUnsettled: (d: Data<'PaymentUnsettled'>) => ({
+    unsettled_at: d.at, unsettled_reason: d.reason, settlement_batch_id: d.settlementBatchId,
+  }),
+  PaymentExpired: (d: Data<'PaymentExpired'>) => ({ expired_at: d.at }),
+  PaymentFailed: (d: Data<'PaymentFailed'>) => ({ failed_at: d.at, failure_reason: d.reason }),
+  PaymentReviewRequired: (d: Data<'PaymentReviewRequired'>) => ({ resume_status: d.from }),
+  PaymentReviewApproved: () => ({ resume_status: null }),
+  PaymentReviewRejected: (d: Data<'PaymentReviewRejected'>) => ({ resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED' }),
+};
+
+interface Patch {
+  set: Record<string, unknown>;
+  documents: number;
+}
+
+interface DocumentRow {
+  document_id: string;
+  payment_id: string;
+  type: string;
+  url: string | null;
+  content_type: string | null;
+  created_at: string;
+}
+
+/**
+ * A batch folded per payment: payments created in it become whole rows (later events of the batch already
+ * applied), the others one patch each; documents are rows of their own. Three statements for any batch size
+ * instead of one per event, which is what a rebuild or a burst of creates needs.
+ */
+function fold(events: readonly RecordedEvent[]): { created: Map<string, Record<string, unknown>>; patches: Map<string, Patch>; documents: DocumentRow[] } {
+  const created = new Map<string, Record<string, unknown>>();
+  const patches = new Map<string, Patch>();
+  const documents: DocumentRow[] = [];
+  for (const event of events) {
+    if (event.type === 'PaymentCreated') {
+      const d = event.data as Data<'PaymentCreated'>;
+      created.set(d.paymentId, createdRow(d));
+      continue;
+    }
+    let paymentId: string;
+    const change: Patch = { set: {}, documents: 0 };
+    if (event.type === 'PaymentDocumentAttached') {
+      const d = event.data as Data<'PaymentDocumentAttached'>;
+      paymentId = d.paymentId;
+      change.set.updated_at = d.document.attachedAt;
+      change.documents = 1;
+      documents.push({ document_id: d.document.documentId, payment_id: d.paymentId, type: d.document.type,
+        url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt });
+    } else {
+      const stamp = stamps[event.type];
+      if (!stamp) continue;
+      const d = event.data as { paymentId: string; to: PaymentStatus; at: string };
+      paymentId = d.paymentId;
+      Object.assign(change.set, { status: d.to, updated_at: d.at }, stamp(event.data));
+    }
+    const row = created.get(paymentId);
+    if (row) {
+      Object.assign(row, change.set);
+      row.review_documents = (row.review_documents as number) + change.documents;
+    } else {
+      const patch = patches.get(paymentId) ?? { set: {}, documents: 0 };
+      Object.assign(patch.set, change.set);
+      patch.documents += change.documents;
+      patches.set(paymentId, patch);
+    }
+  }
+  return { created, patches, documents };
+}
+
+const patchAssignments = Object.entries(PATCHABLE)
+  .map(([column, type]) => `${column} = CASE WHEN x.patch ? '${column}' THEN (x.patch->>'${column}')::${type} ELSE p.${column} END`)
+  .join(',\n    ');
+
+async function applyBatch(trx: Kysely<any>, events: readonly RecordedEvent[]): Promise<void> {
+  const { created, patches, documents } = fold(events);
+  const rows = [...created.values()];
+  for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
+    await trx.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+  }
+  if (patches.size > 0) {
+    const ids = [...patches.keys()];
+    const updated = await sql`
+      UPDATE payments AS p SET
+        ${sql.raw(patchAssignments)},
+        review_documents = p.review_documents + x.documents
+      FROM unnest(${ids}::text[], ${ids.map((id) => JSON.stringify(patches.get(id)!.set))}::jsonb[],
+                  ${ids.map((id) => patches.get(id)!.documents)}::integer[]) AS x(payment_id, patch, documents)
+      WHERE p.payment_id = x.payment_id`.execute(trx);
+    // Every change follows its PaymentCreated in the feed; a missing row means the read model is broken.
+    if (Number(updated.numAffectedRows) !== ids.length) {
+      throw new Error(`payments projector: ${ids.length - Number(updated.numAffectedRows)} status change(s) for payments without a row`);
+    }
+  }
+  if (documents.length > 0) {
+    const inserted = await sql`
+      INSERT INTO payment_documents (document_id, payment_id, client_id, type, url, content_type, created_at)
+      SELECT d.document_id, d.payment_id, p.client_id, d.type, d.url, d.content_type, d.created_at
+        FROM unnest(${documents.map((d) => d.document_id)}::text[], ${documents.map((d) => d.payment_id)}::text[],
+                    ${documents.map((d) => d.type)}::text[], ${documents.map((d) => d.url)}::text[],
+                    ${documents.map((d) => d.content_type)}::text[], ${documents.map((d) => d.created_at)}::timestamptz[])
+             AS d(document_id, payment_id, type, url, content_type, created_at)
+        JOIN payments p USING (payment_id)`.execute(trx);
+    if (Number(inserted.numAffectedRows) !== documents.length) {
+      throw new Error('payments projector: a review document for a payment without a row');
+    }
+  }
+}
+
+export const paymentsProjector: Projector = {
   name: 'payments',
   version: 1,
   tables: ['payments', 'payment_documents'],
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', ...Object.keys(stamps)],
   setup,
-  handlers: {
-    async PaymentCreated(trx, event) {
-      const d = event.data as Data<'PaymentCreated'>;
-      const payableUntil = [d.expiresAt, d.exchange?.quoteExpiresAt].filter((t): t is string => !!t)
-        .sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null;
-      await trx.insertInto('payments').values({
-        payment_id: d.paymentId, client_id: d.clientId, external_id: d.externalId, identity_id: d.identityId,
-        identity_external_id: d.identityExternalId, identity_email: d.identityEmail, account_id: d.accountId,
-        account_number: d.accountNumber, total_amount: d.totalAmount, currency: d.currency, description: d.description,
-        product: d.product, type: d.type, status: 'CREATED', purchase_amount: d.purchaseAmount,
-        purchase_currency: d.purchaseCurrency, exchange: d.exchange ? JSON.stringify(d.exchange) : null,
-        origins: JSON.stringify(d.origins), destinations: JSON.stringify(d.destinations), fees: JSON.stringify(d.fees),
-        fee_amount: d.feeAmount, flow: d.flow, method: d.method, settlement: d.settlement, customer_id: d.customerId,
-        checkout_session_id: d.checkoutSessionId, expires_at: d.expiresAt, payable_until: payableUntil,
-        created_at: d.createdAt, updated_at: d.createdAt,
-      }).execute();
-    },
-    PaymentPending: transition(),
-    PaymentAuthorized: transition<'PaymentAuthorized'>((d) => ({ authorized_at: d.at })),
-    PaymentCaptured: transition<'PaymentCaptured'>((d) => ({ captured_at: d.at })),
-    PaymentReceived: transition<'PaymentReceived'>((d) => ({ received_at: d.at, received_amount: d.receivedAmount })),
-    PaymentSettled: transition<'PaymentSettled'>((d) => ({ settled_at: d.at, settlement_batch_id: d.settlementBatchId })),
-    PaymentUnsettled: transition<'PaymentUnsettled'>((d) => ({
-      unsettled_at: d.at, unsettled_reason: d.reason, settlement_batch_id: d.settlementBatchId,
-    })),
-    PaymentExpired: transition<'PaymentExpired'>((d) => ({ expired_at: d.at })),
-    PaymentFailed: transition<'PaymentFailed'>((d) => ({ failed_at: d.at, failure_reason: d.reason })),
-    PaymentReviewRequired: transition<'PaymentReviewRequired'>((d) => ({ resume_status: d.from })),
-    PaymentReviewApproved: transition<'PaymentReviewApproved'>(() => ({ resume_status: null })),
-    PaymentReviewRejected: transition<'PaymentReviewRejected'>((d) => ({
-      resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED',
-    })),
-    async PaymentDocumentAttached(trx, event) {
-      const d = event.data as Data<'PaymentDocumentAttached'>;
-      const payment = await trx.updateTable('payments')
-        .set((eb) => ({ review_documents: eb('review_documents', '+', 1), updated_at: d.document.attachedAt }))
-        .where('payment_id', '=', d.paymentId).returning('client_id').executeTakeFirstOrThrow();
-      await trx.insertInto('payment_documents').values({
-        document_id: d.document.documentId, payment_id: d.paymentId, client_id: payment.client_id, type: d.document.type,
-        url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt,
-      }).execute();
-    },
-  },
-});
+  apply: applyBatch,
+};
 
 export interface PaymentRow {
   payment_id: string;

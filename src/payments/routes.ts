@@ -34,9 +34,14 @@ const notFoundResponse = { description: 'no such payment for this client', schem
 const illegalMove = { description: 'the state machine does not allow this move from the current status (named in the message)', schema: errorSchema } as const;
 
 /** `sort` field → column; ties broken by id in the same direction so pages never overlap. */
-const sortColumns: Record<string, string> = {
-  createdAt: 'created_at', updatedAt: 'updated_at', totalAmount: 'total_amount', status: 'status', type: 'type',
-  externalId: 'external_id', expiresAt: 'expires_at',
+/**
+ * The ORDER BY of each sort field. Only `expires_at` can be absent, so only it says NULLS LAST: on the other
+ * columns that clause would not match the indexes (built DESC, nulls first) and force a sort of every match.
+ */
+const sortOrders: Record<string, (direction: 'asc' | 'desc') => string> = {
+  createdAt: (d) => `created_at ${d}`, updatedAt: (d) => `updated_at ${d}`, totalAmount: (d) => `total_amount ${d}`,
+  status: (d) => `status ${d}`, type: (d) => `type ${d}`, externalId: (d) => `external_id ${d}`,
+  expiresAt: (d) => `expires_at ${d} NULLS LAST`,
 };
 
 /** The provider signs the transaction id: hex HMAC-SHA256 under PROVIDER_SECRET, compared in constant time. */
@@ -83,10 +88,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         if (from) filtered = filtered.where('created_at', '>=', from);
         if (before) filtered = filtered.where('created_at', '<', before);
         const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [string, 'asc' | 'desc'];
-        const column = sortColumns[field]!;
         const page = pageRequest(query);
         const [rows, count] = await Promise.all([
-          filtered.orderBy(sql.raw(`${column} ${direction} NULLS LAST`)).orderBy('payment_id', direction)
+          filtered.orderBy(sql.raw(sortOrders[field]!(direction))).orderBy('payment_id', direction)
             .limit(page.limit).offset(page.offset).execute() as Promise<PaymentRow[]>,
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
