@@ -6,15 +6,15 @@
  *     ├─ payer action pending → PENDING
  *     ├─ expiresAt or the quote's time-to-live passes before RECEIVED → EXPIRED
  *     ├─ provider rejects → FAILED
- *     └─ review (any non-terminal) → REQUIRES_REVIEW ─approve→ the status it had │ ─reject→ FAILED
+ *     └─ review (any status before RECEIVED) → REQUIRES_REVIEW ─approve→ the status it had │ ─reject→ FAILED
  *
  * Every move the machine does not allow throws `failedPrecondition` naming the current status. Facts from
  * outside the stream (the destination account's status, what the provider delivered, the screening of the
  * payer) arrive in the command, so the decider stays a function of its inputs.
  */
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
-import { formatAmount, toDecimal } from '../ledger/money.ts';
+import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
 import {
   TERMINAL_STATUSES, type ExpiryReason, type PaymentCreatedData, type PaymentDocument, type PaymentEvent,
   type PaymentStatus,
@@ -71,6 +71,16 @@ export function expiryOf(payment: PaymentCreatedData): { at: string; reason: Exp
   if (payment.exchange) candidates.push({ at: payment.exchange.quoteExpiresAt, reason: 'QUOTE_EXPIRED' });
   candidates.sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
   return candidates[0] ?? null;
+}
+
+/** What a provider reports it delivered, at the currency's scale; anything else never reaches the ledger. */
+function receivedIn(text: string, currency: string): string {
+  try {
+    return formatAmount(parseAmount(text, currency, { positive: true }), currency);
+  } catch (error) {
+    if (error instanceof AmountError) throw domainInvalid(`receivedAmount: ${error.message}`);
+    throw error;
+  }
 }
 
 function reconcile(
@@ -133,9 +143,10 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
       case 'Receive': {
         const ready = payment.flow === 'CARD' ? from === 'CAPTURED' : from === 'CREATED' || from === 'PENDING';
         if (!ready) refuse(state, payment.flow === 'CARD' ? 'be received before it is captured' : 'be received');
-        const received: PaymentEvent = { type: 'PaymentReceived', data: { ...move('RECEIVED'), receivedAmount: command.receivedAmount, currency: payment.currency } };
+        const receivedAmount = receivedIn(command.receivedAmount, payment.currency);
+        const received: PaymentEvent = { type: 'PaymentReceived', data: { ...move('RECEIVED'), receivedAmount, currency: payment.currency } };
         if (payment.settlement !== 'INSTANT') return [received];
-        return [received, reconcile(payment, command.receivedAmount, command.destination, null, at)];
+        return [received, reconcile(payment, receivedAmount, command.destination, null, at)];
       }
       case 'Settle':
         if (from !== 'RECEIVED') refuse(state, 'be settled');
@@ -152,7 +163,9 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
         return [{ type: 'PaymentExpired', data: { ...move('EXPIRED'), reason: expiry.reason } }];
       }
       case 'RequireReview':
-        if (TERMINAL_STATUSES.has(from) || from === 'REQUIRES_REVIEW') refuse(state, 'be put under review');
+        // Once the funds arrived only reconciliation decides: a rejected review then would leave money the
+        // provider delivered in no account at all. Holding received funds is what UNSETTLED (suspense) is for.
+        if (TERMINAL_STATUSES.has(from) || from === 'REQUIRES_REVIEW' || from === 'RECEIVED') refuse(state, 'be put under review');
         return [{ type: 'PaymentReviewRequired', data: { ...move('REQUIRES_REVIEW'), reason: command.reason } }];
       case 'ResolveReview':
         if (from !== 'REQUIRES_REVIEW') refuse(state, 'have its review resolved');
