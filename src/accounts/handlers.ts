@@ -20,8 +20,8 @@ export function ownedAccount(db: Kysely<any>, clientId: string, accountId: strin
 }
 
 async function run(services: Services, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
-  const { position } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider, command, metadata);
-  await services.readYourWrites(position);
+  const { position, events } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider, command, metadata);
+  await services.readYourWrites(position, events.map((e) => e.type));
 }
 
 /**

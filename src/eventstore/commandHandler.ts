@@ -23,12 +23,16 @@ export async function handleCommand<Command, Event extends { type: string; data:
   decider: Decider<Command, Event, State>,
   command: Command,
   metadata: EventMetadata,
+  options: { expectNewStream?: boolean } = {},
 ): Promise<CommandResult<Event, State>> {
   for (let attempt = 1; ; attempt++) {
     let state = decider.initialState;
     let revision: bigint | null = null;
+    // A command that creates its stream decides first on the empty state and appends with no_stream, sparing
+    // the read; when the stream exists after all, the append is refused and the next attempt reads it.
+    const skipRead = options.expectNewStream === true && attempt === 1;
     // Read the whole stream, page by page: a state folded from part of it would decide wrongly.
-    for (;;) {
+    while (!skipRead) {
       const page = await store.readStream(stream, { fromRevision: revision === null ? 0n : revision + 1n, limit: MAX_READ_LIMIT });
       for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
       if (page.length > 0) revision = page[page.length - 1]!.revision;

@@ -68,7 +68,10 @@ export interface EventStore {
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Position of the newest event a consumer may read now, or null on an empty store. */
   headPosition(): Promise<Position | null>;
-  /** Calls the listener (without arguments) when new events may be readable. Returns an unsubscribe. */
-  onAppended(listener: () => void): () => void;
+  /**
+   * Calls the listener when new events may be readable: with their types when this process appended them,
+   * without when anything may have been (another process, a subscription). Returns an unsubscribe.
+   */
+  onAppended(listener: (eventTypes?: readonly string[]) => void): () => void;
   close(): Promise<void>;
 }

@@ -30,8 +30,11 @@ export interface Services {
   catalog: Catalog;
   /** The payment rails; the sandbox provider until real adapters plug in behind the same port. */
   provider: PaymentProvider;
-  /** Waits (bounded) until the read models include the given append; see READ_YOUR_WRITES_TIMEOUT_MS. */
-  readYourWrites(position: Position | null): Promise<void>;
+  /**
+   * Waits (bounded, READ_YOUR_WRITES_TIMEOUT_MS) until the read models reflect a write that reached
+   * `position`: those that handle one of `eventTypes`, or all of them when the types are not given.
+   */
+  readYourWrites(position: Position | null, eventTypes?: readonly string[]): Promise<void>;
 }
 
 export async function createServices(deps: {
@@ -49,9 +52,9 @@ export async function createServices(deps: {
     provider: new SandboxProvider(config.quoteTtlSeconds),
     // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer
     // (a client retrying after a 5xx would run the command twice).
-    async readYourWrites(position) {
+    async readYourWrites(position, eventTypes) {
       if (!position) return;
-      const caughtUp = await projections.waitFor(position, config.readYourWritesTimeoutMs).catch((error: unknown) => {
+      const caughtUp = await projections.waitFor(position, config.readYourWritesTimeoutMs, eventTypes).catch((error: unknown) => {
         deps.logger.error({ err: error }, 'could not wait for the read models');
         return false;
       });

@@ -42,8 +42,9 @@ export async function loadPayment(services: Services, paymentId: string): Promis
 }
 
 async function run(services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<Position | null> {
-  const { position } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, command, metadata);
-  await services.readYourWrites(position);
+  const { position, events } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, command, metadata,
+    { expectNewStream: command.type === 'CreatePayment' });
+  await services.readYourWrites(position, events.map((e) => e.type));
   return position;
 }
 

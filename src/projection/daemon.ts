@@ -81,15 +81,19 @@ export class ProjectionDaemon {
    * Runners of this process are watched in memory; those leased elsewhere are read from projection_state.
    * Reactors are not waited for: their effects are new commands with positions of their own.
    */
-  async waitFor(position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS): Promise<boolean> {
+  async waitFor(position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[]): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    // A read model that handles none of the written event types reads the same before and after them.
+    const waited = this.runners.filter((r) => r.kind === 'projector' && (!eventTypes || r.handlesAny(eventTypes)));
+    // Without the types, runners that ignored the append were not woken by it: wake them, not wait a poll.
+    if (!eventTypes) for (const runner of waited) runner.nudge();
     for (;;) {
-      if (await this.allPassed(position)) return true;
+      if (await this.allPassed(waited, position)) return true;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, Math.min(STATE_POLL_MS, remaining));
-        const local = this.runners.filter((r) => r.holdsLease);
+        const local = waited.filter((r) => r.holdsLease);
         function done() {
           clearTimeout(timer);
           for (const runner of local) runner.off('advanced', done);
@@ -100,8 +104,7 @@ export class ProjectionDaemon {
     }
   }
 
-  private async allPassed(position: Position): Promise<boolean> {
-    const projectors = this.runners.filter((r) => r.kind === 'projector');
+  private async allPassed(projectors: readonly ProjectionRunner[], position: Position): Promise<boolean> {
     const remote: ProjectionRunner[] = [];
     for (const runner of projectors) {
       if (runner.holdsLease) {

@@ -36,11 +36,21 @@ class CheckpointConflictError extends Error {
 
 const REACTOR_VERSION = 1;
 
+/**
+ * A batch with nothing this runner handles moves only the in-memory checkpoint (what this process's
+ * read-your-writes looks at) until this long has passed since the last stored one: every append wakes every
+ * runner, and a transaction per wake per runner for events it ignores was most of the database's work.
+ */
+const IGNORED_CHECKPOINT_INTERVAL_MS = 1_000;
+
 export class ProjectionRunner extends EventEmitter {
   readonly name: string;
   readonly version: number;
   readonly kind: 'projector' | 'reactor';
   checkpoint: Position | null = null;
+  /** The checkpoint as stored; behind `checkpoint` only by events this runner does not handle. */
+  private stored: Position | null = null;
+  private storedAt = 0;
   state: RunnerState = 'starting';
   lastError: string | null = null;
 
@@ -89,6 +99,11 @@ export class ProjectionRunner extends EventEmitter {
     return this.leased;
   }
 
+  /** Whether any of these event types changes what this runner writes. */
+  handlesAny(eventTypes: readonly string[]): boolean {
+    return eventTypes.some((type) => this.handles.has(type));
+  }
+
   start(): void {
     if (this.loop) return;
     this.unsubscribe = this.store.onAppended(this.wake);
@@ -97,18 +112,27 @@ export class ProjectionRunner extends EventEmitter {
 
   async stop(): Promise<void> {
     this.stopping = true;
-    this.wake();
+    this.nudge();
     this.unsubscribe?.();
     await this.loop;
+    // Store what was only in memory, so the next holder does not read those events again.
+    if (this.leased && this.checkpoint && this.checkpoint !== this.stored) await this.storeBatch([], this.checkpoint).catch(() => undefined);
     if (this.leased) await this.states.releaseLease(this.name, this.version, this.options.owner).catch(() => undefined);
     this.leased = false;
     this.state = 'stopped';
   }
 
-  private readonly wake = (): void => {
+  /** Appends of only event types this runner ignores do not wake it: the idle poll passes over them. */
+  private readonly wake = (eventTypes?: readonly string[]): void => {
+    if (eventTypes && !this.handlesAny(eventTypes)) return;
+    this.nudge();
+  };
+
+  /** Reads the feed now rather than at the next idle poll. */
+  nudge(): void {
     this.pendingWake = true;
     this.wakeSleeper?.();
-  };
+  }
 
   private async sleep(ms: number, wakeable: boolean): Promise<void> {
     if (this.stopping || (wakeable && this.pendingWake)) {
@@ -172,6 +196,8 @@ export class ProjectionRunner extends EventEmitter {
     const row = await this.states.get(this.name, this.version);
     if (!row) return false;
     this.checkpoint = row.checkpoint;
+    this.stored = row.checkpoint;
+    this.storedAt = Date.now();
     if (this.subject.kind === 'projector') {
       const projector = this.subject.projector;
       if (row.status === 'building' && row.checkpoint === null) {
@@ -201,23 +227,37 @@ export class ProjectionRunner extends EventEmitter {
   /** Reads and applies one batch; true when the feed had nothing more to give. */
   private async step(): Promise<boolean> {
     const events = await this.store.readAll({ after: this.checkpoint, limit: this.batchSize });
-    if (events.length === 0) return true;
+    if (events.length === 0) {
+      if (this.checkpoint !== this.stored && Date.now() - this.storedAt >= IGNORED_CHECKPOINT_INTERVAL_MS) {
+        await this.storeBatch([], this.checkpoint!);
+      }
+      return true;
+    }
     const last = events[events.length - 1]!.position;
     const relevant = events.filter((event) => this.handles.has(event.type));
-    if (this.subject.kind === 'projector') await this.applyProjected(this.subject.projector, relevant, last);
-    else await this.applyReacted(this.subject.reactor, relevant, last);
+    if (relevant.length > 0 || Date.now() - this.storedAt >= IGNORED_CHECKPOINT_INTERVAL_MS) {
+      await this.storeBatch(relevant, last);
+    }
     if (this.state === 'failing') this.state = (await this.isBuilding()) ? 'building' : 'active';
     this.lastError = null;
     this.checkpoint = last;
-    this.leaseRenewedAt = Date.now();
     this.emit('advanced', last);
     return events.length < this.batchSize;
+  }
+
+  /** Applies `events` and stores the checkpoint `last` in one transaction (reactors: reacts first). */
+  private async storeBatch(events: RecordedEvent[], last: Position): Promise<void> {
+    if (this.subject.kind === 'projector') await this.applyProjected(this.subject.projector, events, last);
+    else await this.applyReacted(this.subject.reactor, events, last);
+    this.stored = last;
+    this.storedAt = Date.now();
+    this.leaseRenewedAt = this.storedAt;
   }
 
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     await this.database.db.transaction().execute(async (trx) => {
       const moved = await this.states.advanceCheckpoint(
-        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.checkpoint, last, events.length);
+        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.stored, last, events.length);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
       if (events.length === 0) return;
       await useSchema(trx, this.schema!, this.database.schema);
@@ -229,7 +269,7 @@ export class ProjectionRunner extends EventEmitter {
     for (const event of events) await reactor.react(event);
     await this.database.db.transaction().execute(async (trx) => {
       const moved = await this.states.advanceCheckpoint(
-        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.checkpoint, last, events.length);
+        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.stored, last, events.length);
       if (!moved) throw new CheckpointConflictError(`${this.name}: checkpoint moved by another instance`);
     });
   }

@@ -131,7 +131,7 @@ export class PostgresEventStore implements EventStore {
         throw new WrongExpectedRevisionError(
           stream, expected, row.current_revision === null ? 'no_stream' : BigInt(row.current_revision));
       }
-      this.local.emit('appended');
+      this.local.emit('appended', events.map((event) => event.type));
       this.wakeups?.notifySoon();
       return {
         nextRevision: BigInt(row.last_revision!),
@@ -191,7 +191,7 @@ export class PostgresEventStore implements EventStore {
     return row ? { commit: toBigInt(row.commit_position), prepare: toBigInt(row.prepare_position) } : null;
   }
 
-  onAppended(listener: () => void): () => void {
+  onAppended(listener: (eventTypes?: readonly string[]) => void): () => void {
     this.local.on('appended', listener);
     this.wakeups?.start();
     return () => this.local.off('appended', listener);

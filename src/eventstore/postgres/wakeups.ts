@@ -86,7 +86,11 @@ export class PostgresWakeups {
       setTimeout(() => void this.listen(), delay).unref();
     };
     client.on('error', retry);
-    client.on('notification', () => this.onWake());
+    client.on('notification', (message) => {
+      // Our own NOTIFY comes back too; this process already woke its consumers, with the event types.
+      if (this.notifier && message.processId === (this.notifier as unknown as { processID: number }).processID) return;
+      this.onWake();
+    });
     try {
       await client.connect();
       if (this.stopped) {
