@@ -1,9 +1,16 @@
 /**
- * Event store and projection benchmarks: `npm run bench`. Prints figures; never fails on a slow machine.
+ * Event store, projection and HTTP benchmarks: `npm run bench`. Prints figures; never fails on a slow machine.
  * Runs on embedded PGlite, and on Postgres when DATABASE_URL is set (in a scratch schema, dropped after).
  * The raw single-row INSERT rate is measured in the same run, so the ratio to it is visible.
+ *
+ * Sections: `store` (event store and projection catch-up) and `http` (the whole service under autocannon,
+ * bench/http.ts). BENCH_ONLY=store or BENCH_ONLY=http runs one; BENCH_TARGETS=pglite or postgres one target.
+ * BENCH_SECONDS (store figures), BENCH_HTTP_SECONDS, BENCH_HTTP_WARMUP_SECONDS, BENCH_HTTP_PAYMENTS (dataset
+ * of the list benchmark on Postgres, default 100,000) and BENCH_HTTP_PAYMENTS_PGLITE (default 10,000) tune the
+ * run; BENCH_HTTP_DIAGNOSE and BENCH_HTTP_CPU_PROFILE add diagnostics (see bench/http.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
 import { sql } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.ts';
@@ -11,8 +18,14 @@ import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
+import { benchHttp } from './http.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'store,http').split(',').map((s) => s.trim()));
+const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'pglite,postgres').split(',').map((s) => s.trim()));
+const HTTP_PAYMENTS = Number(process.env.BENCH_HTTP_PAYMENTS ?? 100_000);
+// PGlite is single-session and its figures are for information: a smaller dataset keeps the run short.
+const HTTP_PAYMENTS_PGLITE = Number(process.env.BENCH_HTTP_PAYMENTS_PGLITE ?? 10_000);
 
 interface Row { target: string; what: string; value: string }
 const results: Row[] = [];
@@ -129,33 +142,63 @@ async function benchTarget(target: string, database: Database, rawPool: () => pg
   await store.close();
 }
 
+/** A database in a schema of its own: PGlite in memory, or Postgres (the schema dropped on close). */
+async function scratchDatabase(target: 'pglite' | 'postgres', url: string | undefined): Promise<Database> {
+  if (target === 'pglite') return openDatabase({ kind: 'pglite', dataDir: 'memory://' }, { schema: 'bench' });
+  const schema = `bench_${randomBytes(4).toString('hex')}`;
+  const database = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 16 }, { schema });
+  const close = database.close;
+  return { ...database, close: async () => { try { await close(); } finally { await dropSchemaAndProjections(url!, schema); } } };
+}
+
 async function main(): Promise<void> {
-  console.log(`payments-ledger event store benchmarks (${SECONDS}s per figure)\n`);
-  const lite = await openDatabase({ kind: 'pglite', dataDir: 'memory://' }, { schema: 'bench' });
-  try {
-    await benchTarget('pglite', lite, () => null);
-  } finally {
-    await lite.close();
+  const url = process.env.DATABASE_URL;
+  const targets = (['pglite', 'postgres'] as const).filter((t) => TARGETS.has(t) && (t === 'pglite' || url));
+  console.log(`payments-ledger benchmarks: ${[...SECTIONS].join(', ')} on ${targets.join(', ') || 'no target'}\n`);
+
+  if (SECTIONS.has('store')) {
+    console.log(`event store and projections (${SECONDS}s per figure)`);
+    for (const target of targets) {
+      const database = await scratchDatabase(target, url);
+      const raw = target === 'postgres'
+        ? new pg.Pool({ connectionString: url, max: 8, options: `-c search_path=${database.schema}` }) : null;
+      try {
+        await benchTarget(target, database, () => raw);
+      } finally {
+        await raw?.end();
+        await database.close();
+      }
+    }
+    console.log('');
   }
 
-  const url = process.env.DATABASE_URL;
-  if (!url) {
-    console.log('\nDATABASE_URL is not set: Postgres figures skipped.');
-    return;
+  if (SECTIONS.has('http')) {
+    const [load1] = loadavg();
+    console.log(`HTTP, the whole service in this process, autocannon in another on the same machine ` +
+      `(${cpus().length} CPUs, load average ${load1!.toFixed(2)} at the start)`);
+    for (const target of targets) {
+      const started = performance.now();
+      const database = await scratchDatabase(target, url);
+      try {
+        await benchHttp(target, database, report, target === 'pglite' ? HTTP_PAYMENTS_PGLITE : HTTP_PAYMENTS);
+      } catch (error) {
+        // A benchmark reports; it does not fail the run.
+        console.log(`${target.padEnd(9)} HTTP benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
+      } finally {
+        await database.close();
+        report(target, 'HTTP section took', `${((performance.now() - started) / 1000).toFixed(0)} s`);
+      }
+    }
+    console.log('');
   }
-  const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const database = await openDatabase({ kind: 'postgres', connectionString: url, poolSize: 16 }, { schema });
-  const raw = new pg.Pool({ connectionString: url, max: 8, options: `-c search_path=${schema}` });
-  try {
-    await benchTarget('postgres', database, () => raw);
-  } finally {
-    await raw.end();
-    await database.close();
-    await dropSchemaAndProjections(url, schema);
-  }
+
+  if (!url) console.log('DATABASE_URL is not set: Postgres figures skipped.');
 }
 
 main().catch((error: unknown) => {
   console.error(error);
   process.exitCode = 1;
+}).finally(() => {
+  // Whatever a run leaves open (a connection the service did not close) must not keep it from ending.
+  process.exit();
 });

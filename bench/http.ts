@@ -1,0 +1,435 @@
+/**
+ * HTTP benchmarks of the whole service (issue acceptance 7): the real stack in this process — express,
+ * authentication, validation, idempotency, the command handlers, the projection daemon with every projector,
+ * read-your-writes — over the given database, and autocannon in a child process on the same machine.
+ *
+ *   POST /payments   16 connections, every request a new externalId and Idempotency-Key
+ *   GET  /payments   a filtered first page (default sort, limit 50) over a seeded dataset of payments
+ *
+ * The dataset is appended straight to the event store while the service is stopped (one stream per payment,
+ * its whole history decided by the payment decider and appended at once, 32 appends in flight); the service
+ * then starts again and its projections catch up (timed). Prints figures beside their targets and the
+ * server-side breakdown of a request's time (bench/profile.ts); never fails on a slow machine.
+ *
+ * BENCH_HTTP_DIAGNOSE=1 adds POST runs without Idempotency-Key and with 1 connection;
+ * BENCH_HTTP_CPU_PROFILE=<dir> writes a V8 CPU profile of the service per measured run.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.ts';
+import type { Database } from '../src/db/database.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import { measureAppends } from '../src/eventstore/measured.ts';
+import { ProjectionDaemon } from '../src/projection/daemon.ts';
+import { comparePositions, positionReached, type Position } from '../src/eventstore/position.ts';
+import type { EventStore } from '../src/eventstore/port.ts';
+import { allProjectors, allReactors } from '../projections/index.ts';
+import { createApp } from '../src/http/app.ts';
+import { createServices, type Services } from '../src/http/services.ts';
+import { Metrics } from '../src/http/metrics.ts';
+import { systemRuntime } from '../src/domain/runtime.ts';
+import { startBackgroundWork } from '../src/background.ts';
+import type { Storage } from '../src/storage.ts';
+import type { Scheduler } from '../src/jobs/scheduler.ts';
+import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/payments/decider.ts';
+import { paymentIdFor, paymentStream, type PaymentCreatedData, type PaymentEvent } from '../src/payments/events.ts';
+import { feesFor, totalFee } from '../src/payments/pricing.ts';
+import type { LoadResult, LoadSpec } from './loadgen.ts';
+import { Profiler, type Profile, type Statement } from './profile.ts';
+
+export type Report = (target: string, what: string, value: string) => void;
+
+const OPERATOR_KEY = 'bench-operator-key-0123456789';
+const CONNECTIONS = 16;
+const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
+const WARMUP_SECONDS = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 3);
+const SEED_IN_FLIGHT = 32;
+const ACCOUNTS = 10;
+const card = { number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099', cvv: '123' };
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const ms = (n: number) => `${fmt(n, n < 10 ? 2 : 1)} ms`;
+const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+
+// ---------------------------------------------------------------------------------------------- service
+
+interface BenchService {
+  baseUrl: string;
+  services: Services;
+  projections: ProjectionDaemon;
+  profiler: Profiler;
+  close(): Promise<void>;
+}
+
+/** The service as src/main.ts assembles it (logs formatted as in production, written to /dev/null). */
+async function startService(
+  database: Database, profiler: Profiler, beforeStart?: (projections: ProjectionDaemon) => void,
+): Promise<BenchService> {
+  const config = loadConfig({
+    OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', SANDBOX_AUTOPILOT: 'false',
+    ...(database.connectionString ? { DATABASE_URL: database.connectionString } : {}),
+  });
+  const logger = pino({ level: config.logLevel }, pino.destination({ dest: '/dev/null', sync: false }));
+  const metrics = new Metrics();
+  const store = measureAppends(new PostgresEventStore(database), (seconds) => metrics.observeAppend(seconds));
+  const storage: Storage = {
+    mode: database.kind === 'postgres' ? 'postgres' : 'embedded', database, store, describe: 'bench', close: async () => store.close(),
+  };
+  const projections = new ProjectionDaemon(database, store, { logger, batchSize: config.projectionBatchSize });
+  for (const projector of allProjectors()) projections.addProjector(projector);
+  for (const reactor of allReactors()) projections.addReactor(reactor);
+  beforeStart?.(projections);
+  projections.start();
+  const services = await createServices({ config, logger, runtime: systemRuntime, storage, projections, metrics });
+  profiler.wrapReadYourWrites(services);
+  profiler.watchRunners(projections);
+  // The scheduled jobs stay off: the settlement and expiry jobs would act on the seeded payments mid-run.
+  const scheduler: Scheduler = startBackgroundWork(services, { schedule: false });
+  const { app } = createApp(services);
+  const server: Server = createServer(profiler.handler(app));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    services,
+    projections,
+    profiler,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await scheduler.stop();
+      await projections.stop();
+      await store.close();
+      logger.flush();
+    },
+  };
+}
+
+async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
+  const response = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers: { 'user-agent': 'bench', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : null;
+}
+
+// -------------------------------------------------------------------------------------- load generator
+
+interface LoadGenerator {
+  run(spec: Omit<LoadSpec, 'kind'>): Promise<LoadResult>;
+  close(): void;
+}
+
+async function startLoadGenerator(): Promise<LoadGenerator> {
+  const child: ChildProcess = fork(fileURLToPath(new URL('./loadgen.ts', import.meta.url)), [], {
+    execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  await new Promise<void>((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`load generator exited (${code})`)));
+  });
+  return {
+    run(spec) {
+      return new Promise((resolve, reject) => {
+        child.once('message', (message: { kind: 'result'; result: LoadResult } | { kind: 'error'; message: string }) => {
+          if (message.kind === 'result') resolve(message.result);
+          else reject(new Error(message.message));
+        });
+        child.send({ kind: 'run', ...spec });
+      });
+    },
+    close() {
+      if (child.connected) child.send({ kind: 'exit' });
+    },
+  };
+}
+
+// ------------------------------------------------------------------------------------------- dataset
+
+interface Merchant {
+  clientId: string;
+  headers: Record<string, string>;
+  identityId: string;
+  accounts: Array<{ id: string; accountNumber: string }>;
+}
+
+async function provisionMerchant(baseUrl: string): Promise<Merchant> {
+  const credentials = await call(baseUrl, 'POST', '/operator/clients', { 'x-operator-key': OPERATOR_KEY }, { name: 'Bench merchant' });
+  const { accessToken } = await call(baseUrl, 'POST', '/auth', { 'x-api-key': credentials.apiKey },
+    { clientId: credentials.clientId, clientSecret: credentials.clientSecret });
+  const headers = { 'x-api-key': credentials.apiKey as string, 'user-agent': 'bench', authorization: `Bearer ${accessToken as string}` };
+  const identity = await call(baseUrl, 'POST', '/identities', headers,
+    { type: 'ORGANIZATION', name: 'Bench shop', country: 'BRA', email: 'shop@example.com' });
+  const accounts = [];
+  for (let i = 0; i < ACCOUNTS; i++) {
+    const account = await call(baseUrl, 'POST', '/accounts', headers, { identityId: identity.id, type: 'CHECKING', currency: 'USD' });
+    accounts.push({ id: account.id as string, accountNumber: account.accountNumber as string });
+  }
+  return { clientId: credentials.clientId, headers, identityId: identity.id, accounts };
+}
+
+/** Share of the dataset ending in each status, and the moves after creation that get it there. */
+const lifecycles: Array<{ status: string; share: number; moves: Array<(now: Date) => PaymentCommand> }> = [
+  { status: 'CREATED', share: 0.35, moves: [] },
+  { status: 'AUTHORIZED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now })] },
+  { status: 'CAPTURED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now })] },
+  { status: 'RECEIVED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now }),
+    (now) => ({ type: 'Receive', receivedAmount: '', destination: 'ACTIVE', now })] },
+  { status: 'SETTLED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now }),
+    (now) => ({ type: 'Receive', receivedAmount: '', destination: 'ACTIVE', now }),
+    (now) => ({ type: 'Settle', batchId: `batch-${now.toISOString().slice(0, 10)}`, destination: 'ACTIVE', now })] },
+  { status: 'FAILED', share: 0.10, moves: [(now) => ({ type: 'Reject', reason: 'CARD_DECLINED', now })] },
+  { status: 'EXPIRED', share: 0.10, moves: [(now) => ({ type: 'Expire', now })] },
+  { status: 'REQUIRES_REVIEW', share: 0.05, moves: [(now) => ({ type: 'RequireReview', reason: 'MANUAL_REVIEW', now })] },
+];
+
+function lifecycleOf(i: number, count: number) {
+  let bound = 0;
+  const at = (i + 0.5) / count;
+  for (const lifecycle of lifecycles) {
+    bound += lifecycle.share;
+    if (at < bound) return lifecycle;
+  }
+  return lifecycles[0]!;
+}
+
+/** Every event of payment `i`: created up to 90 days ago, moved to its lifecycle's status by the decider itself. */
+function paymentHistory(services: Services, merchant: Merchant, template: PaymentCreatedData, i: number, count: number): PaymentEvent[] {
+  const externalId = `seed-${i}`;
+  const paymentId = paymentIdFor(merchant.clientId, externalId);
+  const account = merchant.accounts[Math.floor(Math.random() * merchant.accounts.length)]!;
+  const totalAmount = (5 + Math.floor(Math.random() * 89_500) / 100).toFixed(2);
+  const fees = feesFor(services.catalog, services.catalog.nodeType('CARD'), totalAmount, 'USD');
+  const createdAt = Date.now() - Math.floor(Math.random() * 90 * 86_400_000) - 3 * 3_600_000;
+  const lifecycle = lifecycleOf(i, count);
+  const { createdAt: _createdAt, ...base } = template;
+  const payment = {
+    ...base, paymentId, externalId, accountId: account.id, accountNumber: account.accountNumber, totalAmount, fees,
+    feeAmount: totalFee(fees, 'USD'),
+    expiresAt: lifecycle.status === 'EXPIRED' ? new Date(createdAt + 3_600_000).toISOString() : null,
+  };
+  let state: PaymentState = paymentDecider.initialState;
+  const events: PaymentEvent[] = [];
+  const commands: PaymentCommand[] = [{ type: 'CreatePayment', payment, screening: { outcome: 'CLEAR' }, now: new Date(createdAt) }];
+  lifecycle.moves.forEach((move, step) => {
+    const command = move(new Date(createdAt + (step + 1) * (lifecycle.status === 'EXPIRED' ? 7_200_000 : 300_000)));
+    commands.push(command.type === 'Receive' ? { ...command, receivedAmount: totalAmount } : command);
+  });
+  for (const command of commands) {
+    const decided = paymentDecider.decide(command, state);
+    for (const event of decided) state = paymentDecider.evolve(state, event);
+    events.push(...decided);
+  }
+  return events;
+}
+
+/** The shape of a real PaymentCreated: one payment created through the API, read back from its stream. */
+async function paymentTemplate(service: BenchService, merchant: Merchant): Promise<PaymentCreatedData> {
+  const sample = await call(service.baseUrl, 'POST', '/payments', merchant.headers, {
+    externalId: 'template', identityId: merchant.identityId, type: 'PURCHASE', accountNumber: merchant.accounts[0]!.accountNumber,
+    totalAmount: '100.00', currency: 'USD', origins: [{ type: 'CARD', card }],
+  });
+  const [created] = await service.services.storage.store.readStream(paymentStream(sample.id as string));
+  return created!.data as PaymentCreatedData;
+}
+
+/** Appends `count` payments' histories, SEED_IN_FLIGHT appends at a time; answers the last position. */
+async function seedPayments(
+  store: EventStore, services: Services, merchant: Merchant, template: PaymentCreatedData, count: number,
+): Promise<{ events: number; last: Position; ms: number }> {
+  const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
+  let next = 0;
+  let events = 0;
+  let last: Position | null = null;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
+    for (let i = next++; i < count; i = next++) {
+      const history = paymentHistory(services, merchant, template, i, count);
+      events += history.length;
+      const { position } = await store.append(paymentStream(history[0]!.data.paymentId), history.map((e) => ({
+        type: e.type, data: e.data, metadata: { ...metadata, correlationId: randomUUID() },
+      })), 'no_stream');
+      if (!last || comparePositions(position, last) > 0) last = position;
+    }
+  }));
+  return { events, last: last!, ms: performance.now() - started };
+}
+
+// -------------------------------------------------------------------------------------------- runs
+
+function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
+  report(target, `${what}: requests/s`,
+    `${fmt(result.requestsPerSecond)}/s (${fmt(result.completed)} in ${fmt(result.seconds, 1)} s)${targets.rate ? `  ${targets.rate}` : ''}`);
+  report(target, `${what}: latency p50 / p99`,
+    `${ms(result.latency.p50)} / ${ms(result.latency.p99)} (mean ${ms(result.latency.mean)}, max ${ms(result.latency.max)})  ${targets.latency}`);
+  const codes = Object.entries(result.statusCodes).map(([code, n]) => `${code}×${fmt(n)}`).join(' ');
+  report(target, `${what}: non-2xx / errors / timeouts`,
+    `${fmt(result.non2xx)} / ${fmt(result.errors)} / ${fmt(result.timeouts)}  (${codes || 'no answers'}; must be 0 / 0 / 0)`);
+  if (result.firstError) {
+    report(target, `${what}: first non-2xx answer`, `${result.firstError.status} ${result.firstError.body.replace(/\s+/g, ' ').slice(0, 400)}`);
+  }
+}
+
+function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
+  report(target, `${what}: server time per request, mean (p50/p99)`,
+    `${ms(profile.serverMs.mean)} (${ms(profile.serverMs.p50)} / ${ms(profile.serverMs.p99)}) over ${fmt(profile.requests)} requests`);
+  report(target, `${what}:   SQL statements: count, summed wall time`,
+    `${fmt(profile.queries, 1)}, ${ms(profile.queryMs)} (round trips incl. event-loop lag; parallel ones overlap)`);
+  report(target, `${what}:   waiting for a pooled connection`, ms(profile.poolWaitMs));
+  if (profile.rywMs.mean > 0) {
+    report(target, `${what}:   read-your-writes wait (p50/p99)`, `${ms(profile.rywMs.mean)} (${ms(profile.rywMs.p50)} / ${ms(profile.rywMs.p99)})`);
+  }
+  report(target, `${what}: event-loop lag mean / p99`, `${ms(profile.eventLoopDelayMs.mean)} / ${ms(profile.eventLoopDelayMs.p99)}`);
+  report(target, `${what}: projection runners meanwhile`,
+    `${fmt(profile.runnerBatchesPerSecond)} batches/s, ${fmt(profile.backgroundQueriesPerSecond)} statements/s ` +
+    `(${fmt(profile.backgroundQueryMsPerSecond / 1000, 2)} connections busy, ${ms(profile.backgroundPoolWaitMs)} mean wait for one)`);
+  const pgCpu = profile.postgresCpu === null || target !== 'postgres' ? '' : `, postgres ${fmt(profile.postgresCpu * 100)}%`;
+  report(target, `${what}: CPU (100% = one core)`,
+    `service ${fmt(profile.serviceCpu * 100)}% (event loop busy ${fmt(profile.eventLoopUtilization * 100)}%), load generator ${fmt(load.cpuMs / 10 / load.seconds)}%${pgCpu}`);
+  const m = profile.machine;
+  if (m) {
+    report(target, `${what}: whole machine (all CPUs)`,
+      `busy ${fmt(m.busy * 100)}%, idle ${fmt(m.idle * 100)}%, iowait ${fmt(m.iowait * 100)}%, steal ${fmt(m.steal * 100)}%`);
+  }
+}
+
+/** EXPLAIN ANALYZE of the SELECTs one request of the run made, as the database executes them alone. */
+async function reportPlans(target: string, what: string, database: Database, statements: Statement[], report: Report): Promise<void> {
+  for (const statement of statements) {
+    if (!/^\s*select/i.test(statement.text) || !/from "?payments"?/i.test(statement.text)) continue;
+    const { rows } = await database.query<{ 'QUERY PLAN': Array<{ Plan: PlanNode; 'Execution Time': number; 'Planning Time': number }> }>(
+      `EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${statement.text}`, statement.values);
+    const plan = rows[0]!['QUERY PLAN'][0]!;
+    const kind = /count\(/i.test(statement.text) ? 'count' : 'page';
+    report(target, `${what}: ${kind} query in the database`,
+      `${ms(plan['Execution Time'])} (planning ${ms(plan['Planning Time'])}): ${describePlan(plan.Plan)}`);
+  }
+}
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Actual Rows': number;
+  'Sort Method'?: string;
+  'Heap Fetches'?: number;
+  'Shared Hit Blocks'?: number;
+  'Shared Read Blocks'?: number;
+  Plans?: PlanNode[];
+}
+
+function describePlan(node: PlanNode): string {
+  const parts: string[] = [];
+  for (let current: PlanNode | undefined = node; current; current = current.Plans?.[0]) {
+    let part = current['Node Type'];
+    if (current['Index Name']) part += ` ${current['Index Name']}`;
+    if (current['Sort Method']) part += ` (${current['Sort Method']})`;
+    if (current['Heap Fetches'] !== undefined) part += ` (heap fetches ${fmt(current['Heap Fetches'])})`;
+    parts.push(`${part} ${fmt(current['Actual Rows'])} rows`);
+  }
+  return `${parts.join(' ← ')}; buffers hit ${fmt(node['Shared Hit Blocks'] ?? 0)}, read ${fmt(node['Shared Read Blocks'] ?? 0)}`;
+}
+
+export async function benchHttp(target: string, database: Database, report: Report, payments: number): Promise<void> {
+  const profiler = new Profiler();
+  profiler.instrumentPool(database.pool);
+  const loadgen = await startLoadGenerator();
+  let service: BenchService | null = null;
+  try {
+    // 1. The merchant (client, identity, accounts) and a template payment, through the API.
+    service = await startService(database, profiler);
+    const merchant = await provisionMerchant(service.baseUrl);
+    const template = await paymentTemplate(service, merchant);
+    const { services } = service;
+    await service.close();
+    service = null;
+
+    // 2. The dataset, appended with no projection running (as a backlog a new deployment would find).
+    const seeded = await seedPayments(new PostgresEventStore(database, { crossProcessWakeups: false }), services, merchant, template, payments);
+    report(target, `seed: ${fmt(payments)} payments (${fmt(seeded.events)} events) appended, ${SEED_IN_FLIGHT} in flight`,
+      `${fmt(seeded.ms / 1000, 1)} s: ${fmt(payments / (seeded.ms / 1000))} appends/s, ${fmt(seeded.events / (seeded.ms / 1000))} events/s`);
+
+    // 3. The service again: its projections catch up from where they stopped.
+    const restarted = performance.now();
+    const runnerDone = new Map<string, number>();
+    const live = await startService(database, profiler, (projections) => {
+      for (const runner of projections.projectionRunners) {
+        runner.on('advanced', () => {
+          if (!runnerDone.has(runner.name) && positionReached(runner.checkpoint, seeded.last)) runnerDone.set(runner.name, performance.now() - restarted);
+        });
+      }
+    });
+    service = live;
+    const caughtUp = await live.projections.waitFor(seeded.last, 900_000);
+    const catchUpMs = performance.now() - restarted;
+    const rows = Number((await database.query<{ n: string }>(
+      'SELECT count(*) AS n FROM payments WHERE client_id = $1', [merchant.clientId])).rows[0]!.n);
+    report(target, `seed: projections catch up (${allProjectors().length} projectors, batches of ${services.config.projectionBatchSize})`,
+      `${caughtUp ? '' : 'NOT CAUGHT UP: '}${fmt(catchUpMs / 1000, 1)} s: ${fmt(seeded.events / (catchUpMs / 1000))} events/s` +
+      (rows === payments + 1 ? '' : `; payments read model has ${fmt(rows)} rows, expected ${fmt(payments + 1)}`));
+    report(target, 'seed: each projector caught up after',
+      [...runnerDone].sort((a, b) => b[1] - a[1]).map(([name, at]) => `${name} ${fmt(at / 1000, 1)} s`).join(', '));
+
+    for (const [label, path] of [
+      ['status=SETTLED', '/payments?status=SETTLED&limit=50'],
+      ['accountNumber=…', `/payments?accountNumber=${merchant.accounts[3]!.accountNumber}&limit=50`],
+    ] as const) {
+      const page = await call(live.baseUrl, 'GET', path, merchant.headers);
+      const what = `GET /payments?${label} (${fmt(page.pagination.total)} of ${fmt(payments)} match)`;
+      const spec = { baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'GET' as const, paths: [path], headers: merchant.headers };
+      await loadgen.run({ ...spec, seconds: WARMUP_SECONDS });
+      await live.profiler.startCpuProfile();
+      live.profiler.start();
+      const result = await loadgen.run({ ...spec, seconds: SECONDS });
+      const profile = live.profiler.stop();
+      const cpuProfile = await live.profiler.saveCpuProfile(`${target}-get-${label}`);
+      if (cpuProfile) report(target, `${what}: CPU profile`, cpuProfile);
+      reportLoad(target, what, result, report, { latency: `target p99 ≤ 25 ms: ${verdict(result.latency.p99 <= 25)}` });
+      reportProfile(target, what, profile, result, report);
+      await reportPlans(target, what, database, profile.sampleStatements, report);
+    }
+
+    const body = {
+      identityId: merchant.identityId, type: 'PURCHASE', accountNumber: merchant.accounts[0]!.accountNumber,
+      totalAmount: '100.00', currency: 'USD', origins: [{ type: 'CARD', card }],
+    };
+    const create = async (what: string, idempotencyKeys = true, connections = CONNECTIONS) => {
+      const spec = {
+        baseUrl: live.baseUrl, connections, method: 'POST' as const, paths: ['/payments'],
+        headers: merchant.headers, body, idempotencyKeys,
+      };
+      await loadgen.run({ ...spec, seconds: WARMUP_SECONDS });
+      await live.profiler.startCpuProfile();
+      live.profiler.start();
+      const result = await loadgen.run({ ...spec, seconds: SECONDS });
+      const profile = live.profiler.stop();
+      const cpuProfile = await live.profiler.saveCpuProfile(`${target}-${what}`);
+      if (cpuProfile) report(target, `${what}: CPU profile`, cpuProfile);
+      const rate = result.requestsPerSecond;
+      const p99 = result.latency.p99;
+      reportLoad(target, what, result, report, {
+        rate: `target ≥ 1,000/s: ${verdict(rate >= 1000)}; goal ≥ 2,500/s: ${verdict(rate >= 2500)}`,
+        latency: `target p99 ≤ 50 ms: ${verdict(p99 <= 50)}; goal ≤ 30 ms: ${verdict(p99 <= 30)}`,
+      });
+      reportProfile(target, what, profile, result, report);
+      if (process.env.BENCH_HTTP_DIAGNOSE) {
+        profile.sampleStatements.forEach((statement, i) =>
+          report(target, `${what}: statement ${i + 1}`, statement.text.replace(/\s+/g, ' ').slice(0, 110)));
+      }
+    };
+    await create(`POST /payments, ${CONNECTIONS} connections`);
+    if (process.env.BENCH_HTTP_DIAGNOSE) {
+      // Variants that show what a part costs: the idempotency bookkeeping, and queueing under 16 connections.
+      await create('diagnose: POST, no Idempotency-Key', false);
+      await create('diagnose: POST, 1 connection', true, 1);
+    }
+  } finally {
+    loadgen.close();
+    await service?.close();
+  }
+}

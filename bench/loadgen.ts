@@ -1,0 +1,93 @@
+/**
+ * The HTTP load generator of the benchmarks: autocannon in a process of its own (forked by bench/http.ts),
+ * so the service's event loop under test is not shared with the client's. Runs one load per message and
+ * answers with the figures; `{ kind: 'exit' }` ends it.
+ */
+import { randomUUID } from 'node:crypto';
+import autocannon from 'autocannon';
+
+export interface LoadSpec {
+  kind: 'run';
+  baseUrl: string;
+  connections: number;
+  seconds: number;
+  method: 'GET' | 'POST';
+  /** Paths sent in turn by each connection (one for a single endpoint). */
+  paths: string[];
+  headers: Record<string, string>;
+  /** POST only: the JSON body; every request gets a new `externalId` (and Idempotency-Key when asked). */
+  body?: Record<string, unknown>;
+  idempotencyKeys?: boolean;
+}
+
+export interface LoadResult {
+  seconds: number;
+  completed: number;
+  requestsPerSecond: number;
+  latency: { mean: number; p50: number; p90: number; p99: number; max: number };
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  statusCodes: Record<string, number>;
+  firstError: { status: number; body: string } | null;
+  /** CPU the load generator itself used (user + system), ms. */
+  cpuMs: number;
+}
+
+async function run(spec: LoadSpec): Promise<LoadResult> {
+  const prefix = `bench-${randomUUID().slice(0, 8)}`;
+  let sequence = 0;
+  let firstError: LoadResult['firstError'] = null;
+  const onResponse = (status: number, body: string) => {
+    if ((status < 200 || status > 299) && !firstError) firstError = { status, body: body.slice(0, 2000) };
+  };
+  const requests = spec.paths.map((path) => ({
+    method: spec.method,
+    path,
+    onResponse,
+    ...(spec.body ? {
+      setupRequest: (request: { headers: Record<string, string> }) => {
+        const n = ++sequence;
+        const headers: Record<string, string> = { ...request.headers, 'content-type': 'application/json' };
+        if (spec.idempotencyKeys) headers['idempotency-key'] = `${prefix}-key-${n}`;
+        return { ...request, headers, body: JSON.stringify({ ...spec.body, externalId: `${prefix}-${n}` }) };
+      },
+    } : {}),
+  }));
+  const cpu = process.cpuUsage();
+  const result = await autocannon({
+    url: spec.baseUrl,
+    connections: spec.connections,
+    duration: spec.seconds,
+    timeout: 30,
+    headers: spec.headers,
+    requests,
+  });
+  const used = process.cpuUsage(cpu);
+  const statusCodes: Record<string, number> = {};
+  for (const [code, { count }] of Object.entries(result.statusCodeStats)) statusCodes[code] = count;
+  return {
+    seconds: result.duration,
+    completed: result.requests.total,
+    requestsPerSecond: result.requests.total / result.duration,
+    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    statusCodes,
+    firstError,
+    cpuMs: (used.user + used.system) / 1000,
+  };
+}
+
+process.on('message', (message: LoadSpec | { kind: 'exit' }) => {
+  if (message.kind === 'exit') {
+    process.disconnect();
+    return;
+  }
+  run(message).then(
+    (result) => process.send!({ kind: 'result', result }),
+    (error: unknown) => process.send!({ kind: 'error', message: error instanceof Error ? error.stack ?? error.message : String(error) }),
+  );
+});
+process.send?.({ kind: 'ready' });
