@@ -392,6 +392,10 @@ export async function benchHttp(target: string, database: Database, report: Repo
       reportLoad(target, what, result, report, { latency: `target p99 ≤ 25 ms: ${verdict(result.latency.p99 <= 25)}` });
       reportProfile(target, what, profile, result, report);
       await reportPlans(target, what, database, profile.sampleStatements, report);
+      // The same page for one client at a time: the latency of the query path itself, without 16-deep queueing
+      // on a service that is CPU-bound at 16 connections.
+      const single = await loadgen.run({ ...spec, connections: 1, seconds: SECONDS });
+      reportLoad(target, `${what}, 1 connection`, single, report, { latency: `target p99 ≤ 25 ms: ${verdict(single.latency.p99 <= 25)}` });
     }
 
     const body = {

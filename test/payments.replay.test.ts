@@ -316,6 +316,8 @@ for (const target of databaseTargets()) {
       const serving = service;
       service = undefined as unknown as TestService;
       await serving.close();
+      // Stored checkpoints as the serving instance left them: on stop it stores the last one it reached.
+      statesBefore = await new ProjectionStateStore(database).list();
       const projectors = allProjectors().map(bumped);
       const schemas = async () => (await database.query<{ nspname: string }>(
         `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1`, [`${database.schema}\\_\\_%`])).rows.map((r) => r.nspname);

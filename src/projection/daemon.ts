@@ -131,6 +131,11 @@ export class ProjectionDaemon {
 
   /** Every projection's state as stored, for readiness, metrics and the operator CLI. */
   async status(): Promise<ProjectionStateRow[]> {
-    return this.states.list();
+    const rows = await this.states.list();
+    // A runner of this process may be ahead of its stored checkpoint by events it ignores (see the runner).
+    return rows.map((row) => {
+      const local = this.runners.find((r) => r.holdsLease && r.name === row.name && r.version === row.version);
+      return local?.checkpoint && !positionReached(row.checkpoint, local.checkpoint) ? { ...row, checkpoint: local.checkpoint } : row;
+    });
   }
 }
