@@ -6,7 +6,9 @@ import { deterministicId } from '../src/eventstore/deterministicId.ts';
 import type { NewEvent } from '../src/eventstore/port.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
-import type { Reactor } from '../src/projection/projector.ts';
+import type { Projector, Reactor } from '../src/projection/projector.ts';
+import { ProjectionStateStore } from '../src/projection/projectionState.ts';
+import { positionReached } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
 import { totalsProjector } from './support/totalsProjector.ts';
 
@@ -60,6 +62,37 @@ for (const target of databaseTargets()) {
       const { position } = await store.append(stream, [deposit(5), deposit(7), { type: 'Withdrawn', data: { amount: 2 } }], 'no_stream');
       expect(await d.waitFor(position, 5_000)).to.equal(true);
       expect(await rows(`${name}_totals`, [stream])).to.deep.equal([{ stream, events: 3, balance: '10', last_revision: '2' }]);
+    });
+
+    it('a write waits only for the projectors that handle one of its event types', async () => {
+      const totals = uniqueName('typed');
+      // Handles only `Noted` and refuses every batch of them: stuck from the first one on.
+      const stuck: Projector = {
+        name: uniqueName('noted'), version: 1, handles: ['Noted'], tables: [], setup: async () => undefined,
+        apply: async () => { throw new Error('refuses every note'); },
+      };
+      const d = daemon().addProjector(totalsProjector(totals, 1)).addProjector(stuck);
+      d.start();
+      await store.append(`note-${randomUUID()}`, [{ type: 'Noted', data: {} }], 'no_stream');
+      const stream = `acct-${randomUUID()}`;
+      const { position } = await store.append(stream, [deposit(4)], 'no_stream');
+      expect(await d.waitFor(position, 5_000, ['Deposited'])).to.equal(true);
+      expect(await rows(`${totals}_totals`, [stream])).to.deep.equal([{ stream, events: 1, balance: '4', last_revision: '0' }]);
+      expect(await d.waitFor(position, 300), 'without types every projector is waited for').to.equal(false);
+    });
+
+    it('passes over events it ignores at once, and stores that checkpoint by the time it stops', async () => {
+      const name = uniqueName('ignores');
+      const d = daemon().addProjector(totalsProjector(name, 1));
+      d.start();
+      const { position } = await store.append(`note-${randomUUID()}`, [{ type: 'Noted', data: {} }], 'no_stream');
+      expect(await d.waitFor(position, 5_000)).to.equal(true);
+      const shown = (await d.status()).find((s) => s.name === name)!;
+      expect(positionReached(shown.checkpoint, position), 'status shows what the runner reached').to.equal(true);
+      await d.stop();
+      const stored = await new ProjectionStateStore(database).get(name, 1);
+      expect(positionReached(stored!.checkpoint, position)).to.equal(true);
+      expect(stored!.leaseOwner).to.equal(null);
     });
 
     it('waitFor gives up after its bound when a projector cannot pass the position', async () => {
