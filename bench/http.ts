@@ -8,10 +8,11 @@
  *
  * The dataset is appended straight to the event store while the service is stopped (one stream per payment,
  * its whole history decided by the payment decider and appended at once, 32 appends in flight); the service
- * then starts again and its projections catch up (timed). Prints figures beside their targets and the
- * server-side breakdown of a request's time (bench/profile.ts); never fails on a slow machine.
+ * then starts again and its projections catch up (timed). Prints figures beside their targets and, with
+ * BENCH_HTTP_DIAGNOSE, the server-side breakdown of a request's time (bench/profile.ts); never fails on a slow machine.
  *
- * BENCH_HTTP_DIAGNOSE=1 adds POST runs without Idempotency-Key and with 1 connection;
+ * BENCH_HTTP_DIAGNOSE=1 traces every request (server-side breakdown, one request's SQL, the list queries' plans;
+ * the tracing slows the service) and adds POST runs without Idempotency-Key and with 1 connection;
  * BENCH_HTTP_CPU_PROFILE=<dir> writes a V8 CPU profile of the service per measured run.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -48,6 +49,12 @@ export type Report = (target: string, what: string, value: string) => void;
 
 const OPERATOR_KEY = 'bench-operator-key-0123456789';
 const CONNECTIONS = 16;
+/**
+ * Per-request tracing (where a request's time goes, its SQL, the plans of the list queries) runs every request
+ * in an AsyncLocalStorage context, whose promise hooks cost the service a third of its throughput on a list:
+ * only with BENCH_HTTP_DIAGNOSE, so the headline figures are those of the service as it runs in production.
+ */
+const TRACE_REQUESTS = !!process.env.BENCH_HTTP_DIAGNOSE;
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 3);
 const SEED_IN_FLIGHT = 32;
@@ -88,12 +95,12 @@ async function startService(
   beforeStart?.(projections);
   projections.start();
   const services = await createServices({ config, logger, runtime: systemRuntime, storage, projections, metrics });
-  profiler.wrapReadYourWrites(services);
+  if (TRACE_REQUESTS) profiler.wrapReadYourWrites(services);
   profiler.watchRunners(projections);
   // The scheduled jobs stay off: the settlement and expiry jobs would act on the seeded payments mid-run.
   const scheduler: Scheduler = startBackgroundWork(services, { schedule: false });
   const { app } = createApp(services);
-  const server: Server = createServer(profiler.handler(app));
+  const server: Server = createServer(TRACE_REQUESTS ? profiler.handler(app) : app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
@@ -280,6 +287,19 @@ function reportLoad(target: string, what: string, result: LoadResult, report: Re
 }
 
 function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
+  if (TRACE_REQUESTS) reportTraces(target, what, profile, report);
+  else report(target, `${what}: projection runners meanwhile`, `${fmt(profile.runnerBatchesPerSecond)} batches/s`);
+  const pgCpu = profile.postgresCpu === null || target !== 'postgres' ? '' : `, postgres ${fmt(profile.postgresCpu * 100)}%`;
+  report(target, `${what}: CPU (100% = one core)`,
+    `service ${fmt(profile.serviceCpu * 100)}% (event loop busy ${fmt(profile.eventLoopUtilization * 100)}%), load generator ${fmt(load.cpuMs / 10 / load.seconds)}%${pgCpu}`);
+  const m = profile.machine;
+  if (m) {
+    report(target, `${what}: whole machine (all CPUs)`,
+      `busy ${fmt(m.busy * 100)}%, idle ${fmt(m.idle * 100)}%, iowait ${fmt(m.iowait * 100)}%, steal ${fmt(m.steal * 100)}%`);
+  }
+}
+
+function reportTraces(target: string, what: string, profile: Profile, report: Report): void {
   report(target, `${what}: server time per request, mean (p50/p99)`,
     `${ms(profile.serverMs.mean)} (${ms(profile.serverMs.p50)} / ${ms(profile.serverMs.p99)}) over ${fmt(profile.requests)} requests`);
   report(target, `${what}:   SQL statements: count, summed wall time`,
@@ -292,14 +312,6 @@ function reportProfile(target: string, what: string, profile: Profile, load: Loa
   report(target, `${what}: projection runners meanwhile`,
     `${fmt(profile.runnerBatchesPerSecond)} batches/s, ${fmt(profile.backgroundQueriesPerSecond)} statements/s ` +
     `(${fmt(profile.backgroundQueryMsPerSecond / 1000, 2)} connections busy, ${ms(profile.backgroundPoolWaitMs)} mean wait for one)`);
-  const pgCpu = profile.postgresCpu === null || target !== 'postgres' ? '' : `, postgres ${fmt(profile.postgresCpu * 100)}%`;
-  report(target, `${what}: CPU (100% = one core)`,
-    `service ${fmt(profile.serviceCpu * 100)}% (event loop busy ${fmt(profile.eventLoopUtilization * 100)}%), load generator ${fmt(load.cpuMs / 10 / load.seconds)}%${pgCpu}`);
-  const m = profile.machine;
-  if (m) {
-    report(target, `${what}: whole machine (all CPUs)`,
-      `busy ${fmt(m.busy * 100)}%, idle ${fmt(m.idle * 100)}%, iowait ${fmt(m.iowait * 100)}%, steal ${fmt(m.steal * 100)}%`);
-  }
 }
 
 /** EXPLAIN ANALYZE of the SELECTs one request of the run made, as the database executes them alone. */
@@ -340,7 +352,7 @@ function describePlan(node: PlanNode): string {
 
 export async function benchHttp(target: string, database: Database, report: Report, payments: number): Promise<void> {
   const profiler = new Profiler();
-  profiler.instrumentPool(database.pool);
+  if (TRACE_REQUESTS) profiler.instrumentPool(database.pool);
   const loadgen = await startLoadGenerator();
   let service: BenchService | null = null;
   try {
@@ -399,7 +411,7 @@ export async function benchHttp(target: string, database: Database, report: Repo
       if (cpuProfile) report(target, `${what}: CPU profile`, cpuProfile);
       reportLoad(target, what, result, report, { latency: `target p99 ≤ 25 ms: ${verdict(result.latency.p99 <= 25)}` });
       reportProfile(target, what, profile, result, report);
-      await reportPlans(target, what, database, profile.sampleStatements, report);
+      if (TRACE_REQUESTS) await reportPlans(target, what, database, profile.sampleStatements, report);
       // The same page for one client at a time: the latency of the query path itself, without 16-deep queueing
       // on a service that is CPU-bound at 16 connections.
       const single = await loadgen.run({ ...spec, connections: 1, seconds: SECONDS });
