@@ -151,7 +151,7 @@ interface DocumentRow {
  * applied), the others one patch each; documents are rows of their own. Three statements for any batch size
  * instead of one per event, which is what a rebuild or a burst of creates needs.
  */
-function fold(events: readonly RecordedEvent[]): { created: Map<string, Record<string, unknown>>; patches: Map<string, Patch>; documents: DocumentRow[] } {
+function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { created: Map<string, Record<string, unknown>>; patches: Map<string, Patch>; documents: DocumentRow[] } {
   const created = new Map<string, Record<string, unknown>>();
   const patches = new Map<string, Patch>();
   const documents: DocumentRow[] = [];
@@ -228,6 +228,26 @@ async function applyBatch(trx: Kysely<any>, events: readonly RecordedEvent[]): P
       throw new Error('payments projector: a review document for a payment without a row');
     }
   }
+}
+
+const JSON_COLUMNS = ['exchange', 'origins', 'destinations', 'fees'] as const;
+const TIME_COLUMNS = [
+  'expires_at', 'payable_until', 'created_at', 'updated_at', 'authorized_at', 'captured_at', 'received_at', 'settled_at',
+  'expired_at', 'unsettled_at', 'failed_at',
+] as const;
+
+/**
+ * The row this projector writes for a payment whose whole history is `events`, as a query reads it back:
+ * what a create answers without reading the row it just caused.
+ */
+export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): PaymentRow {
+  const { created, patches } = fold(events);
+  const row = created.values().next().value;
+  if (!row || created.size !== 1 || patches.size > 0) throw new Error('paymentRowOf needs one payment\'s history from its PaymentCreated on');
+  const read: Record<string, unknown> = { ...row };
+  for (const column of JSON_COLUMNS) read[column] = row[column] === null ? null : JSON.parse(row[column] as string);
+  for (const column of TIME_COLUMNS) read[column] = row[column] === null ? null : new Date(row[column] as string);
+  return read as unknown as PaymentRow;
 }
 
 export const paymentsProjector: Projector = {

@@ -111,8 +111,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         422: { description: 'the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ body, req }) {
-        const id = await createPayment(services, clientIdOf(req), body as CreatePayment, meta(req));
-        return { status: 200, body: await recordOf(clientIdOf(req), id) };
+        return { status: 200, body: paymentRecord(await createPayment(services, clientIdOf(req), body as CreatePayment, meta(req))) };
       },
     }),
     defineRoute({
