@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely';
 import type { ClientRow } from '../../projections/clients.ts';
 import { parseApiKey, verifySecret } from './credentials.ts';
 import { RateLimiter } from '../http/rateLimit.ts';
+import { Coalescer } from '../db/coalescer.ts';
 
 const VERIFIED_TTL_MS = 5 * 60_000;
 const MAX_VERIFIED = 10_000;
@@ -22,14 +23,20 @@ export class ClientDirectory {
   private readonly refused = new Map<string, number>();
   private readonly failures = new RateLimiter(FAILURES_PER_SECOND, FAILURE_BURST);
 
+  /** Lookups of concurrent requests share one round trip (see Coalescer). */
+  private readonly rowsByKeyId = new Coalescer<string, ClientRow | undefined>(async (keyIds) => {
+    const rows = await this.db.selectFrom('clients').selectAll().where('api_key_id', 'in', [...new Set(keyIds)]).execute() as ClientRow[];
+    const byKeyId = new Map(rows.map((row) => [row.api_key_id, row]));
+    return keyIds.map((keyId) => byKeyId.get(keyId));
+  });
+
   constructor(private readonly db: Kysely<any>) {}
 
   /** The active client owning this API key, or null. */
   async byApiKey(apiKey: string): Promise<ClientRow | null> {
     const parsed = parseApiKey(apiKey);
     if (!parsed) return null;
-    const row = await this.db.selectFrom('clients').selectAll().where('api_key_id', '=', parsed.keyId)
-      .executeTakeFirst() as ClientRow | undefined;
+    const row = await this.rowsByKeyId.submit(parsed.keyId);
     if (!row || row.status !== 'ACTIVE') return null;
     const fingerprint = createHash('sha256').update(apiKey).digest('base64');
     const cached = this.verified.get(fingerprint);

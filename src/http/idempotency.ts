@@ -6,6 +6,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.ts';
+import { Coalescer } from '../db/coalescer.ts';
 
 export type IdempotencyOutcome =
   | { kind: 'proceed'; owner: string }
@@ -19,27 +20,38 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
 }
 
+interface Claim {
+  scope: string;
+  key: string;
+  hash: string;
+  owner: string;
+}
+
+interface Completion {
+  scope: string;
+  key: string;
+  owner: string;
+  status: number;
+  body: unknown;
+}
+
 export class IdempotencyStore {
+  /** Claims and completions of concurrent requests share round trips (see Coalescer). */
+  private readonly claims: Coalescer<Claim, boolean>;
+  private readonly completions: Coalescer<Completion, void>;
+
   constructor(
     private readonly database: Database,
     private readonly ttlSeconds = 24 * 3600,
     private readonly abandonedAfterSeconds = 60,
-  ) {}
+  ) {
+    this.claims = new Coalescer((batch) => this.claimAll(batch));
+    this.completions = new Coalescer((batch) => this.completeAll(batch));
+  }
 
   async begin(scope: string, key: string, fingerprint: string): Promise<IdempotencyOutcome> {
     const owner = randomUUID();
-    const claimed = await this.database.query(
-      `INSERT INTO idempotency_keys (scope, key, request_hash, state, expires_at, owner)
-       VALUES ($1, $2, $3, 'in_flight', now() + make_interval(secs => $4), $6)
-       ON CONFLICT (scope, key) DO UPDATE
-          SET request_hash = EXCLUDED.request_hash, state = 'in_flight', status_code = NULL,
-              response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner
-        WHERE idempotency_keys.expires_at < now()
-           OR (idempotency_keys.state = 'in_flight'
-               AND idempotency_keys.created_at < now() - make_interval(secs => $5))
-       RETURNING 1`,
-      [scope, key, fingerprint, this.ttlSeconds, this.abandonedAfterSeconds, owner]);
-    if (claimed.rowCount === 1) return { kind: 'proceed', owner };
+    if (await this.claims.submit({ scope, key, hash: fingerprint, owner })) return { kind: 'proceed', owner };
     const { rows } = await this.database.query<{ request_hash: string; state: string; status_code: number | null; response_body: unknown }>(
       `SELECT request_hash, state, status_code, response_body FROM idempotency_keys WHERE scope = $1 AND key = $2`,
       [scope, key]);
@@ -52,10 +64,45 @@ export class IdempotencyStore {
 
   /** Only the request that claimed the key (its owner) may record the answer. */
   async complete(scope: string, key: string, owner: string, status: number, body: unknown): Promise<void> {
+    await this.completions.submit({ scope, key, owner, status, body: body ?? null });
+  }
+
+  /**
+   * One INSERT for the batch; a key taken earlier (and not expired or abandoned) stays as it is. A key twice in
+   * one batch is claimed by its first request only (ON CONFLICT cannot touch a row twice in a statement): the
+   * others find it in flight, as they would one statement later.
+   */
+  private async claimAll(batch: Claim[]): Promise<boolean[]> {
+    const seen = new Set<string>();
+    const distinct = batch.filter((claim) => {
+      const id = JSON.stringify([claim.scope, claim.key]);
+      if (seen.has(id)) return false;
+      seen.add(id);
+      return true;
+    });
+    const { rows } = await this.database.query<{ owner: string }>(
+      `INSERT INTO idempotency_keys (scope, key, request_hash, state, expires_at, owner)
+       SELECT x.scope, x.key, x.hash, 'in_flight', now() + make_interval(secs => $2), x.owner
+         FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, hash text, owner text)
+       ON CONFLICT (scope, key) DO UPDATE
+          SET request_hash = EXCLUDED.request_hash, state = 'in_flight', status_code = NULL,
+              response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner
+        WHERE idempotency_keys.expires_at < now()
+           OR (idempotency_keys.state = 'in_flight'
+               AND idempotency_keys.created_at < now() - make_interval(secs => $3))
+       RETURNING owner`,
+      [JSON.stringify(distinct), this.ttlSeconds, this.abandonedAfterSeconds]);
+    const claimed = new Set(rows.map((row) => row.owner));
+    return batch.map((claim) => claimed.has(claim.owner));
+  }
+
+  private async completeAll(batch: Completion[]): Promise<void[]> {
     await this.database.query(
-      `UPDATE idempotency_keys SET state = 'done', status_code = $4, response_body = $5::jsonb
-        WHERE scope = $1 AND key = $2 AND owner = $3`,
-      [scope, key, owner, status, JSON.stringify(body ?? null)]);
+      `UPDATE idempotency_keys AS k SET state = 'done', status_code = x.status, response_body = x.body
+         FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, owner text, status integer, body jsonb)
+        WHERE k.scope = x.scope AND k.key = x.key AND k.owner = x.owner`,
+      [JSON.stringify(batch)]);
+    return batch.map(() => undefined);
   }
 
   async abandon(scope: string, key: string, owner: string): Promise<void> {

@@ -7,6 +7,7 @@ import type { CreatePayment } from '../../schemas/payments.ts';
 import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
+import { Coalescer } from '../db/coalescer.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { foldEvents } from '../domain/decider.ts';
@@ -56,22 +57,37 @@ function amountIn(field: string, text: string, currency: string): string {
   }
 }
 
-/**
- * The identity and the account a payment names, both the client's, in one round trip (a create's budget of
- * round trips is what its throughput is made of). Only the columns a create uses.
- */
-async function payerAndAccount(db: Kysely<any>, clientId: string, identityId: string, accountNumber: string): Promise<{
+type PayerAndAccount = {
   identity: Pick<IdentityRow, 'identity_id' | 'email'> | null;
   account: Pick<AccountRow, 'account_id' | 'account_number' | 'identity_id' | 'currency' | 'status'> | null;
-}> {
-  const { rows } = await sql<{ identity: unknown; account: unknown }>`
-    SELECT (SELECT json_build_object('identity_id', i.identity_id, 'email', i.email)
-              FROM identities i WHERE i.client_id = ${clientId} AND i.identity_id = ${identityId}) AS identity,
-           (SELECT json_build_object('account_id', a.account_id, 'account_number', a.account_number,
-                                     'identity_id', a.identity_id, 'currency', a.currency, 'status', a.status)
-              FROM accounts a WHERE a.client_id = ${clientId} AND a.account_number = ${accountNumber}) AS account`.execute(db);
-  const row = rows[0]!;
-  return { identity: row.identity as never, account: row.account as never };
+};
+type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumber: string };
+
+/**
+ * The identity and the account each create names, both its client's: one statement for all the creates that
+ * queued meanwhile (see Coalescer), since a create's throughput is made of its round trips.
+ */
+function lookUpPayersAndAccounts(db: Kysely<any>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
+  return new Coalescer(async (queries) => {
+    const { rows } = await sql<{ n: string; identity: PayerAndAccount['identity']; account: PayerAndAccount['account'] }>`
+      SELECT x.n::text AS n,
+             (SELECT json_build_object('identity_id', i.identity_id, 'email', i.email)
+                FROM identities i WHERE i.client_id = x.client_id AND i.identity_id = x.identity_id) AS identity,
+             (SELECT json_build_object('account_id', a.account_id, 'account_number', a.account_number,
+                                       'identity_id', a.identity_id, 'currency', a.currency, 'status', a.status)
+                FROM accounts a WHERE a.client_id = x.client_id AND a.account_number = x.account_number) AS account
+        FROM jsonb_to_recordset(${JSON.stringify(queries.map((q, n) => ({ n, client_id: q.clientId, identity_id: q.identityId, account_number: q.accountNumber })))}::jsonb)
+             AS x(n integer, client_id text, identity_id text, account_number text)`.execute(db);
+    const byIndex = new Map(rows.map((row) => [Number(row.n), { identity: row.identity, account: row.account }]));
+    return queries.map((_, n) => byIndex.get(n)!);
+  });
+}
+const payerLookups = new WeakMap<Kysely<any>, Coalescer<PayerAndAccountQuery, PayerAndAccount>>();
+
+function payerAndAccount(db: Kysely<any>, clientId: string, identityId: string, accountNumber: string): Promise<PayerAndAccount> {
+  let lookups = payerLookups.get(db);
+  if (!lookups) payerLookups.set(db, lookups = lookUpPayersAndAccounts(db));
+  return lookups.submit({ clientId, identityId, accountNumber });
 }
 
 /**

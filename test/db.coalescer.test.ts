@@ -1,0 +1,72 @@
+import { expect } from 'chai';
+import { Coalescer } from '../src/db/coalescer.ts';
+
+/** A batch runner that records its batches and answers when told to. */
+function recorder() {
+  const batches: number[][] = [];
+  const pending: Array<() => void> = [];
+  const run = (inputs: number[]) => {
+    batches.push(inputs);
+    return new Promise<number[]>((resolve) => pending.push(() => resolve(inputs.map((n) => n * 10))));
+  };
+  const releaseAll = async () => {
+    while (pending.length > 0) {
+      pending.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+  };
+  return { batches, run, releaseAll };
+}
+
+describe('coalescer (group commit of small statements)', () => {
+  it('runs a lone call at once, alone', async () => {
+    const r = recorder();
+    const coalescer = new Coalescer(r.run, { maxInFlight: 1 });
+    const answer = coalescer.submit(1);
+    expect(r.batches).to.deep.equal([[1]]);
+    await r.releaseAll();
+    expect(await answer).to.equal(10);
+  });
+
+  it('puts calls made while a batch is in flight into the next batch, each answered in order', async () => {
+    const r = recorder();
+    const coalescer = new Coalescer(r.run, { maxInFlight: 1 });
+    const answers = [1, 2, 3, 4].map((n) => coalescer.submit(n));
+    expect(r.batches).to.deep.equal([[1]]);
+    await r.releaseAll();
+    expect(await Promise.all(answers)).to.deep.equal([10, 20, 30, 40]);
+    expect(r.batches).to.deep.equal([[1], [2, 3, 4]]);
+  });
+
+  it('bounds batches by maxBatch and overlaps at most maxInFlight of them', async () => {
+    const r = recorder();
+    const coalescer = new Coalescer(r.run, { maxBatch: 2, maxInFlight: 2 });
+    const answers = [1, 2, 3, 4, 5, 6, 7].map((n) => coalescer.submit(n));
+    expect(r.batches).to.deep.equal([[1], [2]]);
+    await r.releaseAll();
+    expect(await Promise.all(answers)).to.deep.equal([10, 20, 30, 40, 50, 60, 70]);
+    expect(r.batches.every((b) => b.length <= 2)).to.equal(true);
+    expect(r.batches.flat()).to.deep.equal([1, 2, 3, 4, 5, 6, 7]);
+  });
+
+  it('rejects every call of a failed batch, and the next batch still runs', async () => {
+    let calls = 0;
+    const coalescer = new Coalescer<number, number>(async (inputs) => {
+      calls++;
+      if (calls === 1) throw new Error('database went away');
+      return inputs;
+    }, { maxInFlight: 1 });
+    const first = coalescer.submit(1);
+    const second = coalescer.submit(2);
+    const results = await Promise.allSettled([first, second]);
+    expect(results[0]).to.deep.include({ status: 'rejected' });
+    expect(results[1]).to.deep.equal({ status: 'fulfilled', value: 2 });
+  });
+
+  it('a runner answering the wrong number of outputs fails its batch', async () => {
+    const coalescer = new Coalescer<number, number>(async () => [], { maxInFlight: 1 });
+    let caught: unknown;
+    await coalescer.submit(1).catch((error: unknown) => { caught = error; });
+    expect(String(caught)).to.match(/answered 0 of 1/);
+  });
+});
