@@ -10,8 +10,13 @@ export function projectorSchemaName(baseSchema: string, projector: Pick<Projecto
   return `${baseSchema}__${projector.name}_v${projector.version}`;
 }
 
+/** The search_path of a projector version's transactions: its own schema first, then the main one. */
+export function searchPathOf(schema: string, baseSchema: string): string {
+  return `${quoteIdent(schema)}, ${quoteIdent(baseSchema)}, public`;
+}
+
 export async function useSchema(trx: Kysely<any>, schema: string, baseSchema: string): Promise<void> {
-  await sql.raw(`SET LOCAL search_path TO ${quoteIdent(schema)}, ${quoteIdent(baseSchema)}, public`).execute(trx);
+  await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, baseSchema)}`).execute(trx);
 }
 
 /** Drops whatever a previous, unfinished build left and creates the tables anew. */

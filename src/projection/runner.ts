@@ -10,7 +10,7 @@ import type { Position } from '../eventstore/position.ts';
 import { silentLogger, type Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { assertValidName } from './projector.ts';
-import { activateVersion, createFreshSchema, projectorSchemaName, useSchema } from './projectorSchema.ts';
+import { activateVersion, createFreshSchema, projectorSchemaName, searchPathOf } from './projectorSchema.ts';
 import { ProjectionStateStore } from './projectionState.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
@@ -256,12 +256,10 @@ export class ProjectionRunner extends EventEmitter {
 
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     await this.database.db.transaction().execute(async (trx) => {
-      const moved = await this.states.advanceCheckpoint(
-        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.stored, last, events.length);
+      const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
+        this.stored, last, events.length, events.length > 0 ? searchPathOf(this.schema!, this.database.schema) : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
-      if (events.length === 0) return;
-      await useSchema(trx, this.schema!, this.database.schema);
-      await projector.apply(trx, events);
+      if (events.length > 0) await projector.apply(trx, events);
     });
   }
 
