@@ -9,40 +9,54 @@ function recorder() {
     batches.push(inputs);
     return new Promise<number[]>((resolve) => pending.push(() => resolve(inputs.map((n) => n * 10))));
   };
+  /** Answers batches as they come until a few turns of the event loop bring no new one. */
   const releaseAll = async () => {
-    while (pending.length > 0) {
-      pending.shift()!();
+    for (let quietTurns = 0; quietTurns < 3;) {
+      if (pending.length > 0) {
+        pending.shift()!();
+        quietTurns = 0;
+      } else {
+        quietTurns++;
+      }
       await new Promise((r) => setImmediate(r));
     }
   };
   return { batches, run, releaseAll };
 }
 
+const nextTurn = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('coalescer (group commit of small statements)', () => {
-  it('runs a lone call at once, alone', async () => {
+  it('runs a lone call on the next turn of the event loop, alone', async () => {
     const r = recorder();
     const coalescer = new Coalescer(r.run, { maxInFlight: 1 });
     const answer = coalescer.submit(1);
+    expect(r.batches).to.deep.equal([]);
+    await nextTurn();
     expect(r.batches).to.deep.equal([[1]]);
     await r.releaseAll();
     expect(await answer).to.equal(10);
   });
 
-  it('puts calls made while a batch is in flight into the next batch, each answered in order', async () => {
+  it('batches the calls of one turn, and puts those made while a batch is in flight into the next, each answered in order', async () => {
     const r = recorder();
     const coalescer = new Coalescer(r.run, { maxInFlight: 1 });
-    const answers = [1, 2, 3, 4].map((n) => coalescer.submit(n));
-    expect(r.batches).to.deep.equal([[1]]);
+    const answers = [1, 2].map((n) => coalescer.submit(n));
+    await nextTurn();
+    answers.push(...[3, 4, 5].map((n) => coalescer.submit(n)));
+    await nextTurn();
+    expect(r.batches).to.deep.equal([[1, 2]]);
     await r.releaseAll();
-    expect(await Promise.all(answers)).to.deep.equal([10, 20, 30, 40]);
-    expect(r.batches).to.deep.equal([[1], [2, 3, 4]]);
+    expect(await Promise.all(answers)).to.deep.equal([10, 20, 30, 40, 50]);
+    expect(r.batches).to.deep.equal([[1, 2], [3, 4, 5]]);
   });
 
   it('bounds batches by maxBatch and overlaps at most maxInFlight of them', async () => {
     const r = recorder();
     const coalescer = new Coalescer(r.run, { maxBatch: 2, maxInFlight: 2 });
     const answers = [1, 2, 3, 4, 5, 6, 7].map((n) => coalescer.submit(n));
-    expect(r.batches).to.deep.equal([[1], [2]]);
+    await nextTurn();
+    expect(r.batches).to.deep.equal([[1, 2], [3, 4]]);
     await r.releaseAll();
     expect(await Promise.all(answers)).to.deep.equal([10, 20, 30, 40, 50, 60, 70]);
     expect(r.batches.every((b) => b.length <= 2)).to.equal(true);
@@ -57,6 +71,7 @@ describe('coalescer (group commit of small statements)', () => {
       return inputs;
     }, { maxInFlight: 1 });
     const first = coalescer.submit(1);
+    await nextTurn();
     const second = coalescer.submit(2);
     const results = await Promise.allSettled([first, second]);
     expect(results[0]).to.deep.include({ status: 'rejected' });

@@ -1,9 +1,9 @@
 /**
- * Group commit for small, independent statements (an API key lookup, an idempotency claim): calls made while
- * a batch is in flight wait, and all that waited go together in the next one. At low load every call runs at
- * once and alone, so nothing waits for a timer; under load a batch takes everything that queued meanwhile (up
- * to `maxBatch`), so the round trips per request fall as the load rises. On this kind of machine a round trip
- * costs more than the rows it carries.
+ * Group commit for small, independent statements (an API key lookup, an idempotency claim): calls made in the
+ * same turn of the event loop, or while a batch is in flight, go together in one batch. At low load every call
+ * runs alone, a turn of the event loop later (no timer); under load a batch takes everything that queued
+ * meanwhile (up to `maxBatch`), so the round trips per request fall as the load rises. On this kind of machine
+ * a round trip costs more than the rows it carries.
  */
 export interface CoalescerOptions {
   /** Most calls in one batch. */
@@ -30,9 +30,21 @@ export class Coalescer<In, Out> {
     this.maxInFlight = Math.min(Math.max(options.maxInFlight ?? 1, 1), 16);
   }
 
+  private flushScheduled = false;
+
   submit(input: In): Promise<Out> {
     return new Promise<Out>((resolve, reject) => {
       this.waiting.push({ input, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** After the I/O callbacks of this turn of the event loop, so the calls they make join the same batch. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
       this.flush();
     });
   }
@@ -43,7 +55,7 @@ export class Coalescer<In, Out> {
       this.inFlight++;
       this.runBatch(batch).finally(() => {
         this.inFlight--;
-        this.flush();
+        this.scheduleFlush();
       });
     }
   }
