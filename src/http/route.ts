@@ -28,6 +28,11 @@ export interface HandlerResult {
   /** JSON body; omitted for an empty response. */
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * The read models catching up with what the handler wrote (read-your-writes, bounded, never rejects). The
+   * answer is sent only once they have; the idempotency answer is recorded meanwhile, not after.
+   */
+  readModels?: Promise<void>;
 }
 
 export interface RouteSchemas {

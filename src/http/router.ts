@@ -76,6 +76,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
       if (key === undefined || route.raw) {
         try {
           const result = await route.handler({ params, query, body, req, res });
+          await result?.readModels;
           if (!route.raw && result) send(res, result);
         } catch (error) {
           throw toHttpError(error);
@@ -108,7 +109,10 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         }
         throw httpError;
       }
-      await deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields));
+      await Promise.all([
+        deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields)),
+        result.readModels,
+      ]);
       send(res, result);
     });
   }

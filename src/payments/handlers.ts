@@ -41,10 +41,18 @@ export async function loadPayment(services: Services, paymentId: string): Promis
   return foldEvents(paymentDecider, events.map((e) => ({ type: e.type, data: e.data }) as PaymentEvent));
 }
 
-async function run(services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<PaymentEvent[]> {
+/** Runs the command; `readModels` settles once the read models that its events touch have caught up. */
+async function record(
+  services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata,
+): Promise<{ events: PaymentEvent[]; readModels: Promise<void> }> {
   const { position, events } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, command, metadata,
     { expectNewStream: command.type === 'CreatePayment' });
-  await services.readYourWrites(position, events.map((e) => e.type));
+  return { events, readModels: services.readYourWrites(position, events.map((e) => e.type)) };
+}
+
+async function run(services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<PaymentEvent[]> {
+  const { events, readModels } = await record(services, paymentId, command, metadata);
+  await readModels;
   return events;
 }
 
@@ -124,8 +132,13 @@ async function newPayer(services: Services, clientId: string, input: CreatePayme
   }
 }
 
-/** Creates the payment; answers its read-model row, derived from the events it recorded. */
-export async function createPayment(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<PaymentRow> {
+/**
+ * Creates the payment; answers its read-model row, derived from the events it recorded, and the read models
+ * catching up (the caller answers once they have).
+ */
+export async function createPayment(
+  services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata,
+): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const { catalog, config, provider } = services;
   const db = services.storage.database.db;
   const now = services.runtime.now();
@@ -169,7 +182,7 @@ export async function createPayment(services: Services, clientId: string, input:
   });
 
   const paymentId = paymentIdFor(clientId, input.externalId);
-  const events = await run(services, paymentId, {
+  const { events, readModels } = await record(services, paymentId, {
     type: 'CreatePayment', now, screening,
     payment: {
       paymentId, clientId, externalId: input.externalId, identityId: identity.identity_id,
@@ -181,7 +194,7 @@ export async function createPayment(services: Services, clientId: string, input:
       checkoutSessionId: null,
     },
   }, metadata);
-  return paymentRowOf(events);
+  return { row: paymentRowOf(events), readModels };
 }
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */

@@ -111,7 +111,8 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         422: { description: 'the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ body, req }) {
-        return { status: 200, body: paymentRecord(await createPayment(services, clientIdOf(req), body as CreatePayment, meta(req))) };
+        const { row, readModels } = await createPayment(services, clientIdOf(req), body as CreatePayment, meta(req));
+        return { status: 200, body: paymentRecord(row), readModels };
       },
     }),
     defineRoute({
