@@ -37,6 +37,7 @@ import { createServices, type Services } from '../src/http/services.ts';
 import { Metrics } from '../src/http/metrics.ts';
 import { systemRuntime } from '../src/domain/runtime.ts';
 import { startBackgroundWork } from '../src/background.ts';
+import { stopService } from '../src/shutdown.ts';
 import type { Storage } from '../src/storage.ts';
 import type { Scheduler } from '../src/jobs/scheduler.ts';
 import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/payments/decider.ts';
@@ -108,11 +109,7 @@ async function startService(
     projections,
     profiler,
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await scheduler.stop();
-      await projections.stop();
-      await store.close();
+      await stopService({ server, scheduler, projections, closeStorage: () => store.close() }, 0);
       logger.flush();
     },
   };

@@ -14,6 +14,7 @@ import { Metrics } from './http/metrics.ts';
 import { measureAppends } from './eventstore/measured.ts';
 import { createServices } from './http/services.ts';
 import { startBackgroundWork } from './background.ts';
+import { stopService } from './shutdown.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { DEMO_CLIENT_ID, describeCredentials, ensureDemoClient } from './clients/demoClient.ts';
 
@@ -74,15 +75,7 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: draining requests');
-    const forced = setTimeout(() => server.closeAllConnections(), config.shutdownGraceMs);
-    forced.unref();
-    await new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    });
-    await scheduler.stop();
-    await projections.stop();
-    await storage.close();
+    await stopService({ server, scheduler, projections, closeStorage: () => storage.close() }, config.shutdownGraceMs);
     logger.info('stopped');
     process.exit(0);
   };

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { accountDecider, type AccountCommand } from '../src/accounts/decider.ts';
 import type { AccountEvent, AccountOpenedData } from '../src/accounts/events.ts';
 import { foldEvents } from '../src/domain/decider.ts';
-import { DomainError } from '../src/domain/errors.ts';
+import type { DomainError } from '../src/domain/errors.ts';
+import { expectRefused } from './support/refused.ts';
 
 const now = new Date('2026-03-04T05:06:07.000Z');
 const at = now.toISOString();
@@ -13,16 +14,8 @@ const account: Omit<AccountOpenedData, 'openedAt'> = {
 const opened: AccountEvent = { type: 'AccountOpened', data: { ...account, openedAt: at } };
 
 const decide = (history: AccountEvent[], command: AccountCommand) => accountDecider.decide(command, foldEvents(accountDecider, history));
-function refused(history: AccountEvent[], command: AccountCommand, kind: DomainError['kind'], message: RegExp) {
-  try {
-    decide(history, command);
-    expect.fail('should be refused');
-  } catch (error) {
-    expect(error).to.be.instanceOf(DomainError);
-    expect((error as DomainError).kind).to.equal(kind);
-    expect((error as DomainError).message).to.match(message);
-  }
-}
+const refused = (history: AccountEvent[], command: AccountCommand, kind: DomainError['kind'], message: RegExp) =>
+  expectRefused(() => decide(history, command), kind, message);
 
 describe('account decider', () => {
   it('opens once', () => {

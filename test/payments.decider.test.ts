@@ -10,6 +10,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
+import { expectRefused } from './support/refused.ts';
 import {
   MAX_REVIEW_DOCUMENTS, paymentDecider, type DestinationStatus, type PaymentCommand, type PaymentState, type Screening,
 } from '../src/payments/decider.ts';
@@ -69,16 +70,8 @@ function given(payment: Payment, ...commands: PaymentCommand[]): PaymentEvent[] 
   }
   return history;
 }
-function refused(history: PaymentEvent[], command: PaymentCommand, kind: DomainError['kind'], message: RegExp) {
-  try {
-    decide(history, command);
-    expect.fail('should be refused');
-  } catch (error) {
-    expect(error).to.be.instanceOf(DomainError);
-    expect((error as DomainError).kind).to.equal(kind);
-    expect((error as DomainError).message).to.match(message);
-  }
-}
+const refused = (history: PaymentEvent[], command: PaymentCommand, kind: DomainError['kind'], message: RegExp) =>
+  expectRefused(() => decide(history, command), kind, message);
 
 const created = (payment: Payment): PaymentEvent => ({ type: 'PaymentCreated', data: { ...payment, createdAt: at } });
 const moved = (from: PaymentStatus, to: PaymentStatus) => ({ paymentId: 'p1', from, to, at });

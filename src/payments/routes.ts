@@ -33,10 +33,10 @@ const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such payment for this client', schema: errorSchema } as const;
 const illegalMove = { description: 'the state machine does not allow this move from the current status (named in the message)', schema: errorSchema } as const;
 
-/** `sort` field → column; ties broken by id in the same direction so pages never overlap. */
 /**
- * The ORDER BY of each sort field. Only `expires_at` can be absent, so only it says NULLS LAST: on the other
- * columns that clause would not match the indexes (built DESC, nulls first) and force a sort of every match.
+ * The ORDER BY of each sort field (ties are broken by id in the same direction, so pages never overlap). Only
+ * `expires_at` can be absent, so only it says NULLS LAST: on the other columns that clause would not match the
+ * indexes (built DESC, nulls first) and force a sort of every match.
  */
 const sortOrders: Record<string, (direction: 'asc' | 'desc') => string> = {
   createdAt: (d) => `created_at ${d}`, updatedAt: (d) => `updated_at ${d}`, totalAmount: (d) => `total_amount ${d}`,

@@ -38,8 +38,8 @@ const REACTOR_VERSION = 1;
 
 /**
  * A batch with nothing this runner handles moves only the in-memory checkpoint (what this process's
- * read-your-writes looks at) until this long has passed since the last stored one: every append wakes every
- * runner, and a transaction per wake per runner for events it ignores was most of the database's work.
+ * read-your-writes looks at) until this long has passed since the last stored one: a transaction per batch
+ * for events a runner ignores was most of the database's work under load.
  */
 const IGNORED_CHECKPOINT_INTERVAL_MS = 1_000;
 

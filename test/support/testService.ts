@@ -19,6 +19,7 @@ import type { AnyRoute } from '../../src/http/route.ts';
 import { checkResponse } from './responseContract.ts';
 import { measureAppends } from '../../src/eventstore/measured.ts';
 import { startBackgroundWork } from '../../src/background.ts';
+import { stopService } from '../../src/shutdown.ts';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789';
 
@@ -139,11 +140,7 @@ export async function startTestService(
       return Number((await database.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await scheduler.stop();
-      await projections.stop();
-      await store.close();
+      await stopService({ server, scheduler, projections, closeStorage: () => store.close() }, 0);
     },
   };
 }
