@@ -110,7 +110,8 @@ export async function startTestService(
     let body: unknown = text;
     if ((response.headers.get('content-type') ?? '').includes('json') && text) body = JSON.parse(text);
     const result = { status: response.status, headers: response.headers, body, text };
-    if (!opts.unchecked) checkResponse(document, method, path.split('?')[0]!, result);
+    // Checked against the path the request reached, after the client resolved any dot segments.
+    if (!opts.unchecked) checkResponse(document, method, new URL(path, baseUrl).pathname, result);
     return result;
   };
 
