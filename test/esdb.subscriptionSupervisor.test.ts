@@ -3,16 +3,11 @@ import type { Position } from '../src/eventstore/position.ts';
 import {
   SubscriptionSupervisor, type SubscriptionDrop, type SupervisedSubscription,
 } from '../src/eventstore/esdb/subscriptionSupervisor.ts';
+import { until } from './support/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await sleep(2);
-  }
-}
+/** These fakes answer in microseconds: poll often, give up early. */
+const soon = { timeoutMs: 2_000, intervalMs: 2 };
 
 /** How one fake subscription behaves: the items it yields, then how it ends. */
 type Script = { items: unknown[]; then: 'throw' | 'end' | 'hang' };
@@ -93,7 +88,7 @@ describe('esdb subscription supervisor', () => {
     supervisor.start();
     supervisor.start(); // a second start is harmless
 
-    await until(() => received.length === 4);
+    await until(() => received.length === 4, soon);
     expect(received).to.deep.equal(['a', 'b', 'c', 'd']);
     expect(fake.opened.map((o) => o.from)).to.deep.equal([null, position(10), position(20)]);
     expect(asked).to.equal(3);
@@ -103,7 +98,7 @@ describe('esdb subscription supervisor', () => {
 
     await supervisor.stop();
     expect(fake.unsubscribed).to.be.at.least(1);
-    await until(() => fake.live === 0);
+    await until(() => fake.live === 0, soon);
     await sleep(30);
     expect(fake.opened).to.have.length(3);
     expect(received).to.have.length(4);
@@ -117,7 +112,7 @@ describe('esdb subscription supervisor', () => {
       { initialDelayMs: 2, maxDelayMs: 16, onDrop: (drop) => drops.push(drop) });
     supervisor.start();
 
-    await until(() => fake.opened.length >= 7);
+    await until(() => fake.opened.length >= 7, soon);
     await supervisor.stop();
     expect(drops.slice(0, 6).map((d) => d.delayMs)).to.deep.equal([2, 4, 8, 16, 16, 16]);
     expect(drops.slice(0, 6).map((d) => d.attempt)).to.deep.equal([1, 2, 3, 4, 5, 6]);
@@ -142,7 +137,7 @@ describe('esdb subscription supervisor', () => {
     const supervisor = supervise(fake.open, async () => null, () => undefined,
       { initialDelayMs: 3, maxDelayMs: 100, onDrop: (drop) => drops.push(drop) });
     supervisor.start();
-    await until(() => fake.opened.length === 5);
+    await until(() => fake.opened.length === 5, soon);
     await supervisor.stop();
     expect(drops.map((d) => d.delayMs)).to.deep.equal([3, 6, 3, 6]);
   });
@@ -157,7 +152,7 @@ describe('esdb subscription supervisor', () => {
       return position(7);
     }, (item) => received.push(item), { initialDelayMs: 2, maxDelayMs: 10, onDrop: (d) => drops.push(d) });
     supervisor.start();
-    await until(() => received.length === 1);
+    await until(() => received.length === 1, soon);
     expect(drops.map((d) => (d.error as Error).message)).to.deep.equal(['database unavailable', 'database unavailable']);
     expect(fake.opened.map((o) => o.from)).to.deep.equal([position(7)]);
   });
@@ -171,7 +166,7 @@ describe('esdb subscription supervisor', () => {
       if (item === 2) throw new Error('listener failed');
     }, { initialDelayMs: 2, maxDelayMs: 10, onError: (e) => errors.push(e) });
     supervisor.start();
-    await until(() => received.length === 3);
+    await until(() => received.length === 3, soon);
     expect(errors).to.have.length(1);
     expect(fake.opened).to.have.length(1);
   });
@@ -182,7 +177,7 @@ describe('esdb subscription supervisor', () => {
     const supervisor = supervise(fake.open, async () => { asked++; return null; }, () => undefined,
       { initialDelayMs: 60_000, maxDelayMs: 60_000 });
     supervisor.start();
-    await until(() => fake.opened.length === 1);
+    await until(() => fake.opened.length === 1, soon);
     await sleep(5); // now waiting out the backoff
     const started = Date.now();
     await supervisor.stop();
@@ -201,12 +196,12 @@ describe('esdb subscription supervisor', () => {
     const supervisor = supervise(fake.open, async () => null, (item) => received.push(item),
       { initialDelayMs: 2, maxDelayMs: 10 });
     supervisor.start();
-    await until(() => received.length === 1);
+    await until(() => received.length === 1, soon);
     const started = Date.now();
     await supervisor.stop();
     expect(Date.now() - started).to.be.below(500);
     expect(fake.unsubscribed).to.equal(1);
-    await until(() => fake.live === 0);
+    await until(() => fake.live === 0, soon);
     expect(fake.opened).to.have.length(1);
   });
 

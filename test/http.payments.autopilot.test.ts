@@ -2,11 +2,10 @@ import { expect } from 'chai';
 import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
-import { providerSignature } from '../src/payments/routes.ts';
+import { providerReceipts, TEST_CARD as card } from './support/payments.ts';
 import { DECLINED_CARD, TRIGGERS } from '../src/payments/sandbox/triggers.ts';
 
 const PROVIDER_SECRET = 'autopilot-provider-secret';
-const card = { number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099' };
 
 for (const target of databaseTargets()) {
   describe(`sandbox autopilot: ${target.name}`, function () {
@@ -72,9 +71,7 @@ for (const target of databaseTargets()) {
     it('leaves a push-rail payment PENDING until the payer pays (a signed notification)', async () => {
       const id = await create({ accountNumber: brl.accountNumber, totalAmount: '25.00', currency: 'BRL', origins: [{ type: 'PIX', pix: { key: '+5511999990000' } }] });
       await settlesInto(id, 'PENDING');
-      const answer = await service.request('POST', '/payments/received', {
-        body: { transactionId: id, signature: providerSignature(PROVIDER_SECRET, id) }, headers: { 'user-agent': 'provider' },
-      });
+      const answer = await providerReceipts(() => service, PROVIDER_SECRET)(id);
       expect(answer.body.status).to.equal('SETTLED');
     });
 

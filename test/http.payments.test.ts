@@ -4,17 +4,10 @@ import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
-import type { Runtime } from '../src/domain/runtime.ts';
-import { randomUUID } from 'node:crypto';
+import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
-const card = { number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099', cvv: '123' };
-
-/** A clock the test moves forward. */
-function movableClock(): Runtime & { advance(ms: number): void } {
-  let offset = 0;
-  return { now: () => new Date(Date.now() + offset), newId: () => randomUUID(), advance: (ms) => { offset += ms; } };
-}
+const card = { ...TEST_CARD, cvv: '123' };
 
 for (const target of databaseTargets()) {
   describe(`payments over HTTP, autopilot off: ${target.name}`, function () {
@@ -34,8 +27,7 @@ for (const target of databaseTargets()) {
     const create = (body: Record<string, unknown>) => post('/payments', {
       externalId: `order-${++sequence}`, identityId, type: 'PURCHASE', ...body,
     });
-    const received = (transactionId: string, signature = providerSignature(PROVIDER_SECRET, transactionId)) =>
-      service.request('POST', '/payments/received', { body: { transactionId, signature }, headers: { 'user-agent': 'provider' } });
+    const received = providerReceipts(() => service, PROVIDER_SECRET);
     const balanceOf = async (accountId: string) => (await get(`/accounts/${accountId}`)).body.balance as string;
     const trialBalance = async () => (await database.query<{ currency: string; balance_sum: string; balanced: boolean }>(
       'SELECT currency, balance_sum::text, balanced FROM trial_balance ORDER BY currency')).rows;

@@ -16,7 +16,7 @@ for (const target of databaseTargets()) {
       await database?.close();
     });
 
-    it('claims of one turn share a statement, and a key claimed twice in it is claimed once', async () => {
+    it('concurrent claims: each key is claimed once, by its first request; the repeat finds it in flight', async () => {
       const [a, b] = [randomUUID(), randomUUID()];
       const outcomes = await Promise.all([store.begin('s', a, 'h1'), store.begin('s', b, 'h2'), store.begin('s', a, 'h1')]);
       expect(outcomes.map((o) => o.kind)).to.deep.equal(['proceed', 'proceed', 'inFlight']);

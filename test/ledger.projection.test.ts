@@ -11,18 +11,11 @@ import { assertBalanced, systemAccountId, type JournalEntry } from '../src/ledge
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { balancesOf, createLedgerProjector } from '../projections/ledger.ts';
 import { databaseTargets } from './support/targets.ts';
+import { until } from './support/until.ts';
 
 const fast = { idlePollMs: 20, initialBackoffMs: 10, maxBackoffMs: 50, leaseTtlMs: 2_000 };
 const CURRENCIES = ['USD', 'CLP', 'BTC', 'USDC'] as const;
 type TestCurrency = (typeof CURRENCIES)[number];
-
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 /** A signed amount in minor units written at the currency's scale, canonical or with trailing zeros dropped. */
 function amountText(minor: bigint, currency: string, trimmed: boolean): string {

@@ -11,18 +11,11 @@ import { ProjectionStateStore } from '../src/projection/projectionState.ts';
 import { positionReached } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
 import { totalsProjector } from './support/totalsProjector.ts';
+import { until } from './support/until.ts';
 
 const fast = { idlePollMs: 20, initialBackoffMs: 10, maxBackoffMs: 50, leaseTtlMs: 2_000 };
 let names = 0;
 const uniqueName = (prefix: string) => `${prefix}_${process.pid % 1000}_${++names}`;
-
-async function until(condition: () => Promise<boolean> | boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 const deposit = (amount: number, id?: string): NewEvent => ({ type: 'Deposited', data: { amount }, ...(id ? { id } : {}) });
 
