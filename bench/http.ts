@@ -1,5 +1,5 @@
 /**
- * HTTP benchmarks of the whole service (issue acceptance 7): the real stack in this process — express,
+ * HTTP benchmarks of the whole service: the real stack in this process — express,
  * authentication, validation, idempotency, the command handlers, the projection daemon with every projector,
  * read-your-writes — over the given database, and autocannon in a child process on the same machine.
  *
@@ -24,22 +24,18 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { measureAppends } from '../src/eventstore/measured.ts';
-import { ProjectionDaemon } from '../src/projection/daemon.ts';
+import type { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { comparePositions, positionReached, type Position } from '../src/eventstore/position.ts';
 import type { EventStore } from '../src/eventstore/port.ts';
-import { allProjectors, allReactors } from '../projections/index.ts';
+import { allProjectors } from '../projections/index.ts';
 import { paymentsProjector } from '../projections/payments.ts';
 import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
 import { quoteIdent } from '../src/db/sql.ts';
 import { createApp } from '../src/http/app.ts';
-import { createServices, type Services } from '../src/http/services.ts';
-import { Metrics } from '../src/http/metrics.ts';
+import type { Services } from '../src/http/services.ts';
 import { systemRuntime } from '../src/domain/runtime.ts';
-import { startBackgroundWork } from '../src/background.ts';
+import { assembleService } from '../src/assemble.ts';
 import { stopService } from '../src/shutdown.ts';
-import type { Storage } from '../src/storage.ts';
-import type { Scheduler } from '../src/jobs/scheduler.ts';
 import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/payments/decider.ts';
 import { paymentIdFor, paymentStream, type PaymentCreatedData, type PaymentEvent } from '../src/payments/events.ts';
 import { feesFor, totalFee } from '../src/payments/pricing.ts';
@@ -51,11 +47,12 @@ export type Report = (target: string, what: string, value: string) => void;
 const OPERATOR_KEY = 'bench-operator-key-0123456789';
 const CONNECTIONS = 16;
 /**
- * Per-request tracing (where a request's time goes, its SQL, the plans of the list queries) runs every request
- * in an AsyncLocalStorage context, whose promise hooks cost the service a third of its throughput on a list:
- * only with BENCH_HTTP_DIAGNOSE, so the headline figures are those of the service as it runs in production.
+ * Diagnose mode traces every request (where its time goes, its SQL, the plans of the list queries) in an
+ * AsyncLocalStorage context, whose promise hooks cost the service a third of its throughput on a list, and adds
+ * variant runs: only with BENCH_HTTP_DIAGNOSE, so the headline figures are those of the service as it runs in
+ * production.
  */
-const TRACE_REQUESTS = !!process.env.BENCH_HTTP_DIAGNOSE;
+const DIAGNOSE = !!process.env.BENCH_HTTP_DIAGNOSE;
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 3);
 const SEED_IN_FLIGHT = 32;
@@ -72,7 +69,6 @@ interface BenchService {
   baseUrl: string;
   services: Services;
   projections: ProjectionDaemon;
-  profiler: Profiler;
   close(): Promise<void>;
 }
 
@@ -85,29 +81,23 @@ async function startService(
     ...(database.connectionString ? { DATABASE_URL: database.connectionString } : {}),
   });
   const logger = pino({ level: config.logLevel }, pino.destination({ dest: '/dev/null', sync: false }));
-  const metrics = new Metrics();
-  const store = measureAppends(new PostgresEventStore(database), (seconds) => metrics.observeAppend(seconds));
-  const storage: Storage = {
-    mode: database.kind === 'postgres' ? 'postgres' : 'embedded', database, store, describe: 'bench', close: async () => store.close(),
-  };
-  const projections = new ProjectionDaemon(database, store, { logger, batchSize: config.projectionBatchSize });
-  for (const projector of allProjectors()) projections.addProjector(projector);
-  for (const reactor of allReactors()) projections.addReactor(reactor);
-  beforeStart?.(projections);
-  projections.start();
-  const services = await createServices({ config, logger, runtime: systemRuntime, storage, projections, metrics });
-  if (TRACE_REQUESTS) profiler.wrapReadYourWrites(services);
+  const store = new PostgresEventStore(database);
+  const { services, projections, scheduler } = await assembleService({
+    config, logger, runtime: systemRuntime,
+    storage: { mode: database.kind === 'postgres' ? 'postgres' : 'embedded', database, store, describe: 'bench', close: async () => store.close() },
+    // The scheduled jobs stay off: the settlement and expiry jobs would act on the seeded payments mid-run.
+    schedule: false,
+    beforeProjecting: beforeStart,
+  });
+  if (DIAGNOSE) profiler.wrapReadYourWrites(services);
   profiler.watchRunners(projections);
-  // The scheduled jobs stay off: the settlement and expiry jobs would act on the seeded payments mid-run.
-  const scheduler: Scheduler = startBackgroundWork(services, { schedule: false });
   const { app } = createApp(services);
-  const server: Server = createServer(TRACE_REQUESTS ? profiler.handler(app) : app);
+  const server: Server = createServer(DIAGNOSE ? profiler.handler(app) : app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     services,
     projections,
-    profiler,
     async close() {
       await stopService({ server, scheduler, projections, closeStorage: () => store.close() }, 0);
       logger.flush();
@@ -144,7 +134,11 @@ async function startLoadGenerator(): Promise<LoadGenerator> {
   return {
     run(spec) {
       return new Promise((resolve, reject) => {
+        // A child that dies mid-run answers nothing: fail the run rather than wait for ever.
+        const died = (code: number | null) => reject(new Error(`load generator exited mid-run (${code})`));
+        child.once('exit', died);
         child.once('message', (message: { kind: 'result'; result: LoadResult } | { kind: 'error'; message: string }) => {
+          child.off('exit', died);
           if (message.kind === 'result') resolve(message.result);
           else reject(new Error(message.message));
         });
@@ -284,7 +278,7 @@ function reportLoad(target: string, what: string, result: LoadResult, report: Re
 }
 
 function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
-  if (TRACE_REQUESTS) reportTraces(target, what, profile, report);
+  if (DIAGNOSE) reportTraces(target, what, profile, report);
   else report(target, `${what}: projection runners meanwhile`, `${fmt(profile.runnerBatchesPerSecond)} batches/s`);
   const pgCpu = profile.postgresCpu === null || target !== 'postgres' ? '' : `, postgres ${fmt(profile.postgresCpu * 100)}%`;
   report(target, `${what}: CPU (100% = one core)`,
@@ -303,7 +297,7 @@ function reportTraces(target: string, what: string, profile: Profile, report: Re
     `${fmt(profile.queries, 1)}, ${ms(profile.queryMs)} (round trips incl. event-loop lag; parallel ones overlap)`);
   report(target, `${what}:   waiting for a pooled connection`, ms(profile.poolWaitMs));
   if (profile.rywMs.mean > 0) {
-    report(target, `${what}:   read-your-writes wait (p50/p99)`, `${ms(profile.rywMs.mean)} (${ms(profile.rywMs.p50)} / ${ms(profile.rywMs.p99)})`);
+    report(target, `${what}:   read-your-writes wait per write, mean (p50/p99)`, `${ms(profile.rywMs.mean)} (${ms(profile.rywMs.p50)} / ${ms(profile.rywMs.p99)})`);
   }
   report(target, `${what}: event-loop lag mean / p99`, `${ms(profile.eventLoopDelayMs.mean)} / ${ms(profile.eventLoopDelayMs.p99)}`);
   report(target, `${what}: projection runners meanwhile`,
@@ -347,9 +341,27 @@ function describePlan(node: PlanNode): string {
   return `${parts.join(' ← ')}; buffers hit ${fmt(node['Shared Hit Blocks'] ?? 0)}, read ${fmt(node['Shared Read Blocks'] ?? 0)}`;
 }
 
+/**
+ * One measured run: a warm-up, then the run itself with the service profiled (and its CPU profile written when
+ * asked for); answers the load figures and what the service did meanwhile.
+ */
+async function measure(
+  loadgen: LoadGenerator, profiler: Profiler, spec: Omit<LoadSpec, 'kind' | 'seconds'>, name: string,
+  target: string, what: string, report: Report,
+): Promise<{ result: LoadResult; profile: Profile }> {
+  await loadgen.run({ ...spec, seconds: WARMUP_SECONDS });
+  await profiler.startCpuProfile();
+  profiler.start();
+  const result = await loadgen.run({ ...spec, seconds: SECONDS });
+  const profile = profiler.stop();
+  const cpuProfile = await profiler.saveCpuProfile(`${target}-${name}`);
+  if (cpuProfile) report(target, `${what}: CPU profile`, cpuProfile);
+  return { result, profile };
+}
+
 export async function benchHttp(target: string, database: Database, report: Report, payments: number): Promise<void> {
   const profiler = new Profiler();
-  if (TRACE_REQUESTS) profiler.instrumentPool(database.pool);
+  if (DIAGNOSE) profiler.instrumentPool(database.pool);
   const loadgen = await startLoadGenerator();
   let service: BenchService | null = null;
   try {
@@ -399,16 +411,10 @@ export async function benchHttp(target: string, database: Database, report: Repo
       const page = await call(live.baseUrl, 'GET', path, merchant.headers);
       const what = `GET /payments?${label} (${fmt(page.pagination.total)} of ${fmt(payments)} match)`;
       const spec = { baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'GET' as const, paths: [path], headers: merchant.headers };
-      await loadgen.run({ ...spec, seconds: WARMUP_SECONDS });
-      await live.profiler.startCpuProfile();
-      live.profiler.start();
-      const result = await loadgen.run({ ...spec, seconds: SECONDS });
-      const profile = live.profiler.stop();
-      const cpuProfile = await live.profiler.saveCpuProfile(`${target}-get-${label}`);
-      if (cpuProfile) report(target, `${what}: CPU profile`, cpuProfile);
+      const { result, profile } = await measure(loadgen, profiler, spec, `get-${label}`, target, what, report);
       reportLoad(target, what, result, report, { latency: `target p99 ≤ 25 ms: ${verdict(result.latency.p99 <= 25)}` });
       reportProfile(target, what, profile, result, report);
-      if (TRACE_REQUESTS) await reportPlans(target, what, database, profile.sampleStatements, report);
+      if (DIAGNOSE) await reportPlans(target, what, database, profile.sampleStatements, report);
       // The same page for one client at a time: the latency of the query path itself, without 16-deep queueing
       // on a service that is CPU-bound at 16 connections.
       const single = await loadgen.run({ ...spec, connections: 1, seconds: SECONDS });
@@ -424,13 +430,7 @@ export async function benchHttp(target: string, database: Database, report: Repo
         baseUrl: live.baseUrl, connections, method: 'POST' as const, paths: ['/payments'],
         headers: merchant.headers, body, idempotencyKeys,
       };
-      await loadgen.run({ ...spec, seconds: WARMUP_SECONDS });
-      await live.profiler.startCpuProfile();
-      live.profiler.start();
-      const result = await loadgen.run({ ...spec, seconds: SECONDS });
-      const profile = live.profiler.stop();
-      const cpuProfile = await live.profiler.saveCpuProfile(`${target}-${what}`);
-      if (cpuProfile) report(target, `${what}: CPU profile`, cpuProfile);
+      const { result, profile } = await measure(loadgen, profiler, spec, what, target, what, report);
       const rate = result.requestsPerSecond;
       const p99 = result.latency.p99;
       reportLoad(target, what, result, report, {
@@ -438,13 +438,13 @@ export async function benchHttp(target: string, database: Database, report: Repo
         latency: `target p99 ≤ 50 ms: ${verdict(p99 <= 50)}; goal ≤ 30 ms: ${verdict(p99 <= 30)}`,
       });
       reportProfile(target, what, profile, result, report);
-      if (process.env.BENCH_HTTP_DIAGNOSE) {
+      if (DIAGNOSE) {
         profile.sampleStatements.forEach((statement, i) =>
           report(target, `${what}: statement ${i + 1}`, statement.text.replace(/\s+/g, ' ').slice(0, 110)));
       }
     };
     await create(`POST /payments, ${CONNECTIONS} connections`);
-    if (process.env.BENCH_HTTP_DIAGNOSE) {
+    if (DIAGNOSE) {
       // Variants that show what a part costs: the idempotency bookkeeping, and queueing under 16 connections.
       await create('diagnose: POST, no Idempotency-Key', false);
       await create('diagnose: POST, 1 connection', true, 1);

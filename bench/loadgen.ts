@@ -24,7 +24,7 @@ export interface LoadResult {
   seconds: number;
   completed: number;
   requestsPerSecond: number;
-  latency: { mean: number; p50: number; p90: number; p99: number; max: number };
+  latency: { mean: number; p50: number; p99: number; max: number };
   non2xx: number;
   errors: number;
   timeouts: number;
@@ -70,7 +70,7 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     seconds: result.duration,
     completed: result.requests.total,
     requestsPerSecond: result.requests.total / result.duration,
-    latency: { mean: result.latency.mean, p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
+    latency: { mean: result.latency.mean, p50: result.latency.p50, p99: result.latency.p99, max: result.latency.max },
     non2xx: result.non2xx,
     errors: result.errors,
     timeouts: result.timeouts,

@@ -3,7 +3,8 @@
  * handler (an AsyncLocalStorage context per request), the database pool (waiting for a connection, and each
  * statement's round trip), and `services.readYourWrites`. Statements made outside any request are the
  * projection runners'. Also CPU of this process, of the local Postgres server (Linux /proc, when readable),
- * and event-loop utilisation. Cheap enough to stay on during the measured runs.
+ * and event-loop utilisation. The request tracing costs the service much of its throughput, so the bench turns
+ * it on only in diagnose mode (see bench/http.ts); the CPU and runner figures are cheap and always on.
  *
  * BENCH_HTTP_CPU_PROFILE=<dir> also writes a V8 CPU profile of this process per measured run (open it in
  * Chrome DevTools or speedscope); that one does slow the service down a little.
@@ -199,8 +200,9 @@ export class Profiler {
       } finally {
         const ms = performance.now() - started;
         const trace = traces.getStore();
+        // Waits of requests only: those of background work (reactors, jobs) are not a request's latency.
         if (trace) trace.rywMs += ms;
-        if (this.active) this.rywTimes.push(ms);
+        if (trace && this.active) this.rywTimes.push(ms);
       }
     };
   }
@@ -285,7 +287,7 @@ export class Profiler {
       poolWaitMs: mean(this.finished.map((t) => t.poolWaitMs)),
       queryMs: mean(this.finished.map((t) => t.queryMs)),
       queries: mean(this.finished.map((t) => t.queries)),
-      rywMs: { mean: n ? ryw.reduce((a, b) => a + b, 0) / n : 0, p50: percentile(ryw, 50), p99: percentile(ryw, 99) },
+      rywMs: { mean: mean(ryw), p50: percentile(ryw, 50), p99: percentile(ryw, 99) },
       backgroundQueriesPerSecond: this.backgroundQueries / seconds,
       backgroundQueryMsPerSecond: this.backgroundQueryMs / seconds,
       backgroundPoolWaitMs: this.backgroundConnects ? this.backgroundPoolWaitMs / this.backgroundConnects : 0,

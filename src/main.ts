@@ -3,17 +3,12 @@
  * stop accepting, drain requests in flight, stop consumers, close the stores.
  */
 import type { AddressInfo } from 'node:net';
-import { allProjectors, allReactors } from '../projections/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirLockedError } from './db/dataDirLock.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './logging.ts';
-import { ProjectionDaemon } from './projection/daemon.ts';
 import { openStorage } from './storage.ts';
-import { Metrics } from './http/metrics.ts';
-import { measureAppends } from './eventstore/measured.ts';
-import { createServices } from './http/services.ts';
-import { startBackgroundWork } from './background.ts';
+import { assembleService } from './assemble.ts';
 import { stopService } from './shutdown.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { DEMO_CLIENT_ID, describeCredentials, ensureDemoClient } from './clients/demoClient.ts';
@@ -28,28 +23,17 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
 
-  let storage;
+  let opened;
   try {
-    storage = await openStorage(config);
+    opened = await openStorage(config);
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message);
     throw error;
   }
 
-  const metrics = new Metrics();
-  storage = { ...storage, store: measureAppends(storage.store, (seconds) => metrics.observeAppend(seconds)) };
-  const projections = new ProjectionDaemon(storage.database, storage.store, {
-    logger, batchSize: config.projectionBatchSize,
-  });
-  for (const projector of allProjectors()) projections.addProjector(projector);
-  for (const reactor of allReactors()) projections.addReactor(reactor);
-  projections.start();
-
-  const services = await createServices({ config, logger, runtime: systemRuntime, storage, projections, metrics });
+  const { services, projections, scheduler, storage } = await assembleService({ config, logger, runtime: systemRuntime, storage: opened });
   const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
   if (demo) await services.readYourWrites(demo.position);
-
-  const scheduler = startBackgroundWork(services);
 
   const { app } = createApp(services);
   const server = app.listen(config.port, config.host);

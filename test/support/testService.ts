@@ -7,18 +7,13 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres/postgresEventStore.ts';
-import { ProjectionDaemon } from '../../src/projection/daemon.ts';
-import { allProjectors, allReactors } from '../../projections/index.ts';
 import { createApp, type AppOptions } from '../../src/http/app.ts';
-import { createServices, type Services } from '../../src/http/services.ts';
-import { Metrics } from '../../src/http/metrics.ts';
+import type { Services } from '../../src/http/services.ts';
+import { assembleService } from '../../src/assemble.ts';
 import { systemRuntime, type Runtime } from '../../src/domain/runtime.ts';
 import { silentLogger } from '../../src/logging.ts';
-import type { Storage } from '../../src/storage.ts';
 import type { AnyRoute } from '../../src/http/route.ts';
 import { checkResponse } from './responseContract.ts';
-import { measureAppends } from '../../src/eventstore/measured.ts';
-import { startBackgroundWork } from '../../src/background.ts';
 import { stopService } from '../../src/shutdown.ts';
 
 export const OPERATOR_KEY = 'test-operator-key-0123456789';
@@ -72,18 +67,12 @@ export async function startTestService(
   } = {},
 ): Promise<TestService> {
   const config: Config = loadConfig({ OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ...options.env });
-  const metrics = new Metrics();
-  const rawStore = new PostgresEventStore(database);
-  const store = measureAppends(rawStore, (seconds) => metrics.observeAppend(seconds));
-  const storage: Storage = { mode: 'embedded', database, store, describe: 'test', close: async () => store.close() };
-  const projections = new ProjectionDaemon(database, store, { idlePollMs: 50 });
-  for (const projector of allProjectors()) projections.addProjector(projector);
-  for (const reactor of allReactors()) projections.addReactor(reactor);
-  projections.start();
-  const services = await createServices({
-    config, logger: silentLogger, runtime: options.runtime ?? systemRuntime, storage, projections, metrics,
+  const store = new PostgresEventStore(database);
+  const { services, projections, scheduler } = await assembleService({
+    config, logger: silentLogger, runtime: options.runtime ?? systemRuntime,
+    storage: { mode: 'embedded', database, store, describe: 'test', close: async () => store.close() },
+    daemon: { idlePollMs: 50 }, schedule: options.schedule ?? false,
   });
-  const scheduler = startBackgroundWork(services, { schedule: options.schedule ?? false });
   const { app, routes } = createApp(services, options);
   const expressRoutes = () => {
     const stack = (app as unknown as { router: { stack: Array<{ route?: { path: string; methods: Record<string, boolean> } }> } }).router.stack;

@@ -1,0 +1,50 @@
+/**
+ * The service's parts wired the one way every host of it needs (the process, the tests, the benchmarks): appends
+ * measured into the metrics, every projector and reactor in one projection daemon, the services over them, and
+ * the background work. Serving HTTP and the stop order (src/shutdown.ts) stay with the host.
+ */
+import { allProjectors, allReactors } from '../projections/index.ts';
+import { startBackgroundWork } from './background.ts';
+import type { Config } from './config.ts';
+import type { Runtime } from './domain/runtime.ts';
+import { measureAppends } from './eventstore/measured.ts';
+import { Metrics } from './http/metrics.ts';
+import { createServices, type Services } from './http/services.ts';
+import type { Scheduler } from './jobs/scheduler.ts';
+import type { Logger } from './logging.ts';
+import { ProjectionDaemon, type DaemonOptions } from './projection/daemon.ts';
+import type { Storage } from './storage.ts';
+
+export interface AssembledService {
+  services: Services;
+  projections: ProjectionDaemon;
+  scheduler: Scheduler;
+  /** The storage as the services use it: its store's appends are measured. */
+  storage: Storage;
+}
+
+export async function assembleService(deps: {
+  config: Config;
+  logger: Logger;
+  runtime: Runtime;
+  storage: Storage;
+  daemon?: Omit<DaemonOptions, 'logger' | 'batchSize'>;
+  /** Run the scheduled jobs on their cron schedules (default); tests and benchmarks run them themselves. */
+  schedule?: boolean;
+  /** Called with the daemon and its runners before they start, to watch them from the first batch. */
+  beforeProjecting?(projections: ProjectionDaemon): void;
+}): Promise<AssembledService> {
+  const { config, logger, runtime } = deps;
+  const metrics = new Metrics();
+  const storage: Storage = { ...deps.storage, store: measureAppends(deps.storage.store, (seconds) => metrics.observeAppend(seconds)) };
+  const projections = new ProjectionDaemon(storage.database, storage.store, {
+    ...deps.daemon, logger, batchSize: config.projectionBatchSize,
+  });
+  for (const projector of allProjectors()) projections.addProjector(projector);
+  for (const reactor of allReactors()) projections.addReactor(reactor);
+  deps.beforeProjecting?.(projections);
+  projections.start();
+  const services = await createServices({ config, logger, runtime, storage, projections, metrics });
+  const scheduler = startBackgroundWork(services, { schedule: deps.schedule ?? true });
+  return { services, projections, scheduler, storage };
+}
