@@ -1,5 +1,5 @@
 /**
- * The payment decider (DESIGN section 10): given events / when command / then events or error.
+ * The payment decider (the machine drawn in src/payments/decider.ts): given events / when command / then events or error.
  *
  * 1. Every legal move spelled out with its exact events.
  * 2. A table of which (status, flow, command) the machine allows, iterated over every combination, so a cell

@@ -1,5 +1,5 @@
 /**
- * The payment state machine (DESIGN section 10), pure:
+ * The payment state machine (README, "Payments"), pure:
  *
  *   CREATED ─authorize→ AUTHORIZED ─capture→ CAPTURED ─receive→ RECEIVED ─reconcile→ SETTLED | UNSETTLED
  *     │  push rails skip authorize/capture: CREATED | PENDING ─receive→ RECEIVED

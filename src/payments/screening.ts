@@ -1,5 +1,5 @@
 /**
- * Who reviews a payment before it runs (DESIGN section 19): the payer's operation level against the payment's
+ * Who reviews a payment before it runs (README, "Payments"): the payer's operation level against the payment's
  * USD-equivalent amount. INACTIVE payers are refused at once; BASIC payers (and payments without a customer)
  * are reviewed from the BASIC threshold, STANDARD from the STANDARD threshold, FULL never.
  */
