@@ -15,7 +15,7 @@ export function searchPathOf(schema: string, baseSchema: string): string {
   return `${quoteIdent(schema)}, ${quoteIdent(baseSchema)}, public`;
 }
 
-export async function useSchema(trx: Kysely<any>, schema: string, baseSchema: string): Promise<void> {
+async function useSchema(trx: Kysely<any>, schema: string, baseSchema: string): Promise<void> {
   await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, baseSchema)}`).execute(trx);
 }
 
