@@ -9,7 +9,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Projector } from '../src/projection/projector.ts';
-import { entriesFor, ledgerEventTypes, parseSystemAccountId, type JournalEntry } from '../src/ledger/postings.ts';
+import { entriesFor, holdChangesFor, ledgerEventTypes, parseSystemAccountId, type HoldChange, type JournalEntry } from '../src/ledger/postings.ts';
 import { Decimal, formatAmount, isCurrency, toDecimal, zeroAmount, type Decimal as DecimalValue } from '../src/ledger/money.ts';
 
 export const LEDGER_PROJECTOR_NAME = 'ledger';
@@ -71,12 +71,24 @@ interface BalanceDelta {
   accountId: string;
   currency: string;
   delta: DecimalValue;
+  heldDelta: DecimalValue;
   updatedAt: string;
 }
 
-async function write(trx: Kysely<any>, entries: readonly JournalEntry[]): Promise<void> {
-  if (entries.length === 0) return;
+async function write(trx: Kysely<any>, entries: readonly JournalEntry[], holds: readonly HoldChange[]): Promise<void> {
+  if (entries.length === 0 && holds.length === 0) return;
   const deltas = new Map<string, BalanceDelta>();
+  const deltaOf = (accountId: string, currency: string, at: string) => {
+    const key = `${accountId}\u0000${currency}`;
+    const balance = deltas.get(key) ?? { accountId, currency, delta: new Decimal(0), heldDelta: new Decimal(0), updatedAt: at };
+    if (Date.parse(at) > Date.parse(balance.updatedAt)) balance.updatedAt = at;
+    deltas.set(key, balance);
+    return balance;
+  };
+  for (const hold of holds) {
+    const balance = deltaOf(hold.accountId, hold.currency, hold.at);
+    balance.heldDelta = balance.heldDelta.plus(toDecimal(hold.delta));
+  }
   const postings = { entryId: [] as string[], lineNo: [] as number[], accountId: [] as string[], currency: [] as string[], amount: [] as string[] };
   for (const entry of entries) {
     entry.lines.forEach((line, lineNo) => {
@@ -85,35 +97,36 @@ async function write(trx: Kysely<any>, entries: readonly JournalEntry[]): Promis
       postings.accountId.push(line.accountId);
       postings.currency.push(entry.currency);
       postings.amount.push(line.amount);
-      const key = `${line.accountId}\u0000${entry.currency}`;
-      const balance = deltas.get(key) ?? { accountId: line.accountId, currency: entry.currency, delta: new Decimal(0), updatedAt: entry.occurredAt };
+      const balance = deltaOf(line.accountId, entry.currency, entry.occurredAt);
       balance.delta = balance.delta.plus(toDecimal(line.amount));
-      if (Date.parse(entry.occurredAt) > Date.parse(balance.updatedAt)) balance.updatedAt = entry.occurredAt;
-      deltas.set(key, balance);
     });
   }
 
-  await sql`
-    INSERT INTO ledger_entries (entry_id, currency, occurred_at, description, source_event_id, client_id)
-    SELECT * FROM unnest(${entries.map((e) => e.entryId)}::text[], ${entries.map((e) => e.currency)}::text[],
-                         ${entries.map((e) => e.occurredAt)}::timestamptz[], ${entries.map((e) => storable(e.description))}::text[],
-                         ${entries.map((e) => e.sourceEventId)}::text[], ${entries.map((e) => e.clientId)}::text[])`.execute(trx);
+  if (entries.length > 0) {
+    await sql`
+      INSERT INTO ledger_entries (entry_id, currency, occurred_at, description, source_event_id, client_id)
+      SELECT * FROM unnest(${entries.map((e) => e.entryId)}::text[], ${entries.map((e) => e.currency)}::text[],
+                           ${entries.map((e) => e.occurredAt)}::timestamptz[], ${entries.map((e) => storable(e.description))}::text[],
+                           ${entries.map((e) => e.sourceEventId)}::text[], ${entries.map((e) => e.clientId)}::text[])`.execute(trx);
 
-  await sql`
-    INSERT INTO ledger_postings (entry_id, line_no, account_id, currency, amount)
-    SELECT * FROM unnest(${postings.entryId}::text[], ${postings.lineNo}::integer[], ${postings.accountId}::text[],
-                         ${postings.currency}::text[], ${postings.amount}::numeric[])`.execute(trx);
+    await sql`
+      INSERT INTO ledger_postings (entry_id, line_no, account_id, currency, amount)
+      SELECT * FROM unnest(${postings.entryId}::text[], ${postings.lineNo}::integer[], ${postings.accountId}::text[],
+                           ${postings.currency}::text[], ${postings.amount}::numeric[])`.execute(trx);
+  }
 
   // Sorted: the same rows are always written (and locked) in the same order.
   const balances = [...deltas.values()].sort((a, b) =>
     a.accountId === b.accountId ? (a.currency < b.currency ? -1 : 1) : (a.accountId < b.accountId ? -1 : 1));
   await sql`
-    INSERT INTO ledger_balances AS b (account_id, currency, balance, updated_at)
+    INSERT INTO ledger_balances AS b (account_id, currency, balance, held, updated_at)
     SELECT * FROM unnest(${balances.map((r) => r.accountId)}::text[], ${balances.map((r) => r.currency)}::text[],
                          ${balances.map((r) => formatAmount(r.delta, r.currency))}::numeric[],
+                         ${balances.map((r) => r.heldDelta.toString())}::numeric[],
                          ${balances.map((r) => r.updatedAt)}::timestamptz[])
     ON CONFLICT (account_id, currency) DO UPDATE
       SET balance = b.balance + excluded.balance,
+          held = b.held + excluded.held,
           updated_at = GREATEST(b.updated_at, excluded.updated_at)`.execute(trx);
 }
 
@@ -128,7 +141,7 @@ export function createLedgerProjector(version = 1): Projector {
     derivedViews,
     async apply(trx, events) {
       // entriesFor checks every entry (assertBalanced) and throws on a broken one: the batch rolls back.
-      await write(trx, events.flatMap((event) => entriesFor(event)));
+      await write(trx, events.flatMap((event) => entriesFor(event)), events.flatMap((event) => holdChangesFor(event)));
     },
   };
 }

@@ -6,8 +6,10 @@ import type { Services } from './http/services.ts';
 import { Scheduler } from './jobs/scheduler.ts';
 import { expireDuePayments, runSettlementBatch } from './payments/jobs.ts';
 import { sandboxAutopilot } from './payments/sandbox/autopilot.ts';
+import { settlementReactor } from './payments/settlementReactor.ts';
 
 export function startBackgroundWork(services: Services, options: { schedule?: boolean } = {}): Scheduler {
+  services.projections.addReactor(settlementReactor(services));
   if (services.config.sandboxAutopilot) services.projections.addReactor(sandboxAutopilot(services));
   const scheduler = new Scheduler(services.logger);
   if (options.schedule === false) return scheduler;

@@ -12,7 +12,7 @@ import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { expectRefused } from './support/refused.ts';
 import {
-  MAX_REVIEW_DOCUMENTS, paymentDecider, type DestinationStatus, type PaymentCommand, type PaymentState, type Screening,
+  MAX_REVIEW_DOCUMENTS, paymentDecider, type AccountAnswer, needsAccountAnswer, type PaymentCommand, type PaymentState, type Screening,
 } from '../src/payments/decider.ts';
 import {
   TERMINAL_STATUSES, type PaymentCreatedData, type PaymentEvent, type PaymentFlow, type PaymentStatus,
@@ -44,8 +44,8 @@ const COMMANDS = {
   Authorize: { type: 'Authorize', now },
   Capture: { type: 'Capture', now },
   Reject: { type: 'Reject', reason: 'card declined', now },
-  Receive: { type: 'Receive', receivedAmount: '10000', destination: 'ACTIVE', now },
-  Settle: { type: 'Settle', batchId: 'batch-1', destination: 'ACTIVE', now },
+  Receive: { type: 'Receive', receivedAmount: '10000', now },
+  Settle: { type: 'Settle', batchId: 'batch-1', account: { outcome: 'CREDITED', creditEventId: 'credit-1', settlementBatchId: 'batch-1' }, now },
   Expire: { type: 'Expire', now },
   RequireReview: { type: 'RequireReview', reason: 'manual check', now },
   Approve: { type: 'ResolveReview', decision: 'APPROVED', actor: 'ops@example.com', now },
@@ -59,6 +59,11 @@ type Uncovered = Exclude<PaymentCommand['type'], (typeof COMMANDS)[CommandName][
 const everyCommandCovered: [Uncovered] extends [never] ? true : Uncovered = true;
 void everyCommandCovered;
 const { Authorize: A, Capture: C, Receive: R, Settle: S, MarkPending: P, Reject: X, Expire: E, RequireReview: RR } = COMMANDS;
+/** The account's answers, as the settlement process manager passes them on. */
+const credited = (settlementBatchId: string | null): AccountAnswer => ({ outcome: 'CREDITED', creditEventId: 'credit-1', settlementBatchId });
+const refusedBy = (status: string, settlementBatchId: string | null): AccountAnswer => ({ outcome: 'REFUSED', status, settlementBatchId });
+/** Settling an INSTANT payment at once, with the account's answer. */
+const now1 = (account: AccountAnswer | null): PaymentCommand => ({ type: 'Settle', batchId: null, account, now });
 
 const fold = (history: PaymentEvent[]) => foldEvents(paymentDecider, history);
 const decide = (history: PaymentEvent[], command: PaymentCommand) => paymentDecider.decide(command, fold(history));
@@ -79,7 +84,7 @@ const received = (from: PaymentStatus, amount: string, currency = 'CLP'): Paymen
   ({ type: 'PaymentReceived', data: { ...moved(from, 'RECEIVED'), receivedAmount: amount, currency } });
 const settled = (p: Payment, netAmount: string, settlementBatchId: string | null = null): PaymentEvent => ({ type: 'PaymentSettled', data: {
   ...moved('RECEIVED', 'SETTLED'), clientId: 'c1', accountId: 'a1', currency: p.currency, totalAmount: p.totalAmount,
-  feeAmount: p.feeAmount, netAmount, settlementBatchId } });
+  feeAmount: p.feeAmount, netAmount, settlementBatchId, creditEventId: 'credit-1' } });
 const unsettled = (receivedAmount: string, reason: 'ACCOUNT_NOT_ACTIVE' | 'AMOUNT_MISMATCH', detail: string, settlementBatchId: string | null = null): PaymentEvent =>
   ({ type: 'PaymentUnsettled', data: { ...moved('RECEIVED', 'UNSETTLED'), clientId: 'c1', currency: 'CLP', receivedAmount, reason, detail, settlementBatchId } });
 
@@ -121,42 +126,52 @@ describe('payment decider', () => {
       refused(given(push({ method: null })), C, 'failedPrecondition', /paid by a push transfer; only card payments are captured/);
     });
 
-    it('INSTANT: receiving reconciles in the same decision, net = total − fee at the currency scale', () => {
-      expect(decide(given(card(), A, C), R)).to.deep.equal([received('CAPTURED', '10000'), settled(card(), '9750')]);
+    it('INSTANT: receiving only receives; settling at once records the account credit, net = total − fee at the scale', () => {
+      expect(decide(given(card(), A, C), R)).to.deep.equal([received('CAPTURED', '10000')]);
+      expect(decide(given(card(), A, C, R), now1(credited(null)))).to.deep.equal([settled(card(), '9750')]);
       // USD and BRL keep two decimals: 10.50 − 0.50 is "10.00", not "10".
       const usd = push({ currency: 'USD', totalAmount: '10.50', feeAmount: '0.50' });
-      expect(decide(given(usd), { ...R, receivedAmount: '10.50' })).to.deep.equal([received('CREATED', '10.50', 'USD'), settled(usd, '10.00')]);
+      expect(decide(given(usd, { ...R, receivedAmount: '10.50' }), now1(credited(null)))).to.deep.equal([settled(usd, '10.00')]);
       const brl = push({ currency: 'BRL', totalAmount: '100.00', feeAmount: '2.35' });
-      expect(decide(given(brl), { ...R, receivedAmount: '100.00' })).to.deep.equal([received('CREATED', '100.00', 'BRL'), settled(brl, '97.65')]);
+      expect(decide(given(brl, { ...R, receivedAmount: '100.00' }), now1(credited(null)))).to.deep.equal([settled(brl, '97.65')]);
       // Amounts compare as decimals, not as text.
-      expect(decide(given(usd), { ...R, receivedAmount: '10.5' })[1]).to.deep.equal(settled(usd, '10.00'));
+      expect(decide(given(usd, { ...R, receivedAmount: '10.5' }), now1(credited(null)))).to.deep.equal([settled(usd, '10.00')]);
     });
 
-    it('INSTANT: an inactive destination or a different amount leaves the funds UNSETTLED, with why', () => {
-      const blocked = unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is BLOCKED');
-      expect(decide(given(push()), { ...R, destination: 'BLOCKED' })).to.deep.equal([received('CREATED', '10000'), blocked]);
-      expect(decide(given(push()), { ...R, receivedAmount: '9000' })).to.deep.equal([received('CREATED', '9000'),
-        unsettled('9000', 'AMOUNT_MISMATCH', 'received 9000 CLP, expected 10000 CLP')]);
-      // Both wrong: the account is reported first.
-      expect(decide(given(push()), { ...R, receivedAmount: '9000', destination: 'CLOSED' })[1]).to.deep.equal(
-        unsettled('9000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is CLOSED'));
+    it('INSTANT: an account that refused or a different amount leaves the funds UNSETTLED, with why', () => {
+      expect(decide(given(push(), R), now1(refusedBy('BLOCKED', null)))).to.deep.equal(
+        [unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is BLOCKED')]);
+      expect(decide(given(push(), R), now1(refusedBy('CLOSED', null)))).to.deep.equal(
+        [unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is CLOSED')]);
+      // A different amount is never offered to the account: it is unsettled without its answer.
+      expect(decide(given(push(), { ...R, receivedAmount: '9000' }), now1(null))).to.deep.equal(
+        [unsettled('9000', 'AMOUNT_MISMATCH', 'received 9000 CLP, expected 10000 CLP')]);
     });
 
-    it('T+1: receiving only receives; the batch reconciles what was received, stamping its id', () => {
+    it('asks the account only when the amount received is the amount expected, and cannot settle without its answer', () => {
+      expect(needsAccountAnswer(fold(given(push(), R)))).to.equal(true);
+      expect(needsAccountAnswer(fold(given(push(), { ...R, receivedAmount: '9000' })))).to.equal(false);
+      expect(needsAccountAnswer(fold(given(push())))).to.equal(false);
+      expect(() => decide(given(push(), R), now1(null))).to.throw(/needs its destination account's answer/);
+    });
+
+    it('T+1: the batch reconciles what was received, stamping the batch the account answered', () => {
       const t1 = push({ settlement: 'T+1' });
       expect(decide(given(t1, R), S)).to.deep.equal([settled(t1, '9750', 'batch-1')]);
-      expect(decide(given(t1, R), { ...S, destination: 'PENDING' })).to.deep.equal(
+      expect(decide(given(t1, R), { ...S, account: refusedBy('PENDING', 'batch-1') })).to.deep.equal(
         [unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is PENDING', 'batch-1')]);
+      // Two batch runs raced: the account answered the first, and that batch is the one recorded.
+      expect(decide(given(t1, R), { ...S, batchId: 'batch-2' })).to.deep.equal([settled(t1, '9750', 'batch-1')]);
       // The amount reconciled is the one received earlier, not anything in the Settle command.
-      expect(decide(given(t1, { ...R, receivedAmount: '9999' }), S)).to.deep.equal(
+      expect(decide(given(t1, { ...R, receivedAmount: '9999' }), { ...S, account: null })).to.deep.equal(
         [unsettled('9999', 'AMOUNT_MISMATCH', 'received 9999 CLP, expected 10000 CLP', 'batch-1')]);
       refused(given(t1), S, 'failedPrecondition', /is CREATED; it cannot be settled/);
       refused(given(t1, R, S), S, 'failedPrecondition', /is SETTLED; it cannot be settled/);
     });
 
-    it('refuses a batch for an INSTANT payment', () => {
-      // Unreachable through the decider (INSTANT never rests at RECEIVED), so the history is written by hand.
-      refused([created(push()), received('CREATED', '10000')], S, 'failedPrecondition', /settles INSTANT, not in a batch/);
+    it('settles INSTANT payments at once and the others only in a batch', () => {
+      refused(given(push(), R), S, 'failedPrecondition', /settles INSTANT, not in a batch/);
+      refused(given(push({ settlement: 'T+2' }), R), now1(credited(null)), 'failedPrecondition', /settles T\+2, in a settlement batch/);
     });
 
     it('fails on a provider rejection before RECEIVED', () => {
@@ -229,7 +244,7 @@ describe('payment decider', () => {
 
   describe('the transition table', () => {
     const RV = 'REQUIRES_REVIEW';
-    const settleBlocked: PaymentCommand = { ...S, destination: 'BLOCKED' };
+    const settleBlocked: PaymentCommand = { ...S, account: refusedBy('BLOCKED', 'batch-1') };
     type Row = [flow: PaymentFlow, path: PaymentCommand[], allowed: Partial<Record<CommandName, PaymentStatus>>];
     /**
      * The source of truth: for each status a flow can reach (and each status a review can resume), the commands
@@ -309,9 +324,11 @@ describe('payment decider', () => {
     // happy path (e.g. AUTHORIZED → review → approve).
     const ENDING: ReadonlySet<CommandName> = new Set(['Reject', 'RejectReview', 'Expire', 'Receive', 'Settle']);
     const VARIANTS: Partial<Record<CommandName, fc.Arbitrary<PaymentCommand>>> = {
-      Receive: fc.record({ receivedAmount: fc.constantFrom('10000', '9000'), destination: fc.constantFrom<DestinationStatus>('ACTIVE', 'BLOCKED', 'CLOSED') })
-        .map((r) => ({ ...R, ...r })),
-      Settle: fc.constantFrom<DestinationStatus>('ACTIVE', 'PENDING').map((destination) => ({ ...S, destination })),
+      Receive: fc.constantFrom('10000', '9000').map((receivedAmount) => ({ ...R, receivedAmount })),
+      Settle: fc.record({
+        batchId: fc.constantFrom(null, 'batch-1'),
+        account: fc.constantFrom<AccountAnswer>(credited('batch-1'), refusedBy('BLOCKED', null), refusedBy('CLOSED', 'batch-1')),
+      }).map((settle) => ({ ...S, ...settle })),
       Expire: fc.constantFrom(now, new Date(SOON), new Date('2026-03-05T00:00:00.000Z')).map((moment) => ({ ...E, now: moment })),
     };
     const command = fc.oneof(...COMMAND_NAMES.map((n) =>

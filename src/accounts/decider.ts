@@ -1,32 +1,96 @@
+/**
+ * An internal account, and the ledger's write side for it (DESIGN section 8): every movement of money into or
+ * out of the account is decided here, from the account's own status, balance and holds, on the same stream as
+ * block and close. So a credit and a block (or a close) are ordered: a blocked or closed account is never
+ * credited, an account is never closed holding money, and a debit or hold never exceeds the available funds.
+ *
+ * The state remembers every settlement it answered, adjustment it applied and hold it placed, so a process
+ * manager that asks again (a retry, a re-run after a crash) gets the first answer back and nothing moves twice.
+ * Those indexes only grow: `evolve` extends them in place rather than copying them per event (a long-lived
+ * account would otherwise cost quadratic time to fold), which is safe because a folded state is used linearly:
+ * once evolved, the previous state is never decided on again (the command handler owns the state it folds).
+ */
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
-import type { AccountEvent, AccountOpenedData, AccountStatus } from './events.ts';
+import { deterministicId } from '../eventstore/deterministicId.ts';
+import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import type { AccountCreditedData } from '../ledger/events.ts';
+import type { AccountCreditRefusedData, AccountEvent, AccountOpenedData, AccountStatus } from './events.ts';
 import type { UpdateAccount } from '../../schemas/accounts.ts';
 
 export type AccountCommand =
   | { type: 'OpenAccount'; account: Omit<AccountOpenedData, 'openedAt'>; now: Date }
   | { type: 'UpdateAccount'; changes: UpdateAccount; now: Date }
-  /** `amount` already checked against the currency's scale; `adjustmentId` makes a retried command a no-op. */
+  /** `amount` already canonical at the currency's scale; `adjustmentId` makes a retried command a no-op. */
   | { type: 'AdjustAccount'; amount: string; reason: string; adjustmentId: string; now: Date }
-  /** `balance` from the ledger: an account holding funds cannot close. */
-  | { type: 'CloseAccount'; balance: string; now: Date };
+  /** Settle a payment into the account (amounts canonical; net + fee = total); answered once per payment. */
+  | {
+    type: 'CreditSettlement'; paymentId: string; totalAmount: string; feeAmount: string; netAmount: string;
+    fundsFrom: AccountCreditedData['fundsFrom']; settlementBatchId: string | null; now: Date;
+  }
+  | { type: 'HoldFunds'; holdId: string; amount: string; reason: string; now: Date }
+  | { type: 'ReleaseHold'; holdId: string; now: Date }
+  | { type: 'DebitHold'; holdId: string; now: Date }
+  | { type: 'CloseAccount'; now: Date };
+
+/** What the account answered to a settlement. */
+export type SettlementAnswer =
+  | { outcome: 'CREDITED'; eventId: string; data: AccountCreditedData }
+  | { outcome: 'REFUSED'; eventId: string; data: AccountCreditRefusedData };
+
+interface Hold {
+  amount: string;
+  state: 'HELD' | 'RELEASED' | 'DEBITED';
+}
 
 export interface AccountState {
   account: AccountOpenedData | null;
   status: AccountStatus;
   closed: boolean;
-  adjustments: ReadonlySet<string>;
+  /** Canonical at the account's currency scale. */
+  balance: string;
+  /** Funds set aside by holds not yet released or debited; `balance − held` is what can leave. */
+  held: string;
+  /** Append-only indexes (see the module comment); null until the account is opened. */
+  settlements: Map<string, SettlementAnswer> | null;
+  adjustments: Set<string> | null;
+  holds: Map<string, Hold> | null;
 }
+
+/** The id of the account's answer to the settlement of `paymentId`: the same whichever process asks. */
+export const settlementAnswerId = (accountId: string, paymentId: string) => deterministicId('account-settlement', accountId, paymentId);
 
 function open(state: AccountState): AccountOpenedData {
   if (!state.account || state.closed) throw domainNotFound('account not found');
   return state.account;
 }
 
-const isZero = (amount: string) => /^-?0+(\.0+)?$/.test(amount);
+const isZero = (amount: string) => toDecimal(amount).isZero();
+const add = (a: string, b: string, currency: string) => formatAmount(toDecimal(a).plus(toDecimal(b)), currency);
+const sub = (a: string, b: string, currency: string) => formatAmount(toDecimal(a).minus(toDecimal(b)), currency);
+
+/** What can leave the account now: balance less the funds on hold. */
+export function availableFunds(state: AccountState): string {
+  return state.account ? sub(state.balance, state.held, state.account.currency) : '0';
+}
+
+export function settlementAnswerOf(state: AccountState, paymentId: string): SettlementAnswer | null {
+  return state.settlements?.get(paymentId) ?? null;
+}
+
+function mustBeActive(state: AccountState, account: AccountOpenedData, what: string): void {
+  if (state.status !== 'ACTIVE') throw domainPrecondition(`account ${account.accountId} is ${state.status}; it cannot ${what}`);
+}
+
+function mustHave(state: AccountState, account: AccountOpenedData, amount: string, what: string): void {
+  const available = availableFunds(state);
+  if (toDecimal(available).lessThan(toDecimal(amount))) {
+    throw domainPrecondition(`account ${account.accountId} has ${available} ${account.currency} available; it cannot ${what} ${amount} ${account.currency}`);
+  }
+}
 
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
-  initialState: { account: null, status: 'ACTIVE', closed: false, adjustments: new Set() },
+  initialState: { account: null, status: 'ACTIVE', closed: false, balance: '0', held: '0', settlements: null, adjustments: null, holds: null },
 
   decide(command, state) {
     const at = command.now.toISOString();
@@ -46,15 +110,57 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
       }
       case 'AdjustAccount': {
         const account = open(state);
-        if (state.adjustments.has(command.adjustmentId)) return [];
+        if (state.adjustments!.has(command.adjustmentId)) return [];
         if (isZero(command.amount)) throw domainPrecondition('an adjustment of zero moves nothing');
+        const debit = toDecimal(command.amount).isNegative();
+        // A blocked account receives nothing; a correction may still take money out of it.
+        if (!debit) mustBeActive(state, account, 'receive funds');
+        else mustHave(state, account, command.amount.slice(1), 'be debited');
         return [{ type: 'AccountAdjusted', data: { accountId: account.accountId, clientId: account.clientId,
           currency: account.currency, amount: command.amount, reason: command.reason, adjustmentId: command.adjustmentId, adjustedAt: at } }];
       }
+      case 'CreditSettlement': {
+        const account = state.account;
+        if (!account) throw domainNotFound('account not found');
+        if (state.settlements!.has(command.paymentId)) return [];
+        if (!toDecimal(command.netAmount).plus(toDecimal(command.feeAmount)).equals(toDecimal(command.totalAmount))) {
+          throw domainInvalid(`settlement of payment ${command.paymentId}: net ${command.netAmount} + fee ${command.feeAmount} is not ${command.totalAmount}`);
+        }
+        const id = settlementAnswerId(account.accountId, command.paymentId);
+        const base = { accountId: account.accountId, clientId: account.clientId, paymentId: command.paymentId,
+          settlementBatchId: command.settlementBatchId, at };
+        if (state.closed || state.status !== 'ACTIVE') {
+          return [{ type: 'AccountCreditRefused', id, data: { ...base, reason: 'ACCOUNT_NOT_ACTIVE', status: state.closed ? 'CLOSED' : state.status } }];
+        }
+        return [{ type: 'AccountCredited', id, data: { ...base, currency: account.currency, fundsFrom: command.fundsFrom,
+          totalAmount: command.totalAmount, feeAmount: command.feeAmount, netAmount: command.netAmount } }];
+      }
+      case 'HoldFunds': {
+        const account = open(state);
+        if (state.holds!.has(command.holdId)) return [];
+        if (!toDecimal(command.amount).greaterThan(0)) throw domainInvalid(`a hold must be positive, not ${command.amount}`);
+        mustBeActive(state, account, 'pay out');
+        mustHave(state, account, command.amount, 'hold');
+        return [{ type: 'AccountFundsHeld', data: { accountId: account.accountId, clientId: account.clientId, currency: account.currency,
+          holdId: command.holdId, amount: command.amount, reason: command.reason, at } }];
+      }
+      case 'ReleaseHold':
+      case 'DebitHold': {
+        const account = state.account;
+        if (!account) throw domainNotFound('account not found');
+        const hold = state.holds!.get(command.holdId);
+        if (!hold) throw domainNotFound(`account ${account.accountId} has no hold ${command.holdId}`);
+        const done = command.type === 'ReleaseHold' ? 'RELEASED' : 'DEBITED';
+        if (hold.state === done) return [];
+        if (hold.state !== 'HELD') throw domainPrecondition(`hold ${command.holdId} on account ${account.accountId} is already ${hold.state}`);
+        const data = { accountId: account.accountId, clientId: account.clientId, currency: account.currency, holdId: command.holdId, amount: hold.amount, at };
+        return [command.type === 'ReleaseHold' ? { type: 'AccountHoldReleased', data } : { type: 'AccountHoldDebited', data }];
+      }
       case 'CloseAccount': {
-        const { accountId } = open(state);
-        if (!isZero(command.balance)) {
-          throw domainPrecondition(`account ${accountId} holds ${command.balance}; only an account with zero balance can be deleted`);
+        const { accountId, currency } = open(state);
+        if (!isZero(state.balance) || !isZero(state.held)) {
+          throw domainPrecondition(`account ${accountId} holds ${state.balance} ${currency}` +
+            `${isZero(state.held) ? '' : ` (${state.held} on hold)`}; only an account with zero balance can be deleted`);
         }
         return [{ type: 'AccountClosed', data: { accountId, closedAt: at } }];
       }
@@ -62,15 +168,33 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
   },
 
   evolve(state, event) {
+    const currency = state.account?.currency ?? 'USD';
     switch (event.type) {
       case 'AccountOpened':
-        return { ...state, account: event.data, status: 'ACTIVE' };
+        return { ...state, account: event.data, status: 'ACTIVE', balance: zeroAmount(event.data.currency), held: zeroAmount(event.data.currency),
+          settlements: new Map(), adjustments: new Set(), holds: new Map() };
       case 'AccountUpdated':
         return state.account ? { ...state, account: { ...state.account, ...event.data.changes } } : state;
       case 'AccountStatusChanged':
         return { ...state, status: event.data.to };
       case 'AccountAdjusted':
-        return { ...state, adjustments: new Set([...state.adjustments, event.data.adjustmentId]) };
+        state.adjustments?.add(event.data.adjustmentId);
+        return { ...state, balance: add(state.balance, event.data.amount, currency) };
+      case 'AccountCredited':
+        state.settlements?.set(event.data.paymentId, { outcome: 'CREDITED', eventId: settlementAnswerId(event.data.accountId, event.data.paymentId), data: event.data });
+        return { ...state, balance: add(state.balance, event.data.netAmount, currency) };
+      case 'AccountCreditRefused':
+        state.settlements?.set(event.data.paymentId, { outcome: 'REFUSED', eventId: settlementAnswerId(event.data.accountId, event.data.paymentId), data: event.data });
+        return state;
+      case 'AccountFundsHeld':
+        state.holds?.set(event.data.holdId, { amount: event.data.amount, state: 'HELD' });
+        return { ...state, held: add(state.held, event.data.amount, currency) };
+      case 'AccountHoldReleased':
+        state.holds?.set(event.data.holdId, { amount: event.data.amount, state: 'RELEASED' });
+        return { ...state, held: sub(state.held, event.data.amount, currency) };
+      case 'AccountHoldDebited':
+        state.holds?.set(event.data.holdId, { amount: event.data.amount, state: 'DEBITED' });
+        return { ...state, balance: sub(state.balance, event.data.amount, currency), held: sub(state.held, event.data.amount, currency) };
       case 'AccountClosed':
         return { ...state, closed: true };
     }

@@ -10,7 +10,7 @@ import { domainInvalid } from '../domain/errors.ts';
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
-import { accountDecider, type AccountCommand } from './decider.ts';
+import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
 import { accountNumberStream, accountStream } from './events.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
@@ -67,8 +67,32 @@ export function updateAccount(services: Services, accountId: string, changes: Up
   return run(services, accountId, { type: 'UpdateAccount', changes, now: services.runtime.now() }, metadata);
 }
 
-export function closeAccount(services: Services, accountId: string, balance: string, metadata: EventMetadata): Promise<void> {
-  return run(services, accountId, { type: 'CloseAccount', balance, now: services.runtime.now() }, metadata);
+/** Closes the account; the account's own stream decides whether it still holds money. */
+export function closeAccount(services: Services, accountId: string, metadata: EventMetadata): Promise<void> {
+  return run(services, accountId, { type: 'CloseAccount', now: services.runtime.now() }, metadata);
+}
+
+export interface SettlementCredit {
+  paymentId: string;
+  totalAmount: string;
+  feeAmount: string;
+  netAmount: string;
+  fundsFrom: 'clearing' | 'suspense';
+  settlementBatchId: string | null;
+}
+
+/**
+ * Asks the account to take a payment's funds. It answers once per payment (credited, or refused when it is not
+ * ACTIVE), and the same answer to every later ask, so a settlement that runs again moves nothing twice.
+ */
+export async function creditSettlement(
+  services: Services, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
+): Promise<SettlementAnswer> {
+  const { state } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider,
+    { type: 'CreditSettlement', ...credit, now: services.runtime.now() }, metadata);
+  const answer = settlementAnswerOf(state, credit.paymentId);
+  if (!answer) throw new Error(`account ${accountId} recorded no answer to the settlement of payment ${credit.paymentId}`);
+  return answer;
 }
 
 export function adjustAccount(

@@ -98,8 +98,9 @@ export function accountRoutes(services: Services): AnyRoute[] {
       description: 'An account that holds funds answers 422.', tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
       async handler({ params, req }) {
-        const record = await recordOf(clientIdOf(req), (params as IdParams).id);
-        await closeAccount(services, record.id, record.balance, meta(req));
+        const { id } = params as IdParams;
+        await ownedAccount(db, clientIdOf(req), id);
+        await closeAccount(services, id, meta(req));
         return { status: 200 };
       },
     }),

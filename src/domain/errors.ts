@@ -2,7 +2,10 @@
  * What a decider refuses, in domain terms. The HTTP edge maps each kind to its status and category; the
  * deciders know nothing of HTTP.
  */
-export type DomainErrorKind = 'notFound' | 'alreadyExists' | 'failedPrecondition' | 'invalid';
+export type DomainErrorKind =
+  | 'notFound' | 'alreadyExists' | 'failedPrecondition' | 'invalid'
+  /** Too many concurrent writers on one object: nothing was applied, and the same request may be retried. */
+  | 'contention';
 
 export class DomainError extends Error {
   override readonly name = 'DomainError';

@@ -1,53 +1,181 @@
 /**
- * Runs one command against one stream: read the stream, fold it, decide, append with the revision that was
- * read. When another writer got there first, read again and decide again (bounded).
+ * Runs one command against one stream: fold the stream, decide, append with the revision that was folded.
+ *
+ * - Commands on one stream in this process run one at a time (a queue per stream): they would only conflict
+ *   with each other, and each starts from the state the previous one left, so a hot stream (an account that
+ *   many settlements credit) costs no retries inside a process.
+ * - The folded state of recently used streams is kept (bounded, least recently used first out), so a command
+ *   reads only the events appended since, not the whole stream again.
+ * - Another process may append first: the append is refused, and the command reads the new events, decides
+ *   again and retries, after a jittered backoff, at most MAX_ATTEMPTS times; then a `ContentionError`
+ *   (answered 409 with Retry-After), never a server error.
+ * - Event ids given by the decider (deterministic ids of process managers) are appended as they are, so a
+ *   re-run of the same step is a no-op.
  */
 import type { Decider } from '../domain/decider.ts';
+import { DomainError } from '../domain/errors.ts';
 import { WrongExpectedRevisionError } from './errors.ts';
 import { MAX_READ_LIMIT, type EventMetadata, type EventStore } from './port.ts';
 import type { Position } from './position.ts';
 
-const MAX_ATTEMPTS = 5;
+/** Attempts of one command against writers of other processes before it gives up with a ContentionError. */
+export const MAX_ATTEMPTS = 8;
+/** Backoff before attempt n+1: a random wait in [0, min(BACKOFF_CAP_MS, BACKOFF_BASE_MS × 2^n)) ("full jitter"). */
+const BACKOFF_BASE_MS = 4;
+const BACKOFF_CAP_MS = 250;
+/** Folded states kept per store and decider. */
+const MAX_CACHED_STREAMS = 5_000;
+/** Commands waiting for one stream in this process; past it the command is refused as contention. */
+const MAX_QUEUED_PER_STREAM = 1_000;
+/** Suggested wait (seconds) sent with a contention refusal. */
+export const CONTENTION_RETRY_AFTER_SECONDS = 1;
+
+/** Too many writers on one stream at once: the command was not applied; the caller may retry it. */
+export class ContentionError extends DomainError {
+  constructor(readonly stream: string, attempts: number) {
+    super('contention', `too many concurrent changes to the same object (${attempts} attempts); retry shortly`);
+  }
+}
+
+/** An event as a decider returns it; `id` is optional and, when present, recorded as the event's id. */
+type DecidedEvent = { type: string; data: unknown; id?: string };
 
 export interface CommandResult<Event, State> {
   /** Events this command appended (empty when the decider decided nothing needed to change). */
   events: Event[];
+  /** The state after the command (after its events, when it appended any). */
   state: State;
   /** Position of the last appended event, or null when nothing was appended. */
   position: Position | null;
 }
 
-export async function handleCommand<Command, Event extends { type: string; data: unknown }, State>(
+export interface CommandOptions {
+  /** The command creates its stream: decide on the empty state and append with no_stream, sparing the read. */
+  expectNewStream?: boolean;
+}
+
+interface Folded<State> {
+  state: State;
+  /** Revision of the last event folded into `state`, or null for an empty stream. */
+  revision: bigint | null;
+}
+
+/** Folded states of one store and decider, least recently used first. */
+type StateCache = Map<string, Folded<unknown>>;
+const caches = new WeakMap<EventStore, WeakMap<object, StateCache>>();
+const queues = new WeakMap<EventStore, Map<string, { tail: Promise<unknown>; waiting: number }>>();
+
+function cacheOf(store: EventStore, decider: object): StateCache {
+  let byDecider = caches.get(store);
+  if (!byDecider) caches.set(store, byDecider = new WeakMap());
+  let cache = byDecider.get(decider);
+  if (!cache) byDecider.set(decider, cache = new Map());
+  return cache;
+}
+
+/** Runs `work` after every earlier command on `stream` in this process has finished. */
+async function serialised<T>(store: EventStore, stream: string, work: () => Promise<T>): Promise<T> {
+  let byStream = queues.get(store);
+  if (!byStream) queues.set(store, byStream = new Map());
+  const queue = byStream.get(stream) ?? { tail: Promise.resolve(), waiting: 0 };
+  if (queue.waiting >= MAX_QUEUED_PER_STREAM) throw new ContentionError(stream, 0);
+  queue.waiting++;
+  byStream.set(stream, queue);
+  const run = queue.tail.then(work, work);
+  queue.tail = run.catch(() => undefined);
+  try {
+    return await run;
+  } finally {
+    if (--queue.waiting === 0) byStream.delete(stream);
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Folds the events appended after `folded.revision` into `folded` (in place) and answers it. */
+async function catchUp<Event extends DecidedEvent, State>(
+  store: EventStore, stream: string, decider: Decider<unknown, Event, State>, folded: Folded<State>,
+): Promise<Folded<State>> {
+  // Whole stream, page by page: a state folded from part of it would decide wrongly.
+  for (;;) {
+    const from = folded.revision === null ? 0n : folded.revision + 1n;
+    const page = await store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
+    for (const event of page) folded.state = decider.evolve(folded.state, { type: event.type, data: event.data } as Event);
+    if (page.length > 0) folded.revision = page[page.length - 1]!.revision;
+    if (page.length < MAX_READ_LIMIT) return folded;
+  }
+}
+
+/**
+ * Handles `command` on `stream`. `command` may be a function of the current state (a command whose facts
+ * depend on the object, such as asking the provider about a payment): it is called again on every retry.
+ */
+export function handleCommand<Command, Event extends DecidedEvent, State>(
   store: EventStore,
   stream: string,
   decider: Decider<Command, Event, State>,
-  command: Command,
+  command: Command | ((state: State) => Command),
   metadata: EventMetadata,
-  options: { expectNewStream?: boolean } = {},
+  options: CommandOptions = {},
 ): Promise<CommandResult<Event, State>> {
-  for (let attempt = 1; ; attempt++) {
-    let state = decider.initialState;
-    let revision: bigint | null = null;
-    // A command that creates its stream decides first on the empty state and appends with no_stream, sparing
-    // the read; when the stream exists after all, the append is refused and the next attempt reads it.
-    const skipRead = options.expectNewStream === true && attempt === 1;
-    // Read the whole stream, page by page: a state folded from part of it would decide wrongly.
-    while (!skipRead) {
-      const page = await store.readStream(stream, { fromRevision: revision === null ? 0n : revision + 1n, limit: MAX_READ_LIMIT });
-      for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
-      if (page.length > 0) revision = page[page.length - 1]!.revision;
-      if (page.length < MAX_READ_LIMIT) break;
+  const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
+  return serialised(store, stream, async () => {
+    // Taken out while in use: only this command touches it until it is put back.
+    const cached = cache.get(stream);
+    cache.delete(stream);
+    let folded: Folded<State> = cached ?? { state: decider.initialState, revision: null };
+    for (let attempt = 1; ; attempt++) {
+      // A stream this command creates is decided on the empty state first; if it exists after all, the
+      // append is refused and the next attempt reads it.
+      if (!(options.expectNewStream && attempt === 1 && !cached)) folded = await catchUp(store, stream, decider, folded);
+      let decided: Event[];
+      try {
+        decided = decider.decide(typeof command === 'function' ? (command as (state: State) => Command)(folded.state) : command, folded.state);
+      } catch (error) {
+        if (error instanceof DomainError && folded.revision !== null) remember(cache, stream, folded);
+        throw error;
+      }
+      if (decided.length === 0) {
+        remember(cache, stream, folded);
+        return { events: decided, state: folded.state, position: null };
+      }
+      try {
+        const { position, nextRevision } = await store.append(stream,
+          decided.map((e) => ({ ...(e.id ? { id: e.id } : {}), type: e.type, data: e.data, metadata })),
+          folded.revision ?? 'no_stream');
+        for (const event of decided) folded.state = decider.evolve(folded.state, event);
+        folded.revision = nextRevision;
+        remember(cache, stream, folded);
+        return { events: decided, state: folded.state, position };
+      } catch (error) {
+        // Anything else (a lost connection, an evolve that threw) leaves the state out of the cache: the next
+        // command on the stream folds it afresh.
+        if (!(error instanceof WrongExpectedRevisionError)) throw error;
+        if (attempt >= MAX_ATTEMPTS) throw new ContentionError(stream, attempt);
+        await sleep(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+      }
     }
-    const events = decider.decide(command, state);
-    if (events.length === 0) return { events, state, position: null };
-    try {
-      const { position } = await store.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata })),
-        revision ?? 'no_stream');
-      for (const event of events) state = decider.evolve(state, event);
-      return { events, state, position };
-    } catch (error) {
-      if (error instanceof WrongExpectedRevisionError && attempt < MAX_ATTEMPTS) continue;
-      throw error;
-    }
-  }
+  });
+}
+
+/**
+ * The state of `stream` folded by `decider`, as a command would decide on it now (the same cache and queue as
+ * `handleCommand`, so a read between commands costs only the events appended since).
+ */
+export function readState<Event extends DecidedEvent, State>(
+  store: EventStore, stream: string, decider: Decider<unknown, Event, State>,
+): Promise<State> {
+  const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
+  return serialised(store, stream, async () => {
+    const cached = cache.get(stream);
+    cache.delete(stream);
+    const folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
+    if (folded.revision !== null) remember(cache, stream, folded);
+    return folded.state;
+  });
+}
+
+function remember<State>(cache: Map<string, Folded<State>>, stream: string, folded: Folded<State>): void {
+  if (cache.size >= MAX_CACHED_STREAMS) cache.delete(cache.keys().next().value!);
+  cache.set(stream, folded);
 }

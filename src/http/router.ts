@@ -4,6 +4,7 @@
  */
 import type { Express, Request, Response } from 'express';
 import { DomainError } from '../domain/errors.ts';
+import { CONTENTION_RETRY_AFTER_SECONDS } from '../eventstore/commandHandler.ts';
 import { emptyObjectSchema } from '../../schemas/common.ts';
 import { authenticate, type AuthenticationDeps } from './authentication.ts';
 import { HttpError, invalidParam } from './errors.ts';
@@ -18,13 +19,17 @@ export interface RouterDeps {
   idempotency: IdempotencyStore;
 }
 
-const domainStatus = { notFound: 404, alreadyExists: 409, failedPrecondition: 422, invalid: 400 } as const;
+const domainStatus = { notFound: 404, alreadyExists: 409, failedPrecondition: 422, invalid: 400, contention: 409 } as const;
 const domainCategory = {
   notFound: 'notFound', alreadyExists: 'alreadyExist', failedPrecondition: 'failedPrecondition', invalid: 'invalidParam',
+  contention: 'alreadyExist',
 } as const;
 
 export function toHttpError(error: unknown): unknown {
-  if (error instanceof DomainError) return new HttpError(domainStatus[error.kind], domainCategory[error.kind], error.message);
+  if (error instanceof DomainError) {
+    const headers: Record<string, string> = error.kind === 'contention' ? { 'Retry-After': String(CONTENTION_RETRY_AFTER_SECONDS) } : {};
+    return new HttpError(domainStatus[error.kind], domainCategory[error.kind], error.message, headers);
+  }
   return error;
 }
 
@@ -102,7 +107,9 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         result = (await route.handler({ params, query, body, req, res })) ?? { status: 204 };
       } catch (error) {
         const httpError = toHttpError(error);
-        if (httpError instanceof HttpError && httpError.statusCode < 500) {
+        // A refusal is the request's answer and is replayed; a server error or contention is not (a retry may succeed).
+        const retryable = error instanceof DomainError && error.kind === 'contention';
+        if (httpError instanceof HttpError && httpError.statusCode < 500 && !retryable) {
           await deps.idempotency.complete(scope, key, owner, httpError.statusCode, httpError.toPayload());
         } else {
           await deps.idempotency.abandon(scope, key, owner).catch(() => undefined);

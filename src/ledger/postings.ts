@@ -9,7 +9,9 @@
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import {
-  ACCOUNT_ADJUSTED, PAYMENT_SETTLED, PAYMENT_UNSETTLED, type AccountAdjustedData, type PaymentSettledData, type PaymentUnsettledData,
+  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, PAYMENT_SETTLED, PAYMENT_UNSETTLED,
+  type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData, type AccountHoldDebitedData, type PaymentSettledData,
+  type PaymentUnsettledData,
 } from './events.ts';
 import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
 
@@ -161,26 +163,91 @@ function amountField(event: RecordedEvent, data: object, name: string, currency:
   }
 }
 
-function settlementEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as PaymentSettledData;
+/** clearing (or suspense) −total, account +net, fees +fee: the credit of a payment's funds to its account. */
+function creditEntry(
+  event: RecordedEvent, data: { accountId: string; currency: string; totalAmount: string; feeAmount: string; netAmount: string },
+  from: 'clearing' | 'suspense', description: string, at: string, clientId: string,
+): JournalEntry {
   const currency = field(event, data, 'currency');
   const accountId = field(event, data, 'accountId');
   const total = amountField(event, data, 'totalAmount', currency);
   const fee = amountField(event, data, 'feeAmount', currency);
   const net = amountField(event, data, 'netAmount', currency);
   if (!net.plus(fee).equals(total)) {
-    throw new LedgerInvariantError(`PaymentSettled event ${event.id}: net ${net} + fee ${fee} is not the total ${total}`);
+    throw new LedgerInvariantError(`${event.type} event ${event.id}: net ${net} + fee ${fee} is not the total ${total}`);
   }
-  if (isSystemAccount(accountId)) throw new LedgerInvariantError(`PaymentSettled event ${event.id} credits system account ${accountId}`);
-  const lines: JournalLine[] = [{ accountId: systemAccountId(currency, 'clearing'), amount: formatAmount(total.negated(), currency) }];
+  if (isSystemAccount(accountId)) throw new LedgerInvariantError(`${event.type} event ${event.id} credits system account ${accountId}`);
+  const lines: JournalLine[] = [{ accountId: systemAccountId(currency, from), amount: formatAmount(total.negated(), currency) }];
   if (!net.isZero()) lines.push({ accountId, amount: formatAmount(net, currency) });
   if (!fee.isZero()) lines.push({ accountId: systemAccountId(currency, 'fees'), amount: formatAmount(fee, currency) });
+  return { entryId: entryIdFor(event.id), currency, occurredAt: at, description, sourceEventId: event.id, clientId, lines };
+}
+
+function creditedEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as AccountCreditedData;
+  const from = field(event, data, 'fundsFrom');
+  if (from !== 'clearing' && from !== 'suspense') throw new LedgerInvariantError(`AccountCredited event ${event.id}: unknown fundsFrom ${from}`);
   const batch = data.settlementBatchId ? ` in batch ${data.settlementBatchId}` : '';
+  const what = from === 'clearing' ? 'Settlement' : 'Assignment';
+  return [creditEntry(event, data, from, `${what} of payment ${field(event, data, 'paymentId')}${batch}`,
+    field(event, data, 'at'), field(event, data, 'clientId'))];
+}
+
+/**
+ * A settlement recorded before the account stream decided credits posts itself; a later one (with its
+ * account's `creditEventId`) moved its money on the account's stream and posts nothing here.
+ */
+function settlementEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as PaymentSettledData;
+  if (data.creditEventId !== undefined) return [];
+  const batch = data.settlementBatchId ? ` in batch ${data.settlementBatchId}` : '';
+  return [creditEntry(event, data, 'clearing', `Settlement of payment ${field(event, data, 'paymentId')}${batch}`,
+    field(event, data, 'at'), field(event, data, 'clientId'))];
+}
+
+/** A spent hold: account −amount, refunds payable +amount. */
+function holdDebitedEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as AccountHoldDebitedData;
+  const currency = field(event, data, 'currency');
+  const accountId = field(event, data, 'accountId');
+  const amount = amountField(event, data, 'amount', currency);
+  if (!amount.greaterThan(0)) throw new LedgerInvariantError(`AccountHoldDebited event ${event.id}: amount ${amount} is not positive`);
   return [{
     entryId: entryIdFor(event.id), currency, occurredAt: field(event, data, 'at'),
-    description: `Settlement of payment ${field(event, data, 'paymentId')}${batch}`,
-    sourceEventId: event.id, clientId: field(event, data, 'clientId'), lines,
+    description: `Hold ${field(event, data, 'holdId')} paid out`, sourceEventId: event.id, clientId: field(event, data, 'clientId'),
+    lines: [
+      { accountId, amount: formatAmount(amount.negated(), currency) },
+      { accountId: systemAccountId(currency, 'refunds_payable'), amount: formatAmount(amount, currency) },
+    ],
   }];
+}
+
+/** A change of the funds on hold of an account (no money moves, available funds change). */
+export interface HoldChange {
+  accountId: string;
+  currency: string;
+  /** Signed decimal string at the currency's scale: + when funds are held, − when a hold ends. */
+  delta: string;
+  at: string;
+}
+
+function holdChange(event: RecordedEvent, sign: 1 | -1): HoldChange[] {
+  const data = (event.data ?? {}) as AccountFundsHeldData;
+  const currency = field(event, data, 'currency');
+  const amount = amountField(event, data, 'amount', currency);
+  if (!amount.greaterThan(0)) throw new LedgerInvariantError(`${event.type} event ${event.id}: amount ${amount} is not positive`);
+  return [{ accountId: field(event, data, 'accountId'), currency, delta: formatAmount(sign === 1 ? amount : amount.negated(), currency), at: field(event, data, 'at') }];
+}
+
+const holdMappers = new Map<string, (event: RecordedEvent) => HoldChange[]>([
+  [ACCOUNT_FUNDS_HELD, (event) => holdChange(event, 1)],
+  [ACCOUNT_HOLD_RELEASED, (event) => holdChange(event, -1)],
+  [ACCOUNT_HOLD_DEBITED, (event) => holdChange(event, -1)],
+]);
+
+/** The changes of held funds an event makes (none for most events). Pure and deterministic. */
+export function holdChangesFor(event: RecordedEvent): HoldChange[] {
+  return holdMappers.get(event.type)?.(event) ?? [];
 }
 
 function unsettledEntries(event: RecordedEvent): JournalEntry[] {
@@ -202,12 +269,14 @@ function unsettledEntries(event: RecordedEvent): JournalEntry[] {
 /** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
 const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_ADJUSTED, adjustmentEntries],
+  [ACCOUNT_CREDITED, creditedEntries],
+  [ACCOUNT_HOLD_DEBITED, holdDebitedEntries],
   [PAYMENT_SETTLED, settlementEntries],
   [PAYMENT_UNSETTLED, unsettledEntries],
 ]);
 
-/** The event types that move money; the ledger projector handles exactly these. */
-export const ledgerEventTypes: readonly string[] = Object.freeze([...mappers.keys()]);
+/** The event types that move or hold money; the ledger projector handles exactly these. */
+export const ledgerEventTypes: readonly string[] = Object.freeze([...new Set([...mappers.keys(), ...holdMappers.keys()])]);
 
 /**
  * The journal entries an event produces (none for an event that moves no money). Pure and deterministic.

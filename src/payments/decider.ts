@@ -23,8 +23,13 @@ import {
 /** What the payer's screening decided at creation (customer operation level, amount thresholds, triggers). */
 export type Screening = { outcome: 'CLEAR' } | { outcome: 'REVIEW'; reason: string } | { outcome: 'BLOCK'; reason: string };
 
-/** The destination account as reconciliation finds it. */
-export type DestinationStatus = 'ACTIVE' | 'BLOCKED' | 'PENDING' | 'CLOSED';
+/**
+ * The destination account's answer to this payment's settlement, as its own stream decided it (the account is
+ * the judge of whether it can take money: DESIGN section 8).
+ */
+export type AccountAnswer =
+  | { outcome: 'CREDITED'; creditEventId: string; settlementBatchId: string | null }
+  | { outcome: 'REFUSED'; status: string; settlementBatchId: string | null };
 
 export const MAX_REVIEW_DOCUMENTS = 20;
 
@@ -35,10 +40,14 @@ export type PaymentCommand =
   | { type: 'Capture'; now: Date }
   /** The provider rejected the payment (a declined card, a refused transfer). */
   | { type: 'Reject'; reason: string; now: Date }
-  /** The provider delivered `receivedAmount`; INSTANT payments reconcile in the same decision. */
-  | { type: 'Receive'; receivedAmount: string; destination: DestinationStatus; now: Date }
-  /** A settlement batch reconciles a RECEIVED payment whose period is not INSTANT. */
-  | { type: 'Settle'; batchId: string; destination: DestinationStatus; now: Date }
+  /** The provider delivered `receivedAmount`. */
+  | { type: 'Receive'; receivedAmount: string; now: Date }
+  /**
+   * Reconciles a RECEIVED payment: at once (`batchId` null) when its period is INSTANT, else in a settlement
+   * batch. `account` is the destination account's answer, asked only when the amount received is the amount
+   * expected (`needsAccountAnswer`); a different amount is UNSETTLED without asking.
+   */
+  | { type: 'Settle'; batchId: string | null; account: AccountAnswer | null; now: Date }
   | { type: 'Expire'; now: Date }
   | { type: 'RequireReview'; reason: string; now: Date }
   | { type: 'ResolveReview'; decision: 'APPROVED' | 'REJECTED'; actor: string; now: Date }
@@ -83,22 +92,33 @@ function receivedIn(text: string, currency: string): string {
   }
 }
 
-function reconcile(
-  payment: PaymentCreatedData, receivedAmount: string, destination: DestinationStatus,
-  batchId: string | null, at: string,
-): PaymentEvent {
-  const base = { paymentId: payment.paymentId, from: 'RECEIVED' as const, at, clientId: payment.clientId, currency: payment.currency, settlementBatchId: batchId };
-  if (destination !== 'ACTIVE') {
-    return { type: 'PaymentUnsettled', data: { ...base, to: 'UNSETTLED', receivedAmount, reason: 'ACCOUNT_NOT_ACTIVE',
-      detail: `destination account ${payment.accountNumber} is ${destination}` } };
-  }
-  if (!toDecimal(receivedAmount).equals(toDecimal(payment.totalAmount))) {
+const amountMatches = (state: PaymentState) =>
+  toDecimal(state.receivedAmount!).equals(toDecimal(state.payment!.totalAmount));
+
+/** True when settling this payment now needs its destination account's answer (the process manager asks it). */
+export function needsAccountAnswer(state: PaymentState): boolean {
+  return state.status === 'RECEIVED' && amountMatches(state);
+}
+
+function reconcile(state: PaymentState, command: Extract<PaymentCommand, { type: 'Settle' }>, at: string): PaymentEvent {
+  const payment = state.payment!;
+  const receivedAmount = state.receivedAmount!;
+  // Two batch runs may race: the batch recorded is the one the account answered.
+  const settlementBatchId = command.account?.settlementBatchId ?? command.batchId;
+  const base = { paymentId: payment.paymentId, from: 'RECEIVED' as const, at, clientId: payment.clientId, currency: payment.currency, settlementBatchId };
+  if (!amountMatches(state)) {
     return { type: 'PaymentUnsettled', data: { ...base, to: 'UNSETTLED', receivedAmount, reason: 'AMOUNT_MISMATCH',
       detail: `received ${receivedAmount} ${payment.currency}, expected ${payment.totalAmount} ${payment.currency}` } };
   }
+  if (!command.account) throw new Error(`settling payment ${payment.paymentId} needs its destination account's answer`);
+  if (command.account.outcome === 'REFUSED') {
+    return { type: 'PaymentUnsettled', data: { ...base, to: 'UNSETTLED', receivedAmount, reason: 'ACCOUNT_NOT_ACTIVE',
+      detail: `destination account ${payment.accountNumber} is ${command.account.status}` } };
+  }
   const net = toDecimal(payment.totalAmount).minus(toDecimal(payment.feeAmount));
   return { type: 'PaymentSettled', data: { ...base, to: 'SETTLED', accountId: payment.accountId,
-    totalAmount: payment.totalAmount, feeAmount: payment.feeAmount, netAmount: formatAmount(net, payment.currency) } };
+    totalAmount: payment.totalAmount, feeAmount: payment.feeAmount, netAmount: formatAmount(net, payment.currency),
+    creditEventId: command.account.creditEventId } };
 }
 
 export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState> = {
@@ -144,14 +164,17 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
         const ready = payment.flow === 'CARD' ? from === 'CAPTURED' : from === 'CREATED' || from === 'PENDING';
         if (!ready) refuse(state, payment.flow === 'CARD' ? 'be received before it is captured' : 'be received');
         const receivedAmount = receivedIn(command.receivedAmount, payment.currency);
-        const received: PaymentEvent = { type: 'PaymentReceived', data: { ...move('RECEIVED'), receivedAmount, currency: payment.currency } };
-        if (payment.settlement !== 'INSTANT') return [received];
-        return [received, reconcile(payment, receivedAmount, command.destination, null, at)];
+        return [{ type: 'PaymentReceived', data: { ...move('RECEIVED'), receivedAmount, currency: payment.currency } }];
       }
       case 'Settle':
         if (from !== 'RECEIVED') refuse(state, 'be settled');
-        if (payment.settlement === 'INSTANT') throw domainPrecondition(`payment ${payment.paymentId} settles INSTANT, not in a batch`);
-        return [reconcile(payment, state.receivedAmount!, command.destination, command.batchId, at)];
+        if (payment.settlement === 'INSTANT' && command.batchId !== null) {
+          throw domainPrecondition(`payment ${payment.paymentId} settles INSTANT, not in a batch`);
+        }
+        if (payment.settlement !== 'INSTANT' && command.batchId === null) {
+          throw domainPrecondition(`payment ${payment.paymentId} settles ${payment.settlement}, in a settlement batch`);
+        }
+        return [reconcile(state, command, at)];
       case 'Expire': {
         const resumes = from === 'REQUIRES_REVIEW' ? state.resumeStatus! : from;
         if (!BEFORE_RECEIVED.has(resumes)) refuse(state, 'expire');

@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { CreatePayment } from '../../schemas/payments.ts';
 import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
@@ -18,8 +18,10 @@ import type { IdentityRow } from '../../projections/identities.ts';
 import { createCustomer, ownedCustomer } from '../customers/handlers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
-import { paymentDecider, type DestinationStatus, type PaymentCommand, type PaymentState } from './decider.ts';
-import { paymentIdFor, paymentStream, type PaymentEvent } from './events.ts';
+import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
+import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
+import { creditSettlement } from '../accounts/handlers.ts';
+import type { Position } from '../eventstore/position.ts';
 import { validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
@@ -36,9 +38,8 @@ export async function anyPayment(db: Kysely<any>, paymentId: string): Promise<Pa
 }
 
 /** The payment folded from its stream: the truth, even before the read models have caught up. */
-export async function loadPayment(services: Services, paymentId: string): Promise<PaymentState> {
-  const events = await services.storage.store.readStream(paymentStream(paymentId), { limit: MAX_READ_LIMIT });
-  return foldEvents(paymentDecider, events.map((e) => ({ type: e.type, data: e.data }) as PaymentEvent));
+export function loadPayment(services: Services, paymentId: string): Promise<PaymentState> {
+  return readState(services.storage.store, paymentStream(paymentId), paymentDecider);
 }
 
 /** Runs the command; `readModels` settles once the read models that its events touch have caught up. */
@@ -215,29 +216,65 @@ export async function markPaymentPending(services: Services, paymentId: string, 
   await run(services, paymentId, { type: 'MarkPending', now: services.runtime.now() }, metadata);
 }
 
-/** The destination account as reconciliation sees it; a deleted account is CLOSED. */
-async function destinationStatus(services: Services, accountId: string): Promise<DestinationStatus> {
-  const row = await services.storage.database.db.selectFrom('accounts').select('status')
-    .where('account_id', '=', accountId).executeTakeFirst() as { status: DestinationStatus } | undefined;
-  return row?.status ?? 'CLOSED';
-}
-
-/** The provider reports the funds arrived; INSTANT payments reconcile at once. */
+/** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
 export async function receivePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const state = await loadPayment(services, paymentId);
-  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
-  await run(services, paymentId, {
-    type: 'Receive', now: services.runtime.now(), receivedAmount: services.provider.receivedAmount(state.payment),
-    destination: await destinationStatus(services, state.payment.accountId),
+  const { events } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
+    if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
+    return { type: 'Receive', now: services.runtime.now(), receivedAmount: services.provider.receivedAmount(state.payment) } as const;
   }, metadata);
+  const position = await settleReceived(services, paymentId, null, metadata);
+  await services.readYourWrites(position, [...events.map((e) => e.type), ...SETTLEMENT_EVENT_TYPES]);
 }
 
-export async function settlePayment(services: Services, paymentId: string, batchId: string, metadata: EventMetadata): Promise<void> {
+/** The events a settlement may record, on the payment's and the account's streams. */
+const SETTLEMENT_EVENT_TYPES = ['PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
+
+/**
+ * Settles a RECEIVED payment, a process manager across two streams (no multi-stream transaction, so it holds
+ * on every store): when the amount received is the amount expected, the destination account's stream decides
+ * whether it takes the funds (`creditSettlement`, answered once per payment); then the payment records that
+ * answer: SETTLED, or UNSETTLED with the funds in suspense. Each step is safe to run again: the account repeats
+ * its first answer and the payment refuses a second settlement. The settlement reactor re-runs it for a
+ * process that stopped between the two steps. `batchId` is null for an INSTANT payment, the batch's id for the
+ * others; a payment that is not due (not RECEIVED, or settling the other way) is left alone. Answers the
+ * position of the last event appended, or null.
+ */
+export async function settleReceived(
+  services: Services, paymentId: string, batchId: string | null, metadata: EventMetadata,
+): Promise<Position | null> {
   const state = await loadPayment(services, paymentId);
-  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
-  await run(services, paymentId, {
-    type: 'Settle', batchId, now: services.runtime.now(), destination: await destinationStatus(services, state.payment.accountId),
-  }, metadata);
+  const payment = state.payment;
+  if (!payment || state.status !== 'RECEIVED' || (payment.settlement === 'INSTANT') !== (batchId === null)) return null;
+  let account: AccountAnswer | null = null;
+  let position: Position | null = null;
+  if (needsAccountAnswer(state)) {
+    const answer = await creditSettlement(services, payment.accountId, {
+      paymentId, totalAmount: payment.totalAmount, feeAmount: payment.feeAmount,
+      netAmount: formatAmount(toDecimal(payment.totalAmount).minus(toDecimal(payment.feeAmount)), payment.currency),
+      fundsFrom: 'clearing', settlementBatchId: batchId,
+    }, metadata);
+    account = answer.outcome === 'CREDITED'
+      ? { outcome: 'CREDITED', creditEventId: answer.eventId, settlementBatchId: answer.data.settlementBatchId }
+      : { outcome: 'REFUSED', status: answer.data.status, settlementBatchId: answer.data.settlementBatchId };
+  }
+  try {
+    ({ position } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider,
+      { type: 'Settle', batchId, account, now: services.runtime.now() }, metadata));
+  } catch (error) {
+    // Another process recorded the same answer first.
+    if (!isRefusedMove(error)) throw error;
+  }
+  return position;
+}
+
+/** One payment of a settlement batch: answers its status afterwards, or null when it was not due. */
+export async function settlePayment(
+  services: Services, paymentId: string, batchId: string, metadata: EventMetadata,
+): Promise<PaymentStatus | null> {
+  const position = await settleReceived(services, paymentId, batchId, metadata);
+  if (position === null) return null;
+  await services.readYourWrites(position, SETTLEMENT_EVENT_TYPES);
+  return (await loadPayment(services, paymentId)).status;
 }
 
 export async function expirePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {

@@ -27,15 +27,10 @@ export async function runSettlementBatch(services: Services): Promise<Settlement
   const batchId = services.runtime.newId();
   result.batchId = batchId;
   for (const { payment_id: paymentId, client_id: clientId } of due) {
-    try {
-      await settlePayment(services, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
-      const { status } = await db.selectFrom('payments').select('status').where('payment_id', '=', paymentId).executeTakeFirstOrThrow();
-      if (status === 'SETTLED') result.settled++;
-      else result.unsettled++;
-    } catch (error) {
-      if (!isRefusedMove(error)) throw error;
-      result.skipped++;
-    }
+    const status = await settlePayment(services, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
+    if (status === 'SETTLED') result.settled++;
+    else if (status === 'UNSETTLED') result.unsettled++;
+    else result.skipped++;
   }
   return result;
 }
