@@ -61,8 +61,11 @@ function responsesOf(route: AnyRoute): Json {
   if (route.access === 'operator') responses['403'] ??= errorResponse('operator routes are disabled (no OPERATOR_API_KEY)');
   if (route.schemas.body) responses['413'] ??= errorResponse('request body too large');
   if (route.method === 'post') {
-    responses['409'] ??= errorResponse('conflict, or a request with the same Idempotency-Key is in flight');
+    responses['409'] ??= errorResponse('conflict, a request with the same Idempotency-Key is in flight, or too many concurrent ' +
+      'changes to the same object (then with Retry-After: nothing was applied, send it again)');
     responses['422'] ??= errorResponse('the request cannot be applied in the current state, or an Idempotency-Key was reused with another body');
+  } else if (route.method !== 'get') {
+    responses['409'] ??= errorResponse('too many concurrent changes to the same object; nothing was applied, send it again after Retry-After');
   }
   if (route.access !== 'public') responses['429'] ??= errorResponse('rate limit exceeded; see Retry-After');
   responses['500'] ??= errorResponse('unexpected failure (never with internals)');
