@@ -5,6 +5,7 @@
  *
  *   POST /payments   16 connections, every request a new externalId and Idempotency-Key
  *   GET  /payments   a filtered first page (default sort, limit 50) over a seeded dataset of payments
+ *   POST /payments/received   signed notifications settling INSTANT payments: into one account, and spread over 10
  *
  * The dataset is appended straight to the event store while the service is stopped (one stream per payment,
  * its whole history decided by the payment decider and appended at once, 32 appends in flight); the service
@@ -39,6 +40,7 @@ import { stopService } from '../src/shutdown.ts';
 import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/payments/decider.ts';
 import { paymentIdFor, paymentStream, type PaymentCreatedData, type PaymentEvent } from '../src/payments/events.ts';
 import { feesFor, totalFee } from '../src/payments/pricing.ts';
+import { providerSignature } from '../src/payments/routes.ts';
 import type { LoadResult, LoadSpec } from './loadgen.ts';
 import { Profiler, type Profile, type Statement } from './profile.ts';
 
@@ -262,6 +264,35 @@ async function seedPayments(
   return { events, last: last!, ms: performance.now() - started };
 }
 
+/** Payments notified as received in the settlement runs (warm-up and run together), per run. */
+const SETTLEMENTS = Number(process.env.BENCH_HTTP_SETTLEMENTS ?? 12_000);
+
+/** `count` INSTANT push payments of 10.00 USD without fee to `accounts` in turn, created and waiting for their funds. */
+async function seedReceivable(
+  store: EventStore, services: Services, merchant: Merchant, template: PaymentCreatedData,
+  accounts: ReadonlyArray<{ id: string; accountNumber: string }>, count: number,
+): Promise<{ ids: string[]; last: Position }> {
+  const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
+  const ids: string[] = [];
+  let last: Position | null = null;
+  let next = 0;
+  await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
+    for (let i = next++; i < count; i = next++) {
+      const externalId = `receivable-${randomUUID()}`;
+      const paymentId = paymentIdFor(merchant.clientId, externalId);
+      const account = accounts[i % accounts.length]!;
+      const created = paymentDecider.decide({ type: 'CreatePayment', now: services.runtime.now(), screening: { outcome: 'CLEAR' }, payment: {
+        ...template, paymentId, externalId, accountId: account.id, accountNumber: account.accountNumber, totalAmount: '10.00',
+        origins: [], fees: [], feeAmount: '0.00', flow: 'PUSH', method: null, settlement: 'INSTANT',
+      } }, paymentDecider.initialState);
+      const { position } = await store.append(paymentStream(paymentId), created.map((e) => ({ type: e.type, data: e.data, metadata })), 'no_stream');
+      if (!last || comparePositions(position, last) > 0) last = position;
+      ids.push(paymentId);
+    }
+  }));
+  return { ids, last: last! };
+}
+
 // -------------------------------------------------------------------------------------------- runs
 
 function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
@@ -444,6 +475,23 @@ export async function benchHttp(target: string, database: Database, report: Repo
       }
     };
     await create(`POST /payments, ${CONNECTIONS} connections`);
+
+    // Settlement: signed provider notifications of INSTANT payments, each received once: the payment, then its
+    // account's answer, then the payment's settlement (two streams, three appends). All to one account (the hot
+    // merchant account, whose commands queue) and spread over the merchant's accounts.
+    for (const [label, accounts] of [['one account', merchant.accounts.slice(0, 1)], [`${ACCOUNTS} accounts`, merchant.accounts]] as const) {
+      const what = `POST /payments/received (settles), ${label}, ${CONNECTIONS} connections`;
+      const pending = await seedReceivable(live.services.storage.store, live.services, merchant, template, accounts, SETTLEMENTS);
+      await live.projections.waitFor(pending.last, 120_000);
+      const spec = {
+        baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'POST' as const, paths: ['/payments/received'], headers: { 'user-agent': 'provider' },
+        bodies: pending.ids.map((transactionId) => ({ transactionId, signature: providerSignature(live.services.config.providerSecret, transactionId) })),
+      };
+      const { result, profile } = await measure(loadgen, profiler, spec, `settle-${label}`, target, what, report);
+      reportLoad(target, what, result, report, { latency: 'no target' });
+      reportProfile(target, what, profile, result, report);
+      if (result.completed > pending.ids.length) report(target, `${what}: note`, `ran out of receivable payments after ${fmt(pending.ids.length)}`);
+    }
     if (DIAGNOSE) {
       // Variants that show what a part costs: the idempotency bookkeeping, and queueing under 16 connections.
       await create('diagnose: POST, no Idempotency-Key', false);

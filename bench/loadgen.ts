@@ -17,6 +17,8 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** POST only: the JSON body; every request gets a new `externalId` (and Idempotency-Key when asked). */
   body?: Record<string, unknown>;
+  /** POST only, instead of `body`: bodies sent as they are, each once, in turn (past the last, from the first again). */
+  bodies?: Array<Record<string, unknown>>;
   idempotencyKeys?: boolean;
 }
 
@@ -45,7 +47,12 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     method: spec.method,
     path,
     onResponse,
-    ...(spec.body ? {
+    ...(spec.bodies ? {
+      setupRequest: (request: { headers: Record<string, string> }) => ({
+        ...request, headers: { ...request.headers, 'content-type': 'application/json' },
+        body: JSON.stringify(spec.bodies![sequence++ % spec.bodies!.length]),
+      }),
+    } : spec.body ? {
       setupRequest: (request: { headers: Record<string, string> }) => {
         const n = ++sequence;
         const headers: Record<string, string> = { ...request.headers, 'content-type': 'application/json' };

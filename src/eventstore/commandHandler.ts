@@ -82,6 +82,7 @@ async function serialised<T>(store: EventStore, stream: string, work: () => Prom
   queue.waiting++;
   byStream.set(stream, queue);
   const run = queue.tail.then(work, work);
+  // The queue only orders; each caller gets its own command's outcome from `run`, errors included.
   queue.tail = run.catch(() => undefined);
   try {
     return await run;

@@ -8,9 +8,8 @@ import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { Coalescer } from '../db/coalescer.ts';
-import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
-import { foldEvents } from '../domain/decider.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
@@ -218,12 +217,12 @@ export async function markPaymentPending(services: Services, paymentId: string, 
 
 /** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
 export async function receivePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const { events } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
+  const received = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
     if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
     return { type: 'Receive', now: services.runtime.now(), receivedAmount: services.provider.receivedAmount(state.payment) } as const;
   }, metadata);
-  const position = await settleReceived(services, paymentId, null, metadata);
-  await services.readYourWrites(position, [...events.map((e) => e.type), ...SETTLEMENT_EVENT_TYPES]);
+  const settled = await settleReceived(services, paymentId, null, metadata);
+  await services.readYourWrites(settled ?? received.position, [...received.events.map((e) => e.type), ...SETTLEMENT_EVENT_TYPES]);
 }
 
 /** The events a settlement may record, on the payment's and the account's streams. */
