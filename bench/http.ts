@@ -486,6 +486,7 @@ export async function benchHttp(target: string, database: Database, report: Repo
       const spec = {
         baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'POST' as const, paths: ['/payments/received'], headers: { 'user-agent': 'provider' },
         bodies: pending.ids.map((transactionId) => ({ transactionId, signature: providerSignature(live.services.config.providerSecret, transactionId) })),
+        bodiesKey: `settle-${label}`,
       };
       const { result, profile } = await measure(loadgen, profiler, spec, `settle-${label}`, target, what, report);
       reportLoad(target, what, result, report, { latency: 'no target' });

@@ -17,8 +17,12 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** POST only: the JSON body; every request gets a new `externalId` (and Idempotency-Key when asked). */
   body?: Record<string, unknown>;
-  /** POST only, instead of `body`: bodies sent as they are, each once, in turn (past the last, from the first again). */
+  /**
+   * POST only, instead of `body`: bodies sent as they are, in turn. Runs that name the same `bodiesKey` share one
+   * cursor (a warm-up and its measured run never send the same body twice); past the last, from the first again.
+   */
   bodies?: Array<Record<string, unknown>>;
+  bodiesKey?: string;
   idempotencyKeys?: boolean;
 }
 
@@ -36,6 +40,9 @@ export interface LoadResult {
   cpuMs: number;
 }
 
+/** Where each `bodiesKey`'s runs are in their bodies. */
+const cursors = new Map<string, number>();
+
 async function run(spec: LoadSpec): Promise<LoadResult> {
   const prefix = `bench-${randomUUID().slice(0, 8)}`;
   let sequence = 0;
@@ -48,10 +55,12 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
     path,
     onResponse,
     ...(spec.bodies ? {
-      setupRequest: (request: { headers: Record<string, string> }) => ({
-        ...request, headers: { ...request.headers, 'content-type': 'application/json' },
-        body: JSON.stringify(spec.bodies![sequence++ % spec.bodies!.length]),
-      }),
+      setupRequest: (request: { headers: Record<string, string> }) => {
+        const key = spec.bodiesKey ?? '';
+        const at = cursors.get(key) ?? 0;
+        cursors.set(key, at + 1);
+        return { ...request, headers: { ...request.headers, 'content-type': 'application/json' }, body: JSON.stringify(spec.bodies![at % spec.bodies!.length]) };
+      },
     } : spec.body ? {
       setupRequest: (request: { headers: Record<string, string> }) => {
         const n = ++sequence;
