@@ -10,6 +10,8 @@ import { startTestService, type ApiResponse, type TestService } from './support/
 
 /** Rounds of each race: a lost race shows up in a few of them, not every time. */
 const ROUNDS = 20;
+/** Requests on one client's graph at once: more than the command handler's attempts on a stream. */
+const CONCURRENT_ADOPTIONS = 20;
 
 for (const target of databaseTargets()) {
   describe(`identity graph under concurrent requests: ${target.name}`, function () {
@@ -88,6 +90,14 @@ for (const target of databaseTargets()) {
           expect((await get(child)).parentId).to.equal(parent);
         }
       }
+    });
+
+    it('adoptions of different children sent together all succeed: one graph per client serialises them without refusing any', async () => {
+      const parent = await identity();
+      const children = await Promise.all(Array.from({ length: CONCURRENT_ADOPTIONS }, () => identity()));
+      const responses = await Promise.all(children.map((child) => adopt(parent, child)));
+      for (const response of responses) expect(response.status, response.text).to.equal(200);
+      expect((await get(parent)).children.map((c: { id: string }) => c.id)).to.have.members(children);
     });
 
     it('links made before the graph had a stream (on the children’s streams) still bind it: one parent, no cycle, no deletion of a parent; a cycle among them can be undone', async () => {
