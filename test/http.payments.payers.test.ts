@@ -45,6 +45,11 @@ for (const target of databaseTargets()) {
         const customerIds = new Set(responses.map((r) => r.body.customerId as string));
         expect(customerIds.size, `round ${round}: one customer for all`).to.equal(1);
         const [customerId] = customerIds;
+        for (const response of responses) {
+          const payerOf = await service.request('GET', `/payments/${response.body.id}/customer`, { headers });
+          expect(payerOf.body, `round ${round}`).to.deep.include({ attached: true });
+          expect(payerOf.body.customer.id).to.equal(customerId);
+        }
 
         const listed = await service.request('GET', `/customers?documentNumber=${payer.documentNumber}`, { headers });
         expect(listed.body.results.map((c: { id: string }) => c.id)).to.deep.equal([customerId]);

@@ -68,6 +68,12 @@ export async function customerHoldingDocumentNumber(
   }
 }
 
+/** Waits (bounded, as after a command) until the read models include the customer as its stream has it now. */
+export async function customerInReadModels(services: Services, customerId: string): Promise<void> {
+  const [last] = await services.storage.store.readStream(customerStream(customerId), { direction: 'backwards', limit: 1 });
+  if (last) await services.readYourWrites(last.position, [last.type]);
+}
+
 async function run(services: Services, customerId: string, command: CustomerCommand, metadata: EventMetadata) {
   return handleCommand(services.storage.store, customerStream(customerId), customerDecider, command, metadata);
 }

@@ -78,7 +78,8 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         return state;
       case 'IdentityStatusChanged':
         return { ...state, status: event.data.to };
-      // Links live in the graph's stream (identityGraphDecider); these older events concern it only.
+      // Links are the graph's (identityGraphDecider): these events, recorded here before the graph had a stream
+      // of its own, change nothing the identity itself decides on.
       case 'IdentityParentSet':
       case 'IdentityParentCleared':
         return state;
@@ -121,8 +122,9 @@ export type IdentityGraphCommand =
   | ({ type: 'LeaveGraph'; identityId: string } & GraphFacts);
 
 /**
- * The parent/child graph of one client's identities. Its stream is read whole for every decision: each fold
- * copies the maps, which is cheap for the graphs clients keep (hundreds of links), not for huge ones.
+ * The parent/child graph of one client's identities. Its stream is read whole for every decision, and each event
+ * folded copies `parentOf`: a decision costs (events × links), small for hundreds of each, not for a graph of
+ * tens of thousands (which would want a snapshot of the state).
  */
 export interface IdentityGraphState {
   /** The stream has events, so the links made before it are part of `parentOf`. */

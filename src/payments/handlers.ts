@@ -15,7 +15,7 @@ import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/mon
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
-import { createCustomer, customerHoldingDocumentNumber, customerOfClient } from '../customers/handlers.ts';
+import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
 import type { CustomerState } from '../customers/decider.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
@@ -149,7 +149,11 @@ async function newPayer(services: Services, clientId: string, input: CreatePayme
       if (!numberTaken || attempt >= MAX_NEW_PAYER_ATTEMPTS) throw error;
     }
     const holder = await customerHoldingDocumentNumber(services, clientId, documentNumber);
-    if (holder) return payerOf(holder);
+    if (holder) {
+      // Created a moment ago by the request that won: the payment's customer is readable once this one answers.
+      await customerInReadModels(services, holder.customerId!);
+      return payerOf(holder);
+    }
   }
 }
 
