@@ -1,13 +1,19 @@
 /**
  * Read model of identities. A child's parent lives on the child's row; a parent's `children` are the rows
- * pointing at it. Access rules are kept as the current list of scopes.
+ * pointing at it. Links come from the client's identity graph stream (and, made before it, from the children's
+ * own streams). Access rules are kept as the current list of scopes.
  */
 import { sql, type Kysely } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { IdentityEvent } from '../src/identities/events.ts';
+import type { IdentityEvent, IdentityGraphEvent } from '../src/identities/events.ts';
 import type { IdentityRecord } from '../schemas/identities.ts';
 
 type Data<T extends IdentityEvent['type']> = Extract<IdentityEvent, { type: T }>['data'];
+type GraphData<T extends IdentityGraphEvent['type']> = Extract<IdentityGraphEvent, { type: T }>['data'];
+
+async function setParent(trx: Kysely<any>, identityId: string, parentId: string | null, at: string): Promise<void> {
+  await trx.updateTable('identities').set({ parent_id: parentId, updated_at: at }).where('identity_id', '=', identityId).execute();
+}
 
 const columnOf: Record<string, string> = {
   name: 'name', nickname: 'nickname', country: 'country', externalId: 'external_id', lastname: 'lastname',
@@ -71,11 +77,24 @@ export const identitiesProjector = defineProjector({
     },
     async IdentityParentSet(trx, event) {
       const d = event.data as Data<'IdentityParentSet'>;
-      await trx.updateTable('identities').set({ parent_id: d.parentId, updated_at: d.at }).where('identity_id', '=', d.identityId).execute();
+      await setParent(trx, d.identityId, d.parentId, d.at);
     },
     async IdentityParentCleared(trx, event) {
       const d = event.data as Data<'IdentityParentCleared'>;
-      await trx.updateTable('identities').set({ parent_id: null, updated_at: d.at }).where('identity_id', '=', d.identityId).execute();
+      await setParent(trx, d.identityId, null, d.at);
+    },
+    // IdentityGraphSeeded restates links the rows already have from IdentityParentSet: nothing to write.
+    async IdentityChildLinked(trx, event) {
+      const d = event.data as GraphData<'IdentityChildLinked'>;
+      await setParent(trx, d.childId, d.parentId, d.at);
+    },
+    async IdentityChildUnlinked(trx, event) {
+      const d = event.data as GraphData<'IdentityChildUnlinked'>;
+      await setParent(trx, d.childId, null, d.at);
+    },
+    async IdentityLeftGraph(trx, event) {
+      const d = event.data as GraphData<'IdentityLeftGraph'>;
+      if (d.parentId !== null) await setParent(trx, d.identityId, null, d.at);
     },
     async IdentityAccessRuleAdded(trx, event) {
       const d = event.data as Data<'IdentityAccessRuleAdded'>;

@@ -48,7 +48,8 @@ export const createPaymentSchema = {
     customerId: { ...idRef, description: 'the payer, a customer of yours; reviews use its operation level (BASIC without one)' },
     customer: {
       ...createCustomerSchema, title: 'PaymentPayer',
-      description: 'the payer’s fields instead of customerId: matched on documentNumber, else created (autoCreated: true)',
+      description: 'the payer’s fields instead of customerId: matched on documentNumber, else created (autoCreated: true); ' +
+        'payments sent together naming the same new payer all take the one customer created',
     },
     origins: { ...paymentNodesInputSchema, description: 'how the payer pays (pay-in nodes); the first names the method' },
     destinations: { ...paymentNodesInputSchema, description: 'where the funds go beyond the account (pay-out nodes)' },

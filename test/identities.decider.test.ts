@@ -41,7 +41,6 @@ describe('identity decider', () => {
     for (const history of [[], [created, deleted]]) {
       given(history).when({ type: 'UpdateIdentity', changes: { name: 'B' }, now }).thenRefused('notFound', /not found/);
       given(history).when({ type: 'DeleteIdentity', now }).thenRefused('notFound', /not found/);
-      given(history).when({ type: 'SetParent', parentId: 'p', now }).thenRefused('notFound', /not found/);
     }
   });
 
@@ -49,17 +48,6 @@ describe('identity decider', () => {
     given([created]).when({ type: 'ChangeIdentityStatus', status: 'ACTIVE', now })
       .then([{ type: 'IdentityStatusChanged', data: { identityId: 'i1', from: 'PENDING', to: 'ACTIVE', changedAt: at } }]);
     given([created]).when({ type: 'ChangeIdentityStatus', status: 'PENDING', now }).then([]);
-  });
-
-  it('a child has one parent, never itself', () => {
-    const parented: IdentityEvent = { type: 'IdentityParentSet', data: { identityId: 'i1', parentId: 'p1', at } };
-    given([created]).when({ type: 'SetParent', parentId: 'p1', now }).then([parented]);
-    given([created, parented]).when({ type: 'SetParent', parentId: 'p1', now }).then([]);
-    given([created, parented]).when({ type: 'SetParent', parentId: 'p2', now }).thenRefused('failedPrecondition', /already has parent p1/);
-    given([created]).when({ type: 'SetParent', parentId: 'i1', now }).thenRefused('failedPrecondition', /own child/);
-    given([created, parented]).when({ type: 'ClearParent', parentId: 'p1', now })
-      .then([{ type: 'IdentityParentCleared', data: { identityId: 'i1', parentId: 'p1', at } }]);
-    given([created]).when({ type: 'ClearParent', parentId: 'p1', now }).thenRefused('failedPrecondition', /not a child/);
   });
 
   it('merges access-rule permissions and removes them', () => {

@@ -10,6 +10,7 @@ import type { Database } from '../src/db/database.ts';
 import type { NewEvent } from '../src/eventstore/port.ts';
 import type { AccountAdjustedData } from '../src/ledger/events.ts';
 import { comparePositions } from '../src/eventstore/position.ts';
+import { identityStream } from '../src/identities/events.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { toDecimal } from '../src/ledger/money.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
@@ -84,6 +85,20 @@ for (const target of databaseTargets()) {
       const person = expectOk(await post('/identities', { type: 'USER', name: `${name} Person`, country: 'CHL' }), 'person', 201).id;
       world.identities.push(org, person);
       expectOk(await service.request('PATCH', `/identities/${person}`, { headers, body: { name: `${name} Persona` } }), 'rename');
+      // the identity graph: a link recorded the earlier way (on the child's stream), then links, an unlink, a move,
+      // and a linked child deleted, all decided on the client's graph stream
+      const identity = async (label: string) =>
+        expectOk(await post('/identities', { type: 'USER', name: `${name} ${label}` }), label, 201).id as string;
+      const [kid, ward, leaving] = [await identity('Kid'), await identity('Ward'), await identity('Leaving')];
+      world.identities.push(kid, ward, leaving);
+      await service.services.storage.store.append(identityStream(ward), [{ type: 'IdentityParentSet',
+        data: { identityId: ward, parentId: person, at: clock.now().toISOString() }, metadata: { clientId: credentials.clientId } }], 'stream_exists');
+      const children = (method: string, parentId: string, ids: string[]) =>
+        service.request(method, `/identities/${parentId}/children`, { headers, body: { children: ids } });
+      expectOk(await children('POST', org, [kid, leaving]), 'link');
+      expectOk(await children('DELETE', org, [kid]), 'unlink');
+      expectOk(await children('POST', person, [kid]), 'move');
+      expectOk(await service.request('DELETE', `/identities/${leaving}`, { headers }), 'delete a child');
       const open = async (label: string, identityId: string, currency: string) => {
         const account = expectOk(await post('/accounts', { identityId, type: 'CHECKING', currency, name: label }), label, 201);
         world.accounts[label] = account.id;
@@ -276,6 +291,10 @@ for (const target of databaseTargets()) {
         expect(answers.paymentsV1).to.have.length(Object.keys(expectedStatuses).length);
         expect(answers.account.closing.status).to.equal(404);
         expect(answers.account.usd.body.balance).not.to.equal('0.00');
+        const [org, person, kid, ward, leaving] = world.identities;
+        expect(answers.identity[person!].body.children.map((c: { id: string }) => c.id)).to.have.members([ward, kid]);
+        expect(answers.identity[org!].body.children).to.deep.equal([]);
+        expect(answers.identity[leaving!].status).to.equal(404);
       }
       const detail = (world: ClientWorld, label: string) => snapshotBefore.clients[world.name].payments[world.payments[label]!.id].detail.body;
       expect(detail(worlds[0]!, 'blockedCard')).to.include({ unsettledReason: 'ACCOUNT_NOT_ACTIVE' });

@@ -6,14 +6,72 @@ import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
-import type { EventMetadata } from '../eventstore/port.ts';
+import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
+import type { Decider } from '../domain/decider.ts';
+import { domainConflict } from '../domain/errors.ts';
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
-import { customerDecider, documentNumberDecider, type CustomerCommand } from './decider.ts';
+import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
 import { customerStream, documentNumberStream, type OperationLevel } from './events.ts';
 
 export function ownedCustomer(db: Kysely<any>, clientId: string, customerId: string): Promise<CustomerRow> {
   return findOwned<CustomerRow>(db, 'customers', clientId, 'customer_id', customerId, 'customer');
+}
+
+/**
+ * How long a lookup by document number waits for the customer its reservation names: that customer's creation
+ * is recorded right after the reservation (one append later), so the wait is normally a few milliseconds; past
+ * it, the creation is taken as stuck.
+ */
+const HOLDER_CREATION_WAIT_MS = 5_000;
+/** Between two looks at a reserved number's customer while it is being created. */
+const HOLDER_POLL_MS = 10;
+
+/** A stream folded whole, page by page, as its decider sees it. */
+async function fold<Event extends { type: string; data: unknown }, State>(
+  services: Services, stream: string, decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
+): Promise<State> {
+  let state = decider.initialState;
+  for (let from = 0n; ;) {
+    const page = await services.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
+    for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
+    if (page.length < MAX_READ_LIMIT) return state;
+    from = page[page.length - 1]!.revision + 1n;
+  }
+}
+
+/** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
+export async function customerOfClient(services: Services, clientId: string, customerId: string): Promise<CustomerState | null> {
+  const state = await fold(services, customerStream(customerId), customerDecider);
+  return state.exists && state.clientId === clientId ? state : null;
+}
+
+/**
+ * The customer holding a client's document number, found through the stream that owns the number: its
+ * reservation names the customer. A customer reserves its number before its own stream records its creation,
+ * so a holder whose stream is still empty is being created: this waits for it (HOLDER_CREATION_WAIT_MS), and
+ * answers null if the number is given back meanwhile (that creation failed).
+ */
+export async function customerHoldingDocumentNumber(
+  services: Services, clientId: string, documentNumber: string,
+): Promise<CustomerState | null> {
+  const deadline = Date.now() + HOLDER_CREATION_WAIT_MS;
+  for (;;) {
+    const { holder } = await fold(services, documentNumberStream(clientId, documentNumber), documentNumberDecider);
+    if (holder === null) return null;
+    const customer = await customerOfClient(services, clientId, holder);
+    if (customer) return customer;
+    if (Date.now() >= deadline) {
+      throw domainConflict(`documentNumber ${documentNumber} is reserved by customer ${holder}, whose creation has not completed`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, HOLDER_POLL_MS));
+  }
+}
+
+/** Waits (bounded, as after a command) until the read models include the customer as its stream has it now. */
+export async function customerInReadModels(services: Services, customerId: string): Promise<void> {
+  const [last] = await services.storage.store.readStream(customerStream(customerId), { direction: 'backwards', limit: 1 });
+  if (last) await services.readYourWrites(last.position, [last.type]);
 }
 
 async function run(services: Services, customerId: string, command: CustomerCommand, metadata: EventMetadata) {

@@ -1,14 +1,12 @@
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
-import type { IdentityEvent, IdentityStatus } from './events.ts';
+import type { GraphLink, IdentityEvent, IdentityGraphEvent, IdentityStatus } from './events.ts';
 
 export type IdentityCommand =
   | { type: 'CreateIdentity'; identityId: string; clientId: string; fields: CreateIdentity; now: Date }
   | { type: 'UpdateIdentity'; changes: UpdateIdentity; now: Date }
   | { type: 'ChangeIdentityStatus'; status: IdentityStatus; now: Date }
-  | { type: 'SetParent'; parentId: string; now: Date }
-  | { type: 'ClearParent'; parentId: string; now: Date }
   | { type: 'AddAccessRule'; scope: AccessScope; now: Date }
   | { type: 'RemoveAccessRule'; scope: AccessScopeToRemove; now: Date }
   | { type: 'DeleteIdentity'; now: Date };
@@ -19,7 +17,6 @@ export interface IdentityState {
   identityId: string | null;
   clientId: string | null;
   status: IdentityStatus;
-  parentId: string | null;
   scopes: AccessScope[];
 }
 
@@ -32,7 +29,7 @@ function live(state: IdentityState): { identityId: string } {
 }
 
 export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentityState> = {
-  initialState: { exists: false, deleted: false, identityId: null, clientId: null, status: 'PENDING', parentId: null, scopes: [] },
+  initialState: { exists: false, deleted: false, identityId: null, clientId: null, status: 'PENDING', scopes: [] },
 
   decide(command, state) {
     const at = command.now.toISOString();
@@ -49,20 +46,6 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         const { identityId } = live(state);
         if (state.status === command.status) return [];
         return [{ type: 'IdentityStatusChanged', data: { identityId, from: state.status, to: command.status, changedAt: at } }];
-      }
-      case 'SetParent': {
-        const { identityId } = live(state);
-        if (state.parentId === command.parentId) return [];
-        if (state.parentId) throw domainPrecondition(`identity ${identityId} already has parent ${state.parentId}`);
-        if (command.parentId === identityId) throw domainPrecondition('an identity cannot be its own child');
-        return [{ type: 'IdentityParentSet', data: { identityId, parentId: command.parentId, at } }];
-      }
-      case 'ClearParent': {
-        const { identityId } = live(state);
-        if (state.parentId !== command.parentId) {
-          throw domainPrecondition(`identity ${identityId} is not a child of ${command.parentId}`);
-        }
-        return [{ type: 'IdentityParentCleared', data: { identityId, parentId: command.parentId, at } }];
       }
       case 'AddAccessRule': {
         const { identityId } = live(state);
@@ -95,10 +78,11 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         return state;
       case 'IdentityStatusChanged':
         return { ...state, status: event.data.to };
+      // Links are the graph's (identityGraphDecider): these events, recorded here before the graph had a stream
+      // of its own, change nothing the identity itself decides on.
       case 'IdentityParentSet':
-        return { ...state, parentId: event.data.parentId };
       case 'IdentityParentCleared':
-        return { ...state, parentId: null };
+        return state;
       case 'IdentityAccessRuleAdded':
         return { ...state, scopes: [...state.scopes.filter((s) => !sameScope(s, event.data.scope)), event.data.scope] };
       case 'IdentityAccessRuleRemoved': {
@@ -111,6 +95,128 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
       }
       case 'IdentityDeleted':
         return { ...state, deleted: true };
+    }
+  },
+};
+
+/** What an identity's own stream says of it: its client (null when there is no such identity), and whether it was deleted. */
+export interface GraphMember {
+  clientId: string | null;
+  deleted: boolean;
+}
+
+/** The facts a graph command carries, gathered by its handler from the streams that own them. */
+interface GraphFacts {
+  clientId: string;
+  /** Every identity the command names, as its own stream tells. */
+  members: Readonly<Record<string, GraphMember>>;
+  /** The links made before the graph had a stream: given when the stream had no events when the handler looked. */
+  linksBefore: readonly GraphLink[] | null;
+  now: Date;
+}
+
+export type IdentityGraphCommand =
+  | ({ type: 'LinkChildren'; parentId: string; childIds: readonly string[] } & GraphFacts)
+  | ({ type: 'UnlinkChildren'; parentId: string; childIds: readonly string[] } & GraphFacts)
+  /** Before an identity is deleted: refused while it has children; drops its link to its parent. */
+  | ({ type: 'LeaveGraph'; identityId: string } & GraphFacts);
+
+/**
+ * The parent/child graph of one client's identities. Its stream is read whole for every decision, and each event
+ * folded copies `parentOf`: a decision costs (events × links), small for hundreds of each, not for a graph of
+ * tens of thousands (which would want a snapshot of the state).
+ */
+export interface IdentityGraphState {
+  /** The stream has events, so the links made before it are part of `parentOf`. */
+  started: boolean;
+  /** Child → parent. */
+  parentOf: ReadonlyMap<string, string>;
+  /** Identities deleted since the graph has a stream: never linked again. */
+  left: ReadonlySet<string>;
+}
+
+/** An identity and its ancestors. The visited set ends the walk even on a cycle made before the graph had a stream. */
+function lineageOf(state: IdentityGraphState, identityId: string): Set<string> {
+  const lineage = new Set<string>();
+  for (let id: string | undefined = identityId; id !== undefined && !lineage.has(id); id = state.parentOf.get(id)) lineage.add(id);
+  return lineage;
+}
+
+export const identityGraphDecider: Decider<IdentityGraphCommand, IdentityGraphEvent, IdentityGraphState> = {
+  initialState: { started: false, parentOf: new Map(), left: new Set() },
+
+  decide(command, current) {
+    const at = command.now.toISOString();
+    const { clientId } = command;
+    const seed: IdentityGraphEvent[] = [];
+    if (!current.started) {
+      if (command.linksBefore === null) throw new Error(`identity graph of client ${clientId}: starting it needs the links made before it`);
+      if (command.linksBefore.length > 0) seed.push({ type: 'IdentityGraphSeeded', data: { clientId, links: [...command.linksBefore], at } });
+    }
+    const state = seed.reduce(identityGraphDecider.evolve, current);
+    const member = (identityId: string) => {
+      const known = command.members[identityId];
+      if (!known || known.clientId !== clientId || known.deleted || state.left.has(identityId)) {
+        throw domainNotFound(`identity ${identityId} not found`);
+      }
+    };
+    const decided: IdentityGraphEvent[] = [];
+    switch (command.type) {
+      case 'LinkChildren': {
+        const { parentId } = command;
+        member(parentId);
+        const lineage = lineageOf(state, parentId);
+        for (const childId of new Set(command.childIds)) {
+          member(childId);
+          if (childId === parentId) throw domainPrecondition('an identity cannot be its own child');
+          const current = state.parentOf.get(childId);
+          if (current === parentId) continue;
+          if (current !== undefined) throw domainPrecondition(`identity ${childId} already has parent ${current}`);
+          if (lineage.has(childId)) throw domainPrecondition(`identity ${childId} cannot be a child of ${parentId}: it would make a cycle`);
+          decided.push({ type: 'IdentityChildLinked', data: { clientId, parentId, childId, at } });
+        }
+        break;
+      }
+      case 'UnlinkChildren': {
+        const { parentId } = command;
+        member(parentId);
+        for (const childId of new Set(command.childIds)) {
+          member(childId);
+          if (state.parentOf.get(childId) !== parentId) throw domainPrecondition(`identity ${childId} is not a child of ${parentId}`);
+          decided.push({ type: 'IdentityChildUnlinked', data: { clientId, parentId, childId, at } });
+        }
+        break;
+      }
+      case 'LeaveGraph': {
+        const { identityId } = command;
+        // A deletion run again after it left: nothing more to decide here.
+        if (state.left.has(identityId)) return [];
+        member(identityId);
+        for (const parentId of state.parentOf.values()) {
+          if (parentId === identityId) throw domainPrecondition(`identity ${identityId} has children; remove them first`);
+        }
+        decided.push({ type: 'IdentityLeftGraph', data: { clientId, identityId, parentId: state.parentOf.get(identityId) ?? null, at } });
+        break;
+      }
+    }
+    return decided.length > 0 ? [...seed, ...decided] : [];
+  },
+
+  evolve(state, event) {
+    const parentOf = new Map(state.parentOf);
+    switch (event.type) {
+      case 'IdentityGraphSeeded':
+        for (const link of event.data.links) parentOf.set(link.childId, link.parentId);
+        return { ...state, started: true, parentOf };
+      case 'IdentityChildLinked':
+        parentOf.set(event.data.childId, event.data.parentId);
+        return { ...state, started: true, parentOf };
+      case 'IdentityChildUnlinked':
+        parentOf.delete(event.data.childId);
+        return { ...state, started: true, parentOf };
+      case 'IdentityLeftGraph':
+        parentOf.delete(event.data.identityId);
+        return { started: true, parentOf, left: new Set(state.left).add(event.data.identityId) };
     }
   },
 };

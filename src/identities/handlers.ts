@@ -1,18 +1,22 @@
-/** Commands on identities. Reads go through the tenant-scoped read model; writes through the decider. */
+/**
+ * Commands on identities. Reads go through the tenant-scoped read model; writes through the deciders: an
+ * identity's own, and the client's identity graph for links and deletions.
+ */
 import type { Kysely } from 'kysely';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
+import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
-import { domainPrecondition } from '../domain/errors.ts';
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
-import { identityDecider, type IdentityCommand } from './decider.ts';
-import { identityStream, type IdentityStatus } from './events.ts';
-
-/** Bounds the walk up the hierarchy when checking for cycles. */
-const MAX_DEPTH = 100;
+import {
+  identityDecider, identityGraphDecider, type GraphMember, type IdentityCommand, type IdentityGraphCommand, type IdentityGraphState,
+} from './decider.ts';
+import {
+  identityGraphStream, identityStream, type GraphLink, type IdentityGraphEvent, type IdentityStatus,
+} from './events.ts';
 
 export function ownedIdentity(db: Kysely<any>, clientId: string, identityId: string): Promise<IdentityRow> {
   return findOwned<IdentityRow>(db, 'identities', clientId, 'identity_id', identityId, 'identity');
@@ -38,57 +42,110 @@ export async function changeIdentityStatus(services: Services, identityId: strin
   await services.readYourWrites(await run(services, identityId, { type: 'ChangeIdentityStatus', status, now: services.runtime.now() }, metadata));
 }
 
+/**
+ * Deletes an identity. The graph decides first (refused while the identity has children; its link to its parent
+ * goes; no later link can name it), then the identity's own stream records the deletion. Run again after a
+ * failure in between, the graph has nothing more to decide and the identity is deleted then.
+ */
 export async function deleteIdentity(services: Services, clientId: string, identityId: string, metadata: EventMetadata): Promise<void> {
-  const db = services.storage.database.db;
-  const child = await db.selectFrom('identities').select('identity_id')
-    .where('client_id', '=', clientId).where('parent_id', '=', identityId).executeTakeFirst();
-  if (child) throw domainPrecondition(`identity ${identityId} has children; remove them first`);
-  const parent = (await ownedIdentity(db, clientId, identityId)).parent_id;
-  const now = services.runtime.now();
-  if (parent) await run(services, identityId, { type: 'ClearParent', parentId: parent, now }, metadata);
-  await services.readYourWrites(await run(services, identityId, { type: 'DeleteIdentity', now }, metadata));
+  const left = await decideOnGraph(services, clientId, { type: 'LeaveGraph', identityId }, [identityId], metadata);
+  const deleted = await handleCommand(services.storage.store, identityStream(identityId), identityDecider,
+    { type: 'DeleteIdentity', now: services.runtime.now() }, metadata);
+  await services.readYourWrites(deleted.position ?? left.position, [...left.events, ...deleted.events].map((e) => e.type));
 }
 
-/** Links children to a parent: same client only, one parent per child, never a cycle. */
+/** Links children to a parent, as the client's graph decides: same client only, one parent per child, never a cycle. */
 export async function addChildren(services: Services, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
-  const db = services.storage.database.db;
-  await ownedIdentity(db, clientId, parentId);
-  const ancestors = new Set<string>([parentId]);
-  for (let id: string | null = parentId, depth = 0; id && depth < MAX_DEPTH; depth++) {
-    const row: { parent_id: string | null } | undefined = await db.selectFrom('identities').select('parent_id')
-      .where('client_id', '=', clientId).where('identity_id', '=', id).executeTakeFirst();
-    id = row?.parent_id ?? null;
-    if (id) ancestors.add(id);
-  }
-  const children = await Promise.all(childIds.map((id) => ownedIdentity(db, clientId, id)));
-  for (const child of children) {
-    if (ancestors.has(child.identity_id)) {
-      throw domainPrecondition(`identity ${child.identity_id} cannot be a child of ${parentId}: it would make a cycle`);
-    }
-    if (child.parent_id && child.parent_id !== parentId) {
-      throw domainPrecondition(`identity ${child.identity_id} already has parent ${child.parent_id}`);
-    }
-  }
-  let last: Position | null = null;
-  for (const child of children) {
-    last = (await run(services, child.identity_id, { type: 'SetParent', parentId, now: services.runtime.now() }, metadata)) ?? last;
-  }
-  await services.readYourWrites(last);
+  const { position, events } = await decideOnGraph(services, clientId, { type: 'LinkChildren', parentId, childIds },
+    [parentId, ...childIds], metadata);
+  await services.readYourWrites(position, events.map((e) => e.type));
 }
 
 export async function removeChildren(services: Services, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
-  const db = services.storage.database.db;
-  await ownedIdentity(db, clientId, parentId);
-  const children = await Promise.all(childIds.map((id) => ownedIdentity(db, clientId, id)));
-  for (const child of children) {
-    if (child.parent_id !== parentId) throw domainPrecondition(`identity ${child.identity_id} is not a child of ${parentId}`);
-  }
-  let last: Position | null = null;
-  for (const child of children) {
-    last = (await run(services, child.identity_id, { type: 'ClearParent', parentId, now: services.runtime.now() }, metadata)) ?? last;
-  }
-  await services.readYourWrites(last);
+  const { position, events } = await decideOnGraph(services, clientId, { type: 'UnlinkChildren', parentId, childIds },
+    [parentId, ...childIds], metadata);
+  await services.readYourWrites(position, events.map((e) => e.type));
 }
+
+type GraphDecision = DistributiveOmit<IdentityGraphCommand, 'clientId' | 'members' | 'linksBefore' | 'now'>;
+type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+
+/**
+ * Runs a command on the client's identity graph, the one stream that decides links, with the facts it needs:
+ * the identities it names as their own streams tell, and, while the graph has no stream yet, the links made
+ * before it had one.
+ */
+async function decideOnGraph(
+  services: Services, clientId: string, decision: GraphDecision, identityIds: readonly string[], metadata: EventMetadata,
+): Promise<CommandResult<IdentityGraphEvent, IdentityGraphState>> {
+  const store = services.storage.store;
+  const stream = identityGraphStream(clientId);
+  const [members, linksBefore] = await Promise.all([
+    membersOf(services, identityIds),
+    store.readStream(stream, { limit: 1 }).then((first) => (first.length > 0 ? null : linksBeforeTheGraph(services, clientId))),
+  ]);
+  // Every link, unlink and deletion of a client contends for this one stream: writers that keep colliding past the
+  // command handler's own attempts pause a random moment and go again, rather than fail.
+  for (let round = 1; ; round++) {
+    try {
+      return await handleCommand(store, stream, identityGraphDecider,
+        { ...decision, clientId, members, linksBefore, now: services.runtime.now() } as IdentityGraphCommand, metadata);
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError) || round >= MAX_GRAPH_ROUNDS) throw error;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * GRAPH_JITTER_MS * round));
+    }
+  }
+}
+
+/** Rounds of the command handler's attempts on a client's graph stream before a colliding writer gives up. */
+const MAX_GRAPH_ROUNDS = 10;
+/** Bound of the random pause before round n (times n), spreading writers that collided. */
+const GRAPH_JITTER_MS = 10;
+
+/**
+ * What each identity's own stream says of it: its client, from its first event (IdentityCreated; it never
+ * changes), and whether it was deleted, from its last (the decider records nothing after IdentityDeleted). A
+ * deletion is decided by the graph before the identity's stream records it, so the graph itself knows of every
+ * deletion that could race with a link.
+ */
+async function membersOf(services: Services, identityIds: readonly string[]): Promise<Record<string, GraphMember>> {
+  const store = services.storage.store;
+  const unique = [...new Set(identityIds)];
+  const members = await Promise.all(unique.map(async (identityId): Promise<GraphMember> => {
+    const [[first], [last]] = await Promise.all([
+      store.readStream(identityStream(identityId), { limit: 1 }),
+      store.readStream(identityStream(identityId), { direction: 'backwards', limit: 1 }),
+    ]);
+    const created = first?.type === 'IdentityCreated' ? (first.data as { clientId: string }) : null;
+    return { clientId: created?.clientId ?? null, deleted: last?.type === 'IdentityDeleted' };
+  }));
+  return Object.fromEntries(unique.map((identityId, n) => [identityId, members[n]!]));
+}
+
+/**
+ * The links made before the graph had a stream of its own: IdentityParentSet events on the children's streams,
+ * which nothing records any more, so they are a closed set. The identities read model is their only index by
+ * client; it is read here once per client, after it has passed the whole feed (so it holds every one of them),
+ * and what it lists becomes the graph stream's first event. From then on only the graph stream decides. Links
+ * to a parent deleted meanwhile (possible before, when deletion checked for children in the read model) are
+ * left out: they could never be removed.
+ */
+async function linksBeforeTheGraph(services: Services, clientId: string): Promise<GraphLink[]> {
+  const head = await services.storage.store.headPosition();
+  if (head && !(await services.projections.waitFor(head, services.config.readYourWritesTimeoutMs, identityLinkEventTypes))) {
+    throw new Error(`the identities read model did not reach the head of the feed within ${services.config.readYourWritesTimeoutMs} ms; ` +
+      `the identity graph of client ${clientId} cannot start without the links made before it`);
+  }
+  const rows = await services.storage.database.db.selectFrom('identities as child')
+    .innerJoin('identities as parent', 'parent.identity_id', 'child.parent_id')
+    .select(['child.identity_id as childId', 'child.parent_id as parentId'])
+    .where('child.client_id', '=', clientId).where('parent.client_id', '=', clientId)
+    .orderBy('child.identity_id').execute();
+  return rows.map((row) => ({ parentId: row.parentId as string, childId: row.childId as string }));
+}
+
+/** The events that made links before the graph had a stream. */
+const identityLinkEventTypes = ['IdentityParentSet', 'IdentityParentCleared'] as const;
 
 export async function addAccessRule(services: Services, identityId: string, scope: AccessScope, metadata: EventMetadata): Promise<void> {
   await services.readYourWrites(await run(services, identityId, { type: 'AddAccessRule', scope, now: services.runtime.now() }, metadata));

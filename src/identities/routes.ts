@@ -19,7 +19,8 @@ import {
 } from './handlers.ts';
 
 const tags = ['Identities'];
-const notFoundResponse = { description: 'no such identity for this client', schema: { $ref: '#/components/schemas/Error' } } as const;
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const notFoundResponse = { description: 'no such identity for this client', schema: errorSchema } as const;
 
 export function identityRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;
@@ -79,8 +80,13 @@ export function identityRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'delete', path: '/identities/:id', operationId: 'deleteIdentity', summary: 'Delete an identity',
-      description: 'Refused (422) while it has children.', tags, access: 'client', schemas: { params: idParamSchema },
-      responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
+      description: 'Refused (422) while it has children. A deleted identity leaves its parent’s children and can never be linked again; ' +
+        'a deletion and a link sent together are decided one after the other on the client’s identity graph.',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: {
+        200: { description: 'deleted (no body)' }, 404: notFoundResponse,
+        422: { description: 'the identity has children', schema: errorSchema },
+      },
       async handler({ params, req }) {
         await deleteIdentity(services, clientIdOf(req), (params as IdParams).id, meta(req));
         return { status: 200 };
@@ -88,9 +94,15 @@ export function identityRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/identities/:id/children', operationId: 'addIdentityChildren', summary: 'Link children',
-      description: 'Children must be identities of the same client, have no other parent, and not be ancestors (no cycles).',
+      description: 'Children must be identities of the same client, have no other parent, and not be ancestors (no cycles); ' +
+        'otherwise nothing is linked (422, or 404 for an identity that is not the client’s). All links of a client are decided on ' +
+        'one graph, one request after the other: of two requests sent together that would together make a cycle or give a child ' +
+        'two parents, one succeeds and the other is refused. Linking a child already under this parent changes nothing.',
       tags, access: 'client', schemas: { params: idParamSchema, body: childrenBodySchema },
-      responses: { 200: { description: 'the parent identity', schema: identitySchema }, 404: notFoundResponse },
+      responses: {
+        200: { description: 'the parent identity', schema: identitySchema }, 404: notFoundResponse,
+        422: { description: 'a child is this identity or one of its ancestors (a cycle), or already has another parent', schema: errorSchema },
+      },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         await addChildren(services, clientIdOf(req), id, (body as ChildrenBody).children, meta(req));
@@ -99,8 +111,12 @@ export function identityRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'delete', path: '/identities/:id/children', operationId: 'removeIdentityChildren', summary: 'Unlink children',
+      description: 'Every id must be a child of this identity (422 otherwise, and nothing is unlinked).',
       tags, access: 'client', schemas: { params: idParamSchema, body: childrenBodySchema },
-      responses: { 200: { description: 'the parent identity', schema: identitySchema }, 404: notFoundResponse },
+      responses: {
+        200: { description: 'the parent identity', schema: identitySchema }, 404: notFoundResponse,
+        422: { description: 'an id is not a child of this identity', schema: errorSchema },
+      },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         await removeChildren(services, clientIdOf(req), id, (body as ChildrenBody).children, meta(req));

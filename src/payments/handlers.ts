@@ -14,7 +14,8 @@ import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/mon
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
-import { createCustomer, ownedCustomer } from '../customers/handlers.ts';
+import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
+import type { CustomerState } from '../customers/decider.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
 import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
@@ -98,37 +99,61 @@ function payerAndAccount(db: Kysely<any>, clientId: string, identityId: string, 
   return lookups.submit({ clientId, identityId, accountNumber });
 }
 
-/**
- * The payer, when already known: `customerId` (404 when not the client's), or the `customer` fields matched on
- * documentNumber within the client. Null when the payment names no payer or a new one.
- */
-async function knownPayer(services: Services, clientId: string, input: CreatePayment): Promise<CustomerRow | null> {
-  const db = services.storage.database.db;
-  if (input.customerId && input.customer) throw domainInvalid('customer: send customerId or customer, not both');
-  if (input.customerId) return ownedCustomer(db, clientId, input.customerId);
-  if (input.customer && !input.customer.documentNumber && !input.customer.email) throw domainInvalid('customer: needs documentNumber or email');
-  if (!input.customer?.documentNumber) return null;
-  const row = await db.selectFrom('customers').selectAll().where('client_id', '=', clientId)
-    .where('document_number', '=', input.customer.documentNumber).executeTakeFirst();
-  return (row as CustomerRow | undefined) ?? null;
+/** The payer as a payment needs it: who, and the operation level its review follows. */
+type Payer = Pick<CustomerRow, 'customer_id' | 'operation_level'>;
+
+function payerOf(customer: CustomerState): Payer {
+  return { customer_id: customer.customerId!, operation_level: customer.operationLevel };
 }
 
-/** A payer named by its fields and not yet known becomes a customer (autoCreated), once everything else passed. */
-async function newPayer(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<CustomerRow | null> {
+/**
+ * The payer, when already known: `customerId` (404 when not the client's), or the `customer` fields matched on
+ * documentNumber within the client. Null when the payment names no payer or a new one. Both are read from the
+ * streams that own them (the customer's, and the document number's reservation), not from the read model,
+ * which may not have a customer created a moment ago, or its latest operation level.
+ */
+async function knownPayer(services: Services, clientId: string, input: CreatePayment): Promise<Payer | null> {
+  if (input.customerId && input.customer) throw domainInvalid('customer: send customerId or customer, not both');
+  if (input.customerId) {
+    const customer = await customerOfClient(services, clientId, input.customerId);
+    if (!customer) throw domainNotFound(`customer ${input.customerId} not found`);
+    return payerOf(customer);
+  }
+  if (input.customer && !input.customer.documentNumber && !input.customer.email) throw domainInvalid('customer: needs documentNumber or email');
+  if (!input.customer?.documentNumber) return null;
+  const holder = await customerHoldingDocumentNumber(services, clientId, input.customer.documentNumber);
+  return holder ? payerOf(holder) : null;
+}
+
+/** Creations of a new payer tried, when the customer that took its document number first gives it back. */
+const MAX_NEW_PAYER_ATTEMPTS = 3;
+
+/**
+ * A payer named by its fields and not yet known becomes a customer (autoCreated), once everything else passed.
+ * When another request takes the payer's document number first, the number's reservation names the customer
+ * it took it for: that customer is the payer.
+ */
+async function newPayer(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<Payer | null> {
   if (!input.customer) return null;
   // A reused externalId must change nothing, not even create its payer.
   if ((await loadPayment(services, paymentIdFor(clientId, input.externalId))).payment) {
     throw domainConflict(`a payment with externalId ${JSON.stringify(input.externalId)} already exists`);
   }
-  try {
-    return await ownedCustomer(services.storage.database.db, clientId, await createCustomer(services, clientId, input.customer, metadata, true));
-  } catch (error) {
-    // Another request created this payer first: use theirs.
-    if (error instanceof DomainError && error.kind === 'alreadyExists') {
-      const created = await knownPayer(services, clientId, input);
-      if (created) return created;
+  const { documentNumber } = input.customer;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const customerId = await createCustomer(services, clientId, input.customer, metadata, true);
+      return payerOf((await customerOfClient(services, clientId, customerId))!);
+    } catch (error) {
+      const numberTaken = documentNumber !== undefined && error instanceof DomainError && error.kind === 'alreadyExists';
+      if (!numberTaken || attempt >= MAX_NEW_PAYER_ATTEMPTS) throw error;
     }
-    throw error;
+    const holder = await customerHoldingDocumentNumber(services, clientId, documentNumber);
+    if (holder) {
+      // Created a moment ago by the request that won: the payment's customer is readable once this one answers.
+      await customerInReadModels(services, holder.customerId!);
+      return payerOf(holder);
+    }
   }
 }
 
