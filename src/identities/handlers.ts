@@ -5,7 +5,6 @@
 import type { Kysely } from 'kysely';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
-import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import { findOwned } from '../http/tenancy.ts';
@@ -84,23 +83,11 @@ async function decideOnGraph(
     membersOf(services, identityIds),
     store.readStream(stream, { limit: 1 }).then((first) => (first.length > 0 ? null : linksBeforeTheGraph(services, clientId))),
   ]);
-  // Every link, unlink and deletion of a client contends for this one stream: writers that keep colliding past the
-  // command handler's own attempts pause a random moment and go again, rather than fail.
-  for (let round = 1; ; round++) {
-    try {
-      return await handleCommand(store, stream, identityGraphDecider,
-        { ...decision, clientId, members, linksBefore, now: services.runtime.now() } as IdentityGraphCommand, metadata);
-    } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError) || round >= MAX_GRAPH_ROUNDS) throw error;
-      await new Promise((resolve) => setTimeout(resolve, Math.random() * GRAPH_JITTER_MS * round));
-    }
-  }
+  // Every link, unlink and deletion of a client contends for this one stream: in one process they queue, and a
+  // writer of another process that got there first is retried by the command handler (then 409, never a 5xx).
+  return handleCommand(store, stream, identityGraphDecider,
+    { ...decision, clientId, members, linksBefore, now: services.runtime.now() } as IdentityGraphCommand, metadata);
 }
-
-/** Rounds of the command handler's attempts on a client's graph stream before a colliding writer gives up. */
-const MAX_GRAPH_ROUNDS = 10;
-/** Bound of the random pause before round n (times n), spreading writers that collided. */
-const GRAPH_JITTER_MS = 10;
 
 /**
  * What each identity's own stream says of it: its client, from its first event (IdentityCreated; it never
