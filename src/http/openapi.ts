@@ -39,7 +39,8 @@ function parametersOf(route: AnyRoute): Json[] {
       schema: { type: 'string', minLength: 1, maxLength: 255 },
       description: 'repeat a POST safely: the same key and body within 24 h replay the first answer ' +
         '(header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is ' +
-        'a 422; while the first runs, a 409. Keys are per client.' });
+        'a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only ' +
+        'by requests that passed authentication and validation.' });
   }
   for (const header of route.headers ?? []) {
     parameters.push({ name: header.name, in: 'header', required: header.required ?? false, schema: header.schema,
@@ -64,7 +65,9 @@ function responsesOf(route: AnyRoute): Json {
     responses['409'] ??= errorResponse('conflict, or a request with the same Idempotency-Key is in flight');
     responses['422'] ??= errorResponse('the request cannot be applied in the current state, or an Idempotency-Key was reused with another body');
   }
-  if (route.access !== 'public') responses['429'] ??= errorResponse('rate limit exceeded; see Retry-After');
+  responses['429'] ??= errorResponse(route.access === 'client' || route.access === 'operator'
+    ? 'rate limit exceeded (per client, or per address after failed authentication); see Retry-After'
+    : 'rate limit per address exceeded; see Retry-After');
   responses['500'] ??= errorResponse('unexpected failure (never with internals)');
   return responses;
 }
@@ -73,6 +76,8 @@ const securityOf: Record<AnyRoute['access'], Json[]> = {
   client: [{ apiKey: [], bearerToken: [] }],
   apiKey: [{ apiKey: [] }],
   operator: [{ operatorKey: [] }],
+  // The provider's signature travels in the body (see the route).
+  provider: [],
   public: [],
 };
 
