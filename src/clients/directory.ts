@@ -17,9 +17,11 @@ import { hashSecret, parseApiKey, verifySecret } from './credentials.ts';
 import { Coalescer } from '../db/coalescer.ts';
 
 const VERIFIED_TTL_MS = 5 * 60_000;
+/** Verified keys remembered at most (entries); past it the oldest goes. */
 const MAX_VERIFIED = 10_000;
 /** A wrong key is remembered for a minute, so repeating it costs no scrypt run; known and unknown ids alike. */
 const REFUSED_TTL_MS = 60_000;
+/** Refused keys remembered at most (entries), apart from the verified ones so that they cannot evict them. */
 const MAX_REFUSED = 10_000;
 
 /** Checks a secret against a stored hash (scrypt); injectable so tests can count verifications. */

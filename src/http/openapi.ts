@@ -3,6 +3,7 @@
  * what is documented.
  */
 import { errorSchema } from '../../schemas/common.ts';
+import { MAX_BODY_DEPTH } from './jsonBody.ts';
 import type { AnyRoute } from './route.ts';
 
 export const API_VERSION = '1.0.0';
@@ -105,7 +106,10 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
       title: 'payments-ledger',
       version: API_VERSION,
       description: 'Event-sourced payments and checkout service with a double-entry ledger. Amounts are decimal ' +
-        'strings; timestamps ISO 8601 UTC. Every error answers {statusCode, error, message}.',
+        'strings; timestamps ISO 8601 UTC. Every error answers {statusCode, error, message}. Bodies are UTF-8 JSON ' +
+        `nested at most ${MAX_BODY_DEPTH} levels; no string (value or key, in a body, query or path) may hold a NUL ` +
+        'or an unpaired surrogate; a date-time must be a real instant (no leap second); free-form objects state their ' +
+        'bounds in `x-bounds` (maxDepth, maxKeys). Each of these is a 400 naming the field.',
     },
     tags: [...new Set(routes.flatMap((r) => r.tags))].sort().map((name) => ({ name })),
     paths,
