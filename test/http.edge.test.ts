@@ -4,6 +4,7 @@ import type { Database } from '../src/db/database.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import { canonicalJson, requestFingerprint } from '../src/http/idempotency.ts';
 import { ClientDirectory } from '../src/clients/directory.ts';
+import { addressKey } from '../src/http/router.ts';
 import { verifySecret } from '../src/clients/credentials.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type Credentials, type TestService } from './support/testService.ts';
@@ -38,6 +39,18 @@ describe('request fingerprint', () => {
 
   it('tells arrays in another order apart', () => {
     expect(requestFingerprint('POST', '/x', { a: [1, 2] })).not.to.equal(requestFingerprint('POST', '/x', { a: [2, 1] }));
+  });
+});
+
+describe('per-address buckets', () => {
+  it('an IPv4-mapped address is its IPv4 address; IPv6 addresses share a bucket per /64', () => {
+    expect(addressKey('::ffff:192.0.2.7')).to.equal('192.0.2.7');
+    expect(addressKey('192.0.2.7')).to.equal('192.0.2.7');
+    expect(addressKey('2001:db8:0:1:aaaa::1')).to.equal(addressKey('2001:DB8::1:bbbb:0:0:2'));
+    expect(addressKey('2001:db8:0:1::1')).to.equal('2001:db8:0:1::/64');
+    expect(addressKey('2001:db8:0:2::1')).not.to.equal(addressKey('2001:db8:0:1::1'));
+    expect(addressKey('fe80::1%eth0')).to.equal('fe80:0:0:0::/64');
+    expect(addressKey(undefined)).to.equal('unknown');
   });
 });
 

@@ -17,7 +17,7 @@ import { HttpError, invalidParam } from './errors.ts';
 import type { Caller } from './requestContext.ts';
 import { IDEMPOTENCY_KEY, requestFingerprint, type IdempotencyStore } from './idempotency.ts';
 import type { RateLimiter } from './rateLimit.ts';
-import type { AnyRoute, HandlerResult } from './route.ts';
+import type { AnyRoute, HandlerInput, HandlerResult } from './route.ts';
 import { compileValidator } from './validation.ts';
 
 export interface RouterDeps {
@@ -87,40 +87,53 @@ export function addressKey(address: string | undefined): string {
   return `${groups.slice(0, 4).map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
+type Input = Pick<HandlerInput, 'params' | 'query' | 'body'>;
+
+/**
+ * Everything before idempotency: the per-address budget, authentication, the per-caller rate limit,
+ * validation and (provider routes) the signature. Answers the validated input with `req.caller` set, or
+ * throws the refusal.
+ */
+function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise<Input> {
+  if ((route.access === 'provider') !== (route.verify !== undefined)) {
+    throw new Error(`${route.method.toUpperCase()} ${route.path}: provider routes, and only they, declare verify`);
+  }
+  const countedUpFront = route.access === 'public' || route.access === 'apiKey';
+  const validateParams = compileValidator('path', route.schemas.params ?? emptyObjectSchema);
+  const validateQuery = compileValidator('query', route.schemas.query ?? emptyObjectSchema);
+  const validateBody = route.schemas.body ? compileValidator('body', route.schemas.body) : null;
+  return async (req) => {
+    const address = addressKey(req.socket.remoteAddress);
+    if (countedUpFront) deps.addressRateLimiter.take(address);
+    try {
+      await authenticate(req, route.access, deps.auth, countedUpFront ? undefined : () => deps.addressRateLimiter.check(address));
+      if (req.caller.kind === 'client' || req.caller.kind === 'operator') {
+        deps.rateLimiter.take(req.caller.kind === 'client' ? req.caller.clientId : 'operator');
+      }
+      const params = validateParams(req.params);
+      const query = validateQuery(req.query);
+      let body: unknown;
+      if (validateBody) body = validateBody(req.body);
+      else if (!isEmptyBody(req.body)) throw invalidParam(`${route.method.toUpperCase()} ${route.path} takes no request body`);
+      if (route.verify) {
+        route.verify({ params, query, body });
+        req.caller = { kind: 'provider' };
+      }
+      return { params, query, body };
+    } catch (error) {
+      const refusedBeforeCallerKnown = req.caller.kind === 'anonymous' && error instanceof HttpError && error.statusCode < 500;
+      if (refusedBeforeCallerKnown && !countedUpFront) deps.addressRateLimiter.take(address);
+      throw error;
+    }
+  };
+}
+
 export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: RouterDeps): void {
   for (const route of routes) {
-    if ((route.access === 'provider') !== (route.verify !== undefined)) {
-      throw new Error(`${route.method.toUpperCase()} ${route.path}: provider routes, and only they, declare verify`);
-    }
-    const countedUpFront = route.access === 'public' || route.access === 'apiKey';
-    const validateParams = compileValidator('path', route.schemas.params ?? emptyObjectSchema);
-    const validateQuery = compileValidator('query', route.schemas.query ?? emptyObjectSchema);
-    const validateBody = route.schemas.body ? compileValidator('body', route.schemas.body) : null;
+    const admit = admission(route, deps);
 
     app[route.method](route.path, async (req: Request, res: Response) => {
-      const address = addressKey(req.socket.remoteAddress);
-      if (countedUpFront) deps.addressRateLimiter.take(address);
-      let params: unknown;
-      let query: unknown;
-      let body: unknown;
-      try {
-        await authenticate(req, route.access, deps.auth, countedUpFront ? undefined : () => deps.addressRateLimiter.check(address));
-        if (req.caller.kind === 'client' || req.caller.kind === 'operator') {
-          deps.rateLimiter.take(req.caller.kind === 'client' ? req.caller.clientId : 'operator');
-        }
-        params = validateParams(req.params);
-        query = validateQuery(req.query);
-        if (validateBody) body = validateBody(req.body);
-        else if (!isEmptyBody(req.body)) throw invalidParam(`${route.method.toUpperCase()} ${route.path} takes no request body`);
-        if (route.verify) {
-          route.verify({ params, query, body });
-          req.caller = { kind: 'provider' };
-        }
-      } catch (error) {
-        const beforeCallerKnown = req.caller.kind === 'anonymous' && error instanceof HttpError && error.statusCode < 500;
-        if (beforeCallerKnown && !countedUpFront) deps.addressRateLimiter.take(address);
-        throw error;
-      }
+      const { params, query, body } = await admit(req);
 
       const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
