@@ -5,6 +5,7 @@ import { providerSignature } from '../src/payments/routes.ts';
 import { canonicalJson, requestFingerprint } from '../src/http/idempotency.ts';
 import { ClientDirectory } from '../src/clients/directory.ts';
 import { addressKey } from '../src/http/router.ts';
+import { fieldNestedTooDeep } from '../src/http/jsonBody.ts';
 import { verifySecret } from '../src/clients/credentials.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type Credentials, type TestService } from './support/testService.ts';
@@ -39,6 +40,22 @@ describe('request fingerprint', () => {
 
   it('tells arrays in another order apart', () => {
     expect(requestFingerprint('POST', '/x', { a: [1, 2] })).not.to.equal(requestFingerprint('POST', '/x', { a: [2, 1] }));
+  });
+});
+
+describe('body nesting, before parsing', () => {
+  const deepest = (json: string, max: number) => fieldNestedTooDeep(Buffer.from(json), max);
+
+  it('counts objects and arrays, not brackets inside strings or escaped quotes', () => {
+    expect(deepest('{"a":[{"b":1}]}', 3)).to.equal(null);
+    expect(deepest('{"a":[{"b":1}]}', 2)).to.equal('a');
+    expect(deepest(`{"a":"${'['.repeat(50)}\\\"{{{{"}`, 1)).to.equal(null);
+    expect(deepest('[[[1]]]', 2)).to.equal('');
+  });
+
+  it('names the top-level field under which the body nests too deep, even with an escaped key or after other fields', () => {
+    expect(deepest('{"x":{"y":1},"r\\u00e9gles":[[[]]]}', 3)).to.equal('régles');
+    expect(deepest('{"x":"[","rules":{"a":{"a":{}}}}', 3)).to.equal('rules');
   });
 });
 
