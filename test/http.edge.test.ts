@@ -165,7 +165,7 @@ for (const target of databaseTargets()) {
         const within = await post('/identities', { type: 'USER', name: 'Within', rules: { ...nested(8), list: [1, [2, { b: 3 }]] } });
         expect(within.status, within.text).to.equal(201);
       });
-      it('every free-form object of a request schema carries its bounds (x-bounds)', () => {
+      it('every free-form object of a request schema carries its bounds (x-bounds), and the reference shows them', async () => {
         const unbounded: string[] = [];
         const walk = (schema: any, where: string): void => {
           if (!schema || typeof schema !== 'object') return;
@@ -181,6 +181,8 @@ for (const target of databaseTargets()) {
           for (const part of ['params', 'query', 'body'] as const) walk(route.schemas[part], `${route.method} ${route.path} ${part}`);
         }
         expect(unbounded).to.deep.equal([]);
+        const docs = await service.request('GET', '/docs', { unchecked: true });
+        expect(docs.text).to.include('nests at most 8 levels').and.to.include('at most 500 keys in all');
       });
     });
 
