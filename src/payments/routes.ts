@@ -119,7 +119,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/payments/received', operationId: 'paymentReceived', summary: 'Provider notification: the funds arrived',
       description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 of transactionId under ' +
         'PROVIDER_SECRET (a bad signature is 401 and changes nothing). The signature is checked before Idempotency-Key ' +
-        'is claimed, so an unsigned request claims no key; keys are the provider\'s own scope. Requests that fail ' +
+        'is claimed, so a request whose signature does not match claims no key; keys are the provider\'s own scope. Requests that fail ' +
         'before the signature matches count against the per-address rate limit. INSTANT payments reconcile at once ' +
         'to SETTLED or UNSETTLED; others wait for the next settlement batch.',
       tags, access: 'provider', schemas: { body: providerNotificationSchema },
