@@ -63,3 +63,17 @@ export type IdParams = FromSchema<typeof idParamSchema>;
 export const emptyObjectSchema = { type: 'object', additionalProperties: false, properties: {} } as const;
 
 export const amountPattern = '^\\d{1,18}(\\.\\d{1,18})?$';
+
+/** Nesting levels of a free-form object, the object itself being level 1 (arrays count as levels). */
+export const MAX_FREE_FORM_DEPTH = 8;
+/** Keys of a free-form object, counted at every level. */
+export const MAX_FREE_FORM_KEYS = 500;
+
+/**
+ * Bounds a free-form object (one whose content the schema does not describe): the keyword `x-bounds`, which
+ * src/http/validation.ts enforces. Every free-form object of a request schema carries it (test/http.edge.test.ts
+ * walks the routes to check).
+ */
+export function freeFormBounds(maxDepth = MAX_FREE_FORM_DEPTH, maxKeys = MAX_FREE_FORM_KEYS) {
+  return { 'x-bounds': { maxDepth, maxKeys } } as const;
+}

@@ -1,6 +1,6 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { countrySchema } from './countries.ts';
-import { pageOf, pageQueryProperties } from './common.ts';
+import { freeFormBounds, MAX_FREE_FORM_DEPTH, MAX_FREE_FORM_KEYS, pageOf, pageQueryProperties } from './common.ts';
 
 export const identityTypes = ['ORGANIZATION', 'USER'] as const;
 export const identityStatuses = ['PENDING', 'PENDING_EMAIL_VALIDATION', 'PENDING_PHONE_VALIDATION', 'SCREENING', 'ACTIVE'] as const;
@@ -13,8 +13,15 @@ export const emailSchema = { type: 'string', format: 'email', maxLength: 254 } a
 /** E.164: a plus sign, the country code and the number. */
 export const phoneSchema = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +56912345678' } as const;
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
-/** The interface leaves the structure of rules open: any JSON object, bounded in size by the body limit. */
-const rulesSchema = { type: 'object', description: 'free-form rules object', maxProperties: 100 } as const;
+/**
+ * The interface leaves the structure of rules open: any JSON object, with at most 100 top-level keys and the
+ * free-form bounds (nesting depth and keys in all).
+ */
+const rulesSchema = {
+  type: 'object', maxProperties: 100, ...freeFormBounds(),
+  description: `free-form rules object: at most 100 top-level keys, ${MAX_FREE_FORM_KEYS} keys in all, ` +
+    `nested at most ${MAX_FREE_FORM_DEPTH} levels deep (the object itself is level 1)`,
+} as const;
 
 export const accessScopeSchema = {
   title: 'AccessScope',

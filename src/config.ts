@@ -26,6 +26,12 @@ export interface Config {
   /** Requests per second per caller (0 = no limit), and the burst allowed above it. */
   rateLimitPerSecond: number;
   rateLimitBurst: number;
+  /**
+   * Requests per second per source address that are not authenticated as a client, operator or provider
+   * (public routes, POST /auth, failed authentication; 0 = no limit), and the burst allowed above it.
+   */
+  addressRateLimitPerSecond: number;
+  addressRateLimitBurst: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** USD-equivalent amounts from which a payment of a BASIC / STANDARD payer is reviewed. */
@@ -118,6 +124,8 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
+    addressRateLimitPerSecond: integer(env, 'ADDRESS_RATE_LIMIT_PER_SECOND', 20, 0, 1_000_000),
+    addressRateLimitBurst: integer(env, 'ADDRESS_RATE_LIMIT_BURST', 100, 1, 1_000_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1_024, 16_777_216),
     reviewThresholdBasicUsd: decimal(env, 'REVIEW_THRESHOLD_BASIC_USD', '1000'),
     reviewThresholdStandardUsd: decimal(env, 'REVIEW_THRESHOLD_STANDARD_USD', '10000'),

@@ -1,5 +1,5 @@
 /**
- * The HTTP edge, assembled: request context, metrics, JSON bodies (bounded), every declared route, the
+ * The HTTP edge, assembled: request context, metrics, JSON bodies (bounded in size and nesting), every declared route, the
  * OpenAPI document built from the same declarations, then 404 and the error payload for everything else.
  */
 import express, { type Express } from 'express';
@@ -10,6 +10,7 @@ import { accountRoutes } from '../accounts/routes.ts';
 import { catalogRoutes } from '../catalog/routes.ts';
 import { paymentRoutes } from '../payments/routes.ts';
 import { errorHandler, unknownRoute } from './errors.ts';
+import { jsonBody } from './jsonBody.ts';
 import { metricsMiddleware } from './metrics.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { requestContext } from './requestContext.ts';
@@ -40,10 +41,11 @@ export function createApp(services: Services, options: AppOptions = {}): { app: 
 
   app.use(requestContext(services.logger));
   app.use(metricsMiddleware(services.metrics));
-  app.use(express.json({ limit: services.config.bodyLimitBytes, strict: false }));
+  app.use(jsonBody(services.config.bodyLimitBytes));
   mountRoutes(app, [...routes, ...(options.extraRoutes ?? [])], {
     auth: { clients: services.clients, tokens: services.tokens, operatorApiKey: services.config.operatorApiKey },
     rateLimiter: services.rateLimiter,
+    addressRateLimiter: services.addressRateLimiter,
     idempotency: services.idempotency,
   });
   app.use(unknownRoute);

@@ -23,10 +23,10 @@ function requireUserAgent(req: Request): void {
   }
 }
 
-async function clientOfApiKey(req: Request, deps: AuthenticationDeps): Promise<ClientRow> {
+async function clientOfApiKey(req: Request, deps: AuthenticationDeps, beforeVerifying?: () => void): Promise<ClientRow> {
   const apiKey = req.get('x-api-key');
   if (!apiKey) throw unauthorized('header x-api-key is required');
-  const client = await deps.clients.byApiKey(apiKey);
+  const client = await deps.clients.byApiKey(apiKey, beforeVerifying);
   if (!client) throw unauthorized('x-api-key is not valid');
   return client;
 }
@@ -37,10 +37,15 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-/** Sets `req.caller` or throws 400/401/403. */
-export async function authenticate(req: Request, access: Access, deps: AuthenticationDeps): Promise<void> {
+/**
+ * Sets `req.caller` or throws 400/401/403. `beforeVerifying` runs before an API key's slow verification (a
+ * key not verified recently) and may refuse the request by throwing. Provider routes are authenticated later,
+ * by their signature, once the body is validated (see the router).
+ */
+export async function authenticate(req: Request, access: Access, deps: AuthenticationDeps, beforeVerifying?: () => void): Promise<void> {
   switch (access) {
     case 'public':
+    case 'provider':
       return;
     case 'operator': {
       if (!deps.operatorApiKey) throw forbidden('operator routes are disabled: OPERATOR_API_KEY is not set');
@@ -51,13 +56,13 @@ export async function authenticate(req: Request, access: Access, deps: Authentic
       return;
     }
     case 'apiKey': {
-      const client = await clientOfApiKey(req, deps);
+      const client = await clientOfApiKey(req, deps, beforeVerifying);
       req.caller = { kind: 'client', clientId: client.client_id };
       return;
     }
     case 'client': {
       requireUserAgent(req);
-      const client = await clientOfApiKey(req, deps);
+      const client = await clientOfApiKey(req, deps, beforeVerifying);
       const header = req.get('authorization');
       const match = header ? /^Bearer ([A-Za-z0-9_\-.]+)$/.exec(header) : null;
       if (!match) throw unauthorized('header Authorization: Bearer <token> is required');

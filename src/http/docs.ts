@@ -36,6 +36,8 @@ export interface SchemaObject {
   uniqueItems?: boolean;
   minProperties?: number;
   maxProperties?: number;
+  /** The bounds of a free-form object (src/http/validation.ts). */
+  'x-bounds'?: { maxDepth: number; maxKeys: number };
   properties?: Readonly<Record<string, Schema>>;
   required?: readonly string[];
   additionalProperties?: Schema;
@@ -515,6 +517,8 @@ function constraints(schema: Schema): string {
   if (schema.uniqueItems === true) chips.push('unique items');
   if (typeof schema.minProperties === 'number') chips.push(`min fields ${schema.minProperties}`);
   if (typeof schema.maxProperties === 'number') chips.push(`max fields ${schema.maxProperties}`);
+  const bounds = schema['x-bounds'];
+  if (bounds) chips.push(`nests at most ${bounds.maxDepth} levels`, `at most ${bounds.maxKeys} keys in all`);
   if (schema.default !== undefined) chips.push(`default ${code(schema.default)}`);
   if (schema.readOnly === true) chips.push('read-only');
   if (schema.writeOnly === true) chips.push('write-only');

@@ -16,8 +16,30 @@ export type IdempotencyOutcome =
 
 export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
+/**
+ * JSON with every object's keys in code-unit order, so that a body resent with its keys in another order is
+ * the same request; array order is kept (it is meaning). Linear in the body, but for sorting each object's
+ * keys (keys already in order, the usual case, sort in one pass).
+ */
+export function canonicalJson(value: unknown): string {
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
+  if (Array.isArray(value)) {
+    let text = '[';
+    for (let i = 0; i < value.length; i++) text += (i === 0 ? '' : ',') + (value[i] === undefined ? 'null' : canonicalJson(value[i]));
+    return `${text}]`;
+  }
+  const keys = Object.keys(value).sort();
+  let text = '{';
+  for (const key of keys) {
+    const member = (value as Record<string, unknown>)[key];
+    if (member === undefined) continue;
+    text += (text.length === 1 ? '' : ',') + JSON.stringify(key) + ':' + canonicalJson(member);
+  }
+  return `${text}}`;
+}
+
 export function requestFingerprint(method: string, path: string, body: unknown): string {
-  return createHash('sha256').update(`${method} ${path}\n${JSON.stringify(body ?? null)}`).digest('hex');
+  return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
 
 interface Claim {

@@ -3,6 +3,7 @@
  * what is documented.
  */
 import { errorSchema } from '../../schemas/common.ts';
+import { MAX_BODY_DEPTH } from './jsonBody.ts';
 import type { AnyRoute } from './route.ts';
 
 export const API_VERSION = '1.0.0';
@@ -39,7 +40,8 @@ function parametersOf(route: AnyRoute): Json[] {
       schema: { type: 'string', minLength: 1, maxLength: 255 },
       description: 'repeat a POST safely: the same key and body within 24 h replay the first answer ' +
         '(header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is ' +
-        'a 422; while the first runs, a 409. Keys are per client.' });
+        'a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only ' +
+        'by requests that passed authentication and validation.' });
   }
   for (const header of route.headers ?? []) {
     parameters.push({ name: header.name, in: 'header', required: header.required ?? false, schema: header.schema,
@@ -67,7 +69,9 @@ function responsesOf(route: AnyRoute): Json {
   } else if (route.method !== 'get') {
     responses['409'] ??= errorResponse('too many concurrent changes to the same object; nothing was applied, send it again after Retry-After');
   }
-  if (route.access !== 'public') responses['429'] ??= errorResponse('rate limit exceeded; see Retry-After');
+  responses['429'] ??= errorResponse(route.access === 'client' || route.access === 'operator'
+    ? 'rate limit exceeded (per client, or per address after failed authentication); see Retry-After'
+    : 'rate limit per address exceeded; see Retry-After');
   responses['500'] ??= errorResponse('unexpected failure (never with internals)');
   return responses;
 }
@@ -76,6 +80,8 @@ const securityOf: Record<AnyRoute['access'], Json[]> = {
   client: [{ apiKey: [], bearerToken: [] }],
   apiKey: [{ apiKey: [] }],
   operator: [{ operatorKey: [] }],
+  // The provider's signature travels in the body (see the route).
+  provider: [],
   public: [],
 };
 
@@ -103,7 +109,10 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
       title: 'payments-ledger',
       version: API_VERSION,
       description: 'Event-sourced payments and checkout service with a double-entry ledger. Amounts are decimal ' +
-        'strings; timestamps ISO 8601 UTC. Every error answers {statusCode, error, message}.',
+        'strings; timestamps ISO 8601 UTC. Every error answers {statusCode, error, message}. Bodies are UTF-8 JSON ' +
+        `nested at most ${MAX_BODY_DEPTH} levels; no string (value or key, in a body, query or path) may hold a NUL ` +
+        'or an unpaired surrogate; a date-time must be a real instant (no leap second); free-form objects state their ' +
+        'bounds in `x-bounds` (maxDepth, maxKeys). Each of these is a 400 naming the field.',
     },
     tags: [...new Set(routes.flatMap((r) => r.tags))].sort().map((name) => ({ name })),
     paths,

@@ -15,22 +15,19 @@ export class RateLimiter {
   take(key: string): void {
     if (this.perSecond <= 0) return;
     const bucket = this.refill(key);
-    if (bucket.tokens < 1) {
-      throw tooManyRequests(Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond)));
-    }
+    if (bucket.tokens < 1) throw tooManyRequests(this.retryAfterSeconds(bucket));
     bucket.tokens -= 1;
   }
 
-  /** Whether `key` has a token left, without taking it. */
-  available(key: string): boolean {
-    return this.perSecond <= 0 || this.refill(key).tokens >= 1;
+  private retryAfterSeconds(bucket: { tokens: number }): number {
+    return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
   }
 
-  /** Takes a token if there is one. */
-  consume(key: string): void {
+  /** Throws 429 when `key` has no token left, without taking one. */
+  check(key: string): void {
     if (this.perSecond <= 0) return;
     const bucket = this.refill(key);
-    bucket.tokens = Math.max(0, bucket.tokens - 1);
+    if (bucket.tokens < 1) throw tooManyRequests(this.retryAfterSeconds(bucket));
   }
 
   private refill(key: string): { tokens: number; at: number } {

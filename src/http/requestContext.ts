@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { RequestHandler } from 'express';
 import type { Logger } from '../logging.ts';
 
-export type Caller = { kind: 'client'; clientId: string } | { kind: 'operator' } | { kind: 'anonymous' };
+export type Caller = { kind: 'client'; clientId: string } | { kind: 'operator' } | { kind: 'provider' } | { kind: 'anonymous' };
 
 declare module 'express-serve-static-core' {
   interface Request {

@@ -12,7 +12,9 @@ export type Access =
   | 'apiKey'
   /** x-operator-key */
   | 'operator'
-  /** nothing: health, docs, signed provider notifications */
+  /** the payment provider: the route's `verify` checks the signature its body carries */
+  | 'provider'
+  /** nothing: health, docs, metrics */
   | 'public';
 
 export type Method = 'get' | 'post' | 'patch' | 'put' | 'delete';
@@ -74,6 +76,12 @@ export interface RouteDefinition {
    * replays. A replay answers the same status and body without them.
    */
   secretFields?: readonly string[];
+  /**
+   * For `provider` access (and only there): checks the signature of the validated request, throwing a 401
+   * when it does not match. It runs after validation and before Idempotency-Key is claimed, so a request
+   * that fails it claims no key.
+   */
+  verify?(input: Pick<HandlerInput, 'params' | 'query' | 'body'>): void;
   handler(input: HandlerInput): Promise<HandlerResult | void>;
 }
 

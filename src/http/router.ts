@@ -1,6 +1,13 @@
 /**
  * Mounts declared routes on express. Every route runs the same chain: authenticate → rate limit → validate
- * path, query and body → (POST) idempotency → handler → JSON answer. Domain refusals become their HTTP errors.
+ * path, query and body → (provider routes) verify the signature → (POST) idempotency → handler → JSON answer.
+ * Domain refusals become their HTTP errors.
+ *
+ * Requests that are not authenticated as a client, operator or provider are rate limited per source address:
+ * public routes and POST /auth take a token up front; on the other routes a request that fails before its
+ * caller is known (a wrong key or signature, a bad provider body) takes one, and past the budget the answer
+ * is a 429. A credential that needs a slow verification (scrypt) is verified only while the address has a
+ * token left; a client whose key was verified before is served whatever its address's budget.
  */
 import type { Express, Request, Response } from 'express';
 import { DomainError } from '../domain/errors.ts';
@@ -8,14 +15,16 @@ import { CONTENTION_RETRY_AFTER_SECONDS } from '../eventstore/commandHandler.ts'
 import { emptyObjectSchema } from '../../schemas/common.ts';
 import { authenticate, type AuthenticationDeps } from './authentication.ts';
 import { HttpError, invalidParam } from './errors.ts';
+import type { Caller } from './requestContext.ts';
 import { IDEMPOTENCY_KEY, requestFingerprint, type IdempotencyStore } from './idempotency.ts';
 import type { RateLimiter } from './rateLimit.ts';
-import type { AnyRoute, HandlerResult } from './route.ts';
+import type { AnyRoute, HandlerInput, HandlerResult } from './route.ts';
 import { compileValidator } from './validation.ts';
 
 export interface RouterDeps {
   auth: AuthenticationDeps;
   rateLimiter: RateLimiter;
+  addressRateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
 }
 
@@ -53,19 +62,57 @@ function isEmptyBody(body: unknown): boolean {
   return body === undefined || (typeof body === 'object' && body !== null && !Array.isArray(body) && Object.keys(body).length === 0);
 }
 
-function idempotencyScope(req: Request): string {
-  return req.caller.kind === 'client' ? `client:${req.caller.clientId}` : req.caller.kind;
+/**
+ * Keys belong to an authenticated caller. An anonymous request has no scope: a key it sends is not claimed
+ * (one scope shared by every anonymous caller would let anyone block anyone's key).
+ */
+function idempotencyScope(caller: Caller): string | null {
+  switch (caller.kind) {
+    case 'client': return `client:${caller.clientId}`;
+    case 'operator': return 'operator';
+    case 'provider': return 'provider';
+    case 'anonymous': return null;
+  }
 }
 
-export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: RouterDeps): void {
-  for (const route of routes) {
-    const validateParams = compileValidator('path', route.schemas.params ?? emptyObjectSchema);
-    const validateQuery = compileValidator('query', route.schemas.query ?? emptyObjectSchema);
-    const validateBody = route.schemas.body ? compileValidator('body', route.schemas.body) : null;
+/**
+ * The bucket of a source address. IPv4-mapped IPv6 addresses are their IPv4 address; other IPv6 addresses
+ * count per /64, the block one subscriber usually holds.
+ */
+export function addressKey(address: string | undefined): string {
+  if (!address) return 'unknown';
+  const withoutZone = address.split('%')[0]!;
+  if (!withoutZone.includes(':')) return withoutZone;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(withoutZone);
+  if (mapped) return mapped[1]!;
+  const [head = '', tail = ''] = withoutZone.split('::');
+  const first = head ? head.split(':') : [];
+  const last = tail ? tail.split(':') : [];
+  const groups = withoutZone.includes('::') ? [...first, ...Array<string>(Math.max(0, 8 - first.length - last.length)).fill('0'), ...last] : first;
+  return `${groups.slice(0, 4).map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+}
 
-    app[route.method](route.path, async (req: Request, res: Response) => {
-      await authenticate(req, route.access, deps.auth);
-      if (req.caller.kind !== 'anonymous') {
+type Input = Pick<HandlerInput, 'params' | 'query' | 'body'>;
+
+/**
+ * Everything before idempotency: the per-address budget, authentication, the per-caller rate limit,
+ * validation and (provider routes) the signature. Answers the validated input with `req.caller` set, or
+ * throws the refusal.
+ */
+function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise<Input> {
+  if ((route.access === 'provider') !== (route.verify !== undefined)) {
+    throw new Error(`${route.method.toUpperCase()} ${route.path}: provider routes, and only they, declare verify`);
+  }
+  const countedUpFront = route.access === 'public' || route.access === 'apiKey';
+  const validateParams = compileValidator('path', route.schemas.params ?? emptyObjectSchema);
+  const validateQuery = compileValidator('query', route.schemas.query ?? emptyObjectSchema);
+  const validateBody = route.schemas.body ? compileValidator('body', route.schemas.body) : null;
+  return async (req) => {
+    const address = addressKey(req.socket.remoteAddress);
+    if (countedUpFront) deps.addressRateLimiter.take(address);
+    try {
+      await authenticate(req, route.access, deps.auth, countedUpFront ? undefined : () => deps.addressRateLimiter.check(address));
+      if (req.caller.kind === 'client' || req.caller.kind === 'operator') {
         deps.rateLimiter.take(req.caller.kind === 'client' ? req.caller.clientId : 'operator');
       }
       const params = validateParams(req.params);
@@ -73,12 +120,32 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
       let body: unknown;
       if (validateBody) body = validateBody(req.body);
       else if (!isEmptyBody(req.body)) throw invalidParam(`${route.method.toUpperCase()} ${route.path} takes no request body`);
+      if (route.verify) {
+        route.verify({ params, query, body });
+        req.caller = { kind: 'provider' };
+      }
+      return { params, query, body };
+    } catch (error) {
+      const refusedBeforeCallerKnown = req.caller.kind === 'anonymous' && error instanceof HttpError && error.statusCode < 500;
+      if (refusedBeforeCallerKnown && !countedUpFront) deps.addressRateLimiter.take(address);
+      throw error;
+    }
+  };
+}
+
+export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: RouterDeps): void {
+  for (const route of routes) {
+    const admit = admission(route, deps);
+
+    app[route.method](route.path, async (req: Request, res: Response) => {
+      const { params, query, body } = await admit(req);
 
       const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
       if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
         throw invalidParam('header Idempotency-Key must be 1 to 255 printable ASCII characters');
       }
-      if (key === undefined || route.raw) {
+      const scope = idempotencyScope(req.caller);
+      if (key === undefined || scope === null || route.raw) {
         try {
           const result = await route.handler({ params, query, body, req, res });
           await result?.readModels;
@@ -89,7 +156,6 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         return;
       }
 
-      const scope = idempotencyScope(req);
       const outcome = await deps.idempotency.begin(scope, key, requestFingerprint(req.method, req.originalUrl, body));
       if (outcome.kind === 'mismatch') {
         throw new HttpError(422, 'failedPrecondition', 'Idempotency-Key was already used with a different request');

@@ -26,6 +26,8 @@ export interface Services {
   tokens: TokenSigner;
   idempotency: IdempotencyStore;
   rateLimiter: RateLimiter;
+  /** Per source address, for requests not authenticated as a client, operator or provider. */
+  addressRateLimiter: RateLimiter;
   /** The payment catalog (node types, banks, FX rates), loaded and checked once. */
   catalog: Catalog;
   /** The payment rails; the sandbox provider until real adapters plug in behind the same port. */
@@ -48,6 +50,7 @@ export async function createServices(deps: {
     tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
     idempotency: new IdempotencyStore(storage.database),
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),
+    addressRateLimiter: new RateLimiter(config.addressRateLimitPerSecond, config.addressRateLimitBurst),
     catalog: loadCatalog(),
     provider: new SandboxProvider(config.quoteTtlSeconds),
     // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer

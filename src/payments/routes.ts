@@ -118,16 +118,21 @@ export function paymentRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'post', path: '/payments/received', operationId: 'paymentReceived', summary: 'Provider notification: the funds arrived',
       description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 of transactionId under ' +
-        'PROVIDER_SECRET (a bad signature is 401 and changes nothing). INSTANT payments reconcile at once to SETTLED or ' +
-        'UNSETTLED; others wait for the next settlement batch.',
-      tags, access: 'public', schemas: { body: providerNotificationSchema },
+        'PROVIDER_SECRET (a bad signature is 401 and changes nothing). The signature is checked before Idempotency-Key ' +
+        'is claimed, so a request whose signature does not match claims no key; keys are the provider\'s own scope. Requests that fail ' +
+        'before the signature matches count against the per-address rate limit. INSTANT payments reconcile at once ' +
+        'to SETTLED or UNSETTLED; others wait for the next settlement batch.',
+      tags, access: 'provider', schemas: { body: providerNotificationSchema },
       responses: {
         200: { description: 'the payment', schema: paymentSchema },
         401: { description: 'bad signature', schema: errorSchema }, 404: notFoundResponse, 422: illegalMove,
       },
-      async handler({ body, req }) {
+      verify({ body }) {
         const { transactionId, signature } = body as ProviderNotification;
         if (!signatureMatches(services.config.providerSecret, transactionId, signature)) throw unauthorized('provider signature does not match');
+      },
+      async handler({ body, req }) {
+        const { transactionId } = body as ProviderNotification;
         const row = await anyPayment(db, transactionId);
         await receivePayment(services, transactionId, { clientId: row.client_id, actor: 'provider', correlationId: req.id });
         return { status: 200, body: paymentRecord(await anyPayment(db, transactionId)) };

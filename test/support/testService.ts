@@ -66,7 +66,8 @@ export async function startTestService(
     schedule?: boolean;
   } = {},
 ): Promise<TestService> {
-  const config: Config = loadConfig({ OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ...options.env });
+  const config: Config = loadConfig({
+    OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ADDRESS_RATE_LIMIT_PER_SECOND: '0', ...options.env });
   const store = new PostgresEventStore(database);
   const { services, projections, scheduler } = await assembleService({
     config, logger: silentLogger, runtime: options.runtime ?? systemRuntime,
