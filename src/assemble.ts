@@ -38,6 +38,9 @@ export async function assembleService(deps: {
   const metrics = new Metrics();
   const storage: Storage = { ...deps.storage, store: measureAppends(deps.storage.store, (seconds) => metrics.observeAppend(seconds)) };
   const projections = new ProjectionDaemon(storage.database, storage.store, {
+    leaseTtlMs: config.projectionLeaseMs,
+    heartbeatMs: config.projectionHeartbeatMs,
+    onLeaseChange: (projection, change) => metrics.countLeaseChange(projection, change),
     ...deps.daemon, logger, batchSize: config.projectionBatchSize,
   });
   for (const projector of allProjectors()) projections.addProjector(projector);

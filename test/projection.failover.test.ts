@@ -1,0 +1,110 @@
+/**
+ * Two service processes on one Postgres schema: when the process holding the ledger projector's lease dies
+ * without a word (kill -9), the other takes the lease over once it expires and the ledger catches up there.
+ */
+import { expect } from 'chai';
+import pg from 'pg';
+import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
+import { providerSignature } from '../src/payments/routes.ts';
+import { listeningPort, startService, type ServiceProcess } from './support/serviceProcess.ts';
+import { testSchemaName } from './support/targets.ts';
+import { until } from './support/until.ts';
+
+const OPERATOR_KEY = 'failover-operator-key-0123456789';
+const PROVIDER_SECRET = 'failover-provider-secret';
+
+const url = process.env.DATABASE_URL;
+
+describe('projection lease failover between two service processes: postgres', function () {
+  this.timeout(180_000);
+  const schema = testSchemaName();
+  const services: Array<{ process: ServiceProcess; port: number }> = [];
+  let sql: pg.Client;
+
+  before(async function () {
+    if (!url) {
+      // Two processes cannot share an embedded data directory (one holds its lock): failover needs Postgres.
+      this.skip();
+    }
+    sql = new pg.Client({ connectionString: url });
+    await sql.connect();
+    for (let i = 0; i < 2; i++) {
+      const started = startService({
+        DATABASE_URL: url!, DATABASE_SCHEMA: schema, PORT: '0', OPERATOR_API_KEY: OPERATOR_KEY,
+        PROVIDER_SECRET, SANDBOX_AUTOPILOT: 'false', RATE_LIMIT_PER_SECOND: '0',
+      });
+      services.push({ process: started, port: 0 });
+      // One after the other: the first runs the migrations and takes the leases while the second waits.
+      services[i]!.port = await listeningPort(started);
+    }
+  });
+  after(async () => {
+    for (const { process: service } of services) {
+      if (service.child.exitCode === null && service.child.signalCode === null) {
+        service.child.kill('SIGTERM');
+        await service.exited;
+      }
+    }
+    await sql?.end();
+    if (url) await dropSchemaAndProjections(url, schema);
+  });
+
+  const call = async (port: number, method: string, path: string, headers: Record<string, string>, body?: unknown) => {
+    const response = await fetch(`http://127.0.0.1:${port}${path}`, {
+      method, headers: { ...headers, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: response.status, headers: response.headers, body: await response.json() as any };
+  };
+  const ledgerLeaseOwner = async () => (await sql.query<{ lease_owner: string | null }>(
+    `SELECT lease_owner FROM ${schema}.projection_state WHERE name = 'ledger' AND status = 'active'`)).rows[0]?.lease_owner ?? null;
+  const balanceOf = async (accountId: string) => (await sql.query<{ balance: string }>(
+    `SELECT balance::text FROM ${schema}.account_balances WHERE account_id = $1`, [accountId])).rows[0]?.balance ?? null;
+  /** Process ids appear in lease owners as `<host>:<pid>:<random>`. */
+  const pidOf = (owner: string) => Number(owner.split(':').at(-2));
+  const leasesAcquired = async (port: number, projection: string) => {
+    const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
+    const line = text.split('\n').find((l) => l.startsWith(`projection_lease_acquired_total{projection="${projection}"} `));
+    return line === undefined ? null : Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+
+  it('kill -9 of the ledger lease holder: the other process takes the lease over and the ledger catches up', async () => {
+    await until(async () => (await ledgerLeaseOwner()) !== null, { what: 'a process holds the ledger lease', timeoutMs: 30_000 });
+    const holderPid = pidOf((await ledgerLeaseOwner())!);
+    const holder = services.find((s) => s.process.child.pid === holderPid)!;
+    const survivor = services.find((s) => s !== holder)!;
+    expect(holder, `the lease holder (pid ${holderPid}) is one of the two processes`).to.not.equal(undefined);
+    expect(await leasesAcquired(survivor.port, 'ledger'), 'the survivor has not held the ledger lease yet').to.equal(0);
+
+    const operator = { 'x-operator-key': OPERATOR_KEY, 'user-agent': 'failover-test' };
+    const client = (await call(survivor.port, 'POST', '/operator/clients', operator, { name: 'Failover shop' })).body;
+    const auth = await call(survivor.port, 'POST', '/auth', { 'x-api-key': client.apiKey, 'user-agent': 'failover-test' },
+      { clientId: client.clientId, clientSecret: client.clientSecret });
+    const as = { 'x-api-key': client.apiKey, 'user-agent': 'failover-test', authorization: `Bearer ${auth.body.accessToken}` };
+    const identity = await call(survivor.port, 'POST', '/identities', as, { type: 'ORGANIZATION', name: 'Shop', country: 'BRA' });
+    const account = await call(survivor.port, 'POST', '/accounts', as, { identityId: identity.body.id, type: 'CHECKING', currency: 'BRL' });
+    expect(account.status, JSON.stringify(account.body)).to.equal(201);
+    const payment = await call(survivor.port, 'POST', '/payments', as, {
+      externalId: 'failover-1', identityId: identity.body.id, type: 'PURCHASE', accountNumber: account.body.accountNumber,
+      totalAmount: '50.00', currency: 'BRL', origins: [{ type: 'PIX', pix: { key: 'payer@example.com' } }],
+    });
+    expect(payment.status, JSON.stringify(payment.body)).to.equal(200);
+    expect(await balanceOf(account.body.id), 'nothing credited before the settlement').to.not.equal('49.50');
+
+    holder.process.child.kill('SIGKILL');
+    await holder.process.exited;
+    const received = await call(survivor.port, 'POST', '/payments/received', { 'user-agent': 'provider' },
+      { transactionId: payment.body.id, signature: providerSignature(PROVIDER_SECRET, payment.body.id) });
+    expect(received.status, JSON.stringify(received.body)).to.equal(200);
+    // The answer waits for the read models at most READ_YOUR_WRITES_TIMEOUT_MS, which a takeover may outlast;
+    // an answer that does not say it is stale shows the settlement.
+    if (received.headers.get('x-read-models') !== 'stale') expect(received.body.status).to.equal('SETTLED');
+
+    // The old lease runs out within PROJECTION_LEASE_MS of the holder's last heartbeat; the bound leaves room
+    // for that, the survivor's next look at it, and catching up, and stays far below the old 30 s stall.
+    await until(async () => (await balanceOf(account.body.id)) === '49.50', { what: 'the ledger credits the settlement', timeoutMs: 15_000 });
+    expect(pidOf((await ledgerLeaseOwner())!)).to.equal(survivor.process.child.pid);
+    expect(await leasesAcquired(survivor.port, 'ledger')).to.equal(1);
+    expect(survivor.process.child.exitCode).to.equal(null);
+  });
+});
