@@ -45,6 +45,7 @@ export function createApp(services: Services, options: AppOptions = {}): { app: 
     auth: { clients: services.clients, tokens: services.tokens, operatorApiKey: services.config.operatorApiKey },
     rateLimiter: services.rateLimiter,
     idempotency: services.idempotency,
+    freshness: services.freshness,
   });
   app.use(unknownRoute);
   app.use(errorHandler(services.logger));

@@ -1,6 +1,7 @@
 /**
  * Mounts declared routes on express. Every route runs the same chain: authenticate → rate limit → validate
  * path, query and body → (POST) idempotency → handler → JSON answer. Domain refusals become their HTTP errors.
+ * A write's answer says `X-Read-Models: stale` when its wait for the read models ran out.
  */
 import type { Express, Request, Response } from 'express';
 import { DomainError } from '../domain/errors.ts';
@@ -9,6 +10,7 @@ import { authenticate, type AuthenticationDeps } from './authentication.ts';
 import { HttpError, invalidParam } from './errors.ts';
 import { IDEMPOTENCY_KEY, requestFingerprint, type IdempotencyStore } from './idempotency.ts';
 import type { RateLimiter } from './rateLimit.ts';
+import { READ_MODELS_HEADER, type ReadModelFreshness } from './readModelFreshness.ts';
 import type { AnyRoute, HandlerResult } from './route.ts';
 import { compileValidator } from './validation.ts';
 
@@ -16,6 +18,7 @@ export interface RouterDeps {
   auth: AuthenticationDeps;
   rateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
+  freshness: ReadModelFreshness;
 }
 
 const domainStatus = { notFound: 404, alreadyExists: 409, failedPrecondition: 422, invalid: 400 } as const;
@@ -28,9 +31,10 @@ export function toHttpError(error: unknown): unknown {
   return error;
 }
 
-function send(res: Response, result: HandlerResult, replayed = false): void {
+function send(res: Response, result: HandlerResult, replayed = false, stale = false): void {
   if (result.headers) res.set(result.headers);
   if (replayed) res.set('Idempotent-Replayed', 'true');
+  if (stale) res.set(READ_MODELS_HEADER, 'stale');
   res.status(result.status);
   if (result.body === undefined) res.end();
   else res.json(result.body);
@@ -58,7 +62,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
     const validateQuery = compileValidator('query', route.schemas.query ?? emptyObjectSchema);
     const validateBody = route.schemas.body ? compileValidator('body', route.schemas.body) : null;
 
-    app[route.method](route.path, async (req: Request, res: Response) => {
+    const handle = async (req: Request, res: Response): Promise<void> => {
       await authenticate(req, route.access, deps.auth);
       if (req.caller.kind !== 'anonymous') {
         deps.rateLimiter.take(req.caller.kind === 'client' ? req.caller.clientId : 'operator');
@@ -77,7 +81,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         try {
           const result = await route.handler({ params, query, body, req, res });
           await result?.readModels;
-          if (!route.raw && result) send(res, result);
+          if (!route.raw && result) send(res, result, false, deps.freshness.isStale(req.id));
         } catch (error) {
           throw toHttpError(error);
         }
@@ -113,7 +117,21 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields)),
         result.readModels,
       ]);
-      send(res, result);
+      send(res, result, false, deps.freshness.isStale(req.id));
+    };
+
+    if (route.method === 'get') {
+      app.get(route.path, handle);
+      continue;
+    }
+    // Only writes wait for the read models; their appends and waits are followed while they run.
+    app[route.method](route.path, async (req: Request, res: Response) => {
+      deps.freshness.begin(req.id);
+      try {
+        await handle(req, res);
+      } finally {
+        deps.freshness.end(req.id);
+      }
     });
   }
 }
