@@ -3,11 +3,18 @@
  * without a word (kill -9), the other takes the lease over once it expires and the ledger catches up there.
  */
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
+import { openDatabase, type Database } from '../src/db/database.ts';
 import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { providerSignature } from '../src/payments/routes.ts';
+import { ProjectionDaemon } from '../src/projection/daemon.ts';
+import type { LeaseChange } from '../src/projection/runner.ts';
 import { listeningPort, startService, type ServiceProcess } from './support/serviceProcess.ts';
 import { testSchemaName } from './support/targets.ts';
+import { startTcpRelay, type TcpRelay } from './support/tcpRelay.ts';
+import { totalsProjector } from './support/totalsProjector.ts';
 import { until } from './support/until.ts';
 
 const OPERATOR_KEY = 'failover-operator-key-0123456789';
@@ -106,5 +113,77 @@ describe('projection lease failover between two service processes: postgres', fu
     expect(pidOf((await ledgerLeaseOwner())!)).to.equal(survivor.process.child.pid);
     expect(await leasesAcquired(survivor.port, 'ledger')).to.equal(1);
     expect(survivor.process.child.exitCode).to.equal(null);
+  });
+});
+
+describe('projection lease while the database is unreachable: postgres', function () {
+  this.timeout(60_000);
+  const schema = testSchemaName();
+  let relay: TcpRelay;
+  let viaRelay: Database;
+  let direct: Database;
+  const closers: Array<() => Promise<void>> = [];
+
+  before(async function () {
+    if (!url) {
+      // The embedded database lives inside the process: there is no connection to cut.
+      this.skip();
+    }
+    const target = new URL(url!);
+    relay = await startTcpRelay(target.hostname, Number(target.port || 5432));
+    const relayed = new URL(url!);
+    relayed.hostname = '127.0.0.1';
+    relayed.port = String(relay.port);
+    direct = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 4 }, { schema });
+    viaRelay = await openDatabase({ kind: 'postgres', connectionString: relayed.toString(), poolSize: 4 }, { schema });
+  });
+  after(async () => {
+    for (const close of closers.reverse()) await close();
+    await viaRelay?.close().catch(() => undefined);
+    await direct?.close();
+    await relay?.close();
+    if (url) await dropSchemaAndProjections(url, schema);
+  });
+
+  it('a holder that cannot renew keeps running, stops writing once its lease may have expired, and another takes over', async () => {
+    const name = `cut_${process.pid % 1000}`;
+    const fast = { idlePollMs: 20, leaseTtlMs: 1_000, heartbeatMs: 100, initialBackoffMs: 10, maxBackoffMs: 100 };
+    const changes = { a: [] as LeaseChange[], b: [] as LeaseChange[] };
+    const storeA = new PostgresEventStore(viaRelay);
+    const storeB = new PostgresEventStore(direct);
+    const a = new ProjectionDaemon(viaRelay, storeA, { ...fast, owner: 'behind-relay', onLeaseChange: (_p, c) => changes.a.push(c) })
+      .addProjector(totalsProjector(name, 1));
+    const b = new ProjectionDaemon(direct, storeB, { ...fast, owner: 'direct', onLeaseChange: (_p, c) => changes.b.push(c) })
+      .addProjector(totalsProjector(name, 1));
+    closers.push(async () => { await a.stop(); await storeA.close(); }, async () => { await b.stop(); await storeB.close(); });
+    const [runnerA, runnerB] = [a.projectionRunners[0]!, b.projectionRunners[0]!];
+    const stream = `acct-${randomUUID()}`;
+    const deposit = (amount: number) => ({ type: 'Deposited', data: { amount } });
+
+    a.start();
+    await until(() => runnerA.holdsLease, { what: 'the first instance takes the lease' });
+    b.start();
+    await until(() => runnerB.state === 'standby', { what: 'the second instance waits' });
+    const first = await storeB.append(stream, [deposit(1)], 'no_stream');
+    expect(await a.waitFor(first.position, 10_000)).to.equal(true);
+
+    relay.cut();
+    await until(() => !runnerA.holdsLease, { what: 'the cut-off holder gives its lease up', timeoutMs: 10_000 });
+    await until(() => runnerB.holdsLease, { what: 'the other instance takes it over', timeoutMs: 10_000 });
+    const second = await storeB.append(stream, [deposit(2)], 0n);
+    expect(await b.waitFor(second.position, 10_000)).to.equal(true);
+
+    relay.restore();
+    await until(async () => (await a.status().then(() => true, () => false)), { what: 'the first instance reaches the database again' });
+    const third = await storeB.append(stream, [deposit(3)], 1n);
+    expect(await b.waitFor(third.position, 10_000)).to.equal(true);
+    expect(runnerA.holdsLease, 'the first instance stays on standby while the other holds the lease').to.equal(false);
+
+    const applied = await direct.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM ${name}_applied WHERE stream = $1 GROUP BY event_id`, [stream]);
+    expect(applied.rows.map((r) => r.n)).to.deep.equal([1, 1, 1]);
+    const totals = await direct.query(`SELECT events, balance::int AS balance FROM ${name}_totals WHERE stream = $1`, [stream]);
+    expect(totals.rows).to.deep.equal([{ events: 3, balance: 6 }]);
+    expect(changes).to.deep.equal({ a: ['acquired', 'lost'], b: ['acquired'] });
   });
 });
