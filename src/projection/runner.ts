@@ -95,7 +95,8 @@ export class ProjectionRunner extends EventEmitter {
   /** performance.now() of the latest renewal's start: the lease runs at least until then plus its TTL. */
   private leaseRenewedAt = 0;
   private heartbeatTimer: NodeJS.Timeout | null = null;
-  private heartbeatInFlight = false;
+  /** The renewal in flight, if any: one at a time, and `stop` waits for it before releasing the lease. */
+  private heartbeatRun: Promise<void> | null = null;
   private heartbeatFailing = false;
   private stopping = false;
   private loop: Promise<void> | null = null;
@@ -140,7 +141,9 @@ export class ProjectionRunner extends EventEmitter {
   start(): void {
     if (this.loop) return;
     this.unsubscribe = this.store.onAppended(this.wake);
-    this.heartbeatTimer = setInterval(() => void this.heartbeat(), this.heartbeatMs);
+    this.heartbeatTimer = setInterval(() => {
+      this.heartbeatRun ??= this.heartbeat().finally(() => { this.heartbeatRun = null; });
+    }, this.heartbeatMs);
     this.heartbeatTimer.unref();
     this.loop = this.run();
   }
@@ -151,6 +154,8 @@ export class ProjectionRunner extends EventEmitter {
     this.unsubscribe?.();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await this.loop;
+    // A renewal landing after the release below would hold the lease from the next instance until it expired.
+    await this.heartbeatRun;
     // Store what was only in memory, so the next holder does not read those events again.
     if (this.leased && this.checkpoint && this.checkpoint !== this.stored) await this.storeBatch([], this.checkpoint).catch(() => undefined);
     if (this.leased) await this.states.releaseLease(this.name, this.version, this.options.owner).catch(() => undefined);
@@ -283,10 +288,10 @@ export class ProjectionRunner extends EventEmitter {
    * throws: a database that cannot be reached costs the lease once it may have expired, not the process.
    */
   private async heartbeat(): Promise<void> {
-    if (this.heartbeatInFlight || this.stopping || !this.leased) return;
-    // A batch stored since the last beat renewed the lease with its checkpoint.
-    if (performance.now() - this.leaseRenewedAt < this.heartbeatMs) return;
-    this.heartbeatInFlight = true;
+    if (this.stopping || !this.leased) return;
+    // A batch stored since the last beat renewed the lease with its checkpoint. (Half a beat, not a whole one:
+    // timers fire a little early or late, and a renewal skipped by a hair would wait a whole beat more.)
+    if (performance.now() - this.leaseRenewedAt < this.heartbeatMs / 2) return;
     const sentAt = performance.now();
     try {
       const kept = await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
@@ -298,8 +303,6 @@ export class ProjectionRunner extends EventEmitter {
       if (!this.heartbeatFailing) this.logger.warn({ err: error }, 'could not renew the lease; retrying every heartbeat');
       this.heartbeatFailing = true;
       if (!this.leaseSurely()) this.loseLease('it could not be renewed before it may have expired');
-    } finally {
-      this.heartbeatInFlight = false;
     }
   }
 
