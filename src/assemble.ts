@@ -9,6 +9,7 @@ import type { Config } from './config.ts';
 import type { Runtime } from './domain/runtime.ts';
 import { measureAppends } from './eventstore/measured.ts';
 import { Metrics } from './http/metrics.ts';
+import { ReadModelFreshness } from './http/readModelFreshness.ts';
 import { createServices, type Services } from './http/services.ts';
 import type { Scheduler } from './jobs/scheduler.ts';
 import type { Logger } from './logging.ts';
@@ -36,15 +37,22 @@ export async function assembleService(deps: {
 }): Promise<AssembledService> {
   const { config, logger, runtime } = deps;
   const metrics = new Metrics();
-  const storage: Storage = { ...deps.storage, store: measureAppends(deps.storage.store, (seconds) => metrics.observeAppend(seconds)) };
+  const freshness = new ReadModelFreshness();
+  const storage: Storage = {
+    ...deps.storage,
+    store: measureAppends(deps.storage.store, (seconds) => metrics.observeAppend(seconds), (result, events) => freshness.appended(result, events)),
+  };
   const projections = new ProjectionDaemon(storage.database, storage.store, {
+    leaseTtlMs: config.projectionLeaseMs,
+    heartbeatMs: config.projectionHeartbeatMs,
+    onLeaseChange: (projection, change) => metrics.countLeaseChange(projection, change),
     ...deps.daemon, logger, batchSize: config.projectionBatchSize,
   });
   for (const projector of allProjectors()) projections.addProjector(projector);
   for (const reactor of allReactors()) projections.addReactor(reactor);
   deps.beforeProjecting?.(projections);
   projections.start();
-  const services = await createServices({ config, logger, runtime, storage, projections, metrics });
+  const services = await createServices({ config, logger, runtime, storage, projections, metrics, freshness });
   const scheduler = startBackgroundWork(services, { schedule: deps.schedule ?? true });
   return { services, projections, scheduler, storage };
 }

@@ -71,6 +71,10 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   }
   // An idle client that dies (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor one that dies while checked out (the database unreachable mid-query): pg fails its queries, which their
+  // callers see, and also emits 'error' on the client, which the pool listens for only while the client is idle.
+  // Released, a dead client is discarded.
+  pool.on('connect', (client) => client.on('error', () => undefined));
 
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   const close = async () => {

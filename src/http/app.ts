@@ -47,6 +47,7 @@ export function createApp(services: Services, options: AppOptions = {}): { app: 
     rateLimiter: services.rateLimiter,
     addressRateLimiter: services.addressRateLimiter,
     idempotency: services.idempotency,
+    freshness: services.freshness,
   });
   app.use(unknownRoute);
   app.use(errorHandler(services.logger));

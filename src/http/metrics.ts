@@ -189,6 +189,16 @@ export class Metrics {
   private readonly projectionLagSeconds = this.register(new Family(
     'projection_lag_seconds', 'Age in seconds of the newest event a projection has not processed yet.', 'gauge',
   ));
+  private readonly leasesAcquired = this.register(new Family(
+    'projection_lease_acquired_total',
+    'Times this process took a projection\'s lease: at start, or over from a holder that stopped or whose lease expired.',
+    'counter',
+  ));
+  private readonly leasesLost = this.register(new Family(
+    'projection_lease_lost_total',
+    'Times this process lost a projection\'s lease: taken by another instance, or not renewed before it expired.',
+    'counter',
+  ));
 
   /** Records one handled HTTP request. `route` must be a route pattern, never a raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
@@ -206,6 +216,11 @@ export class Metrics {
   setProjectionLag(projection: string, lagEvents: number, lagSeconds: number): void {
     this.projectionLagEvents.set({ projection }, lagEvents);
     this.projectionLagSeconds.set({ projection }, lagSeconds);
+  }
+
+  /** Counts a lease this process took or lost; `by` 0 shows a projection's series before its first change. */
+  countLeaseChange(projection: string, change: 'acquired' | 'lost', by = 1): void {
+    (change === 'acquired' ? this.leasesAcquired : this.leasesLost).inc({ projection }, by);
   }
 
   /**

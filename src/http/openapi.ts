@@ -4,6 +4,7 @@
  */
 import { errorSchema } from '../../schemas/common.ts';
 import { MAX_BODY_DEPTH } from './jsonBody.ts';
+import { READ_MODELS_HEADER } from './readModelFreshness.ts';
 import type { AnyRoute } from './route.ts';
 
 export const API_VERSION = '1.0.0';
@@ -50,12 +51,26 @@ function parametersOf(route: AnyRoute): Json[] {
   return parameters;
 }
 
+/** On the successful answers of every write (the router sets it; see README, HTTP conventions). */
+const readModelsHeader = {
+  [READ_MODELS_HEADER]: {
+    description: '`stale` when the read models had not caught up with this write within READ_YOUR_WRITES_TIMEOUT_MS: ' +
+      'the write is recorded, but this answer and reads made now may not show it yet. Absent when they had.',
+    schema: { type: 'string', enum: ['stale'] },
+  },
+};
+
 function responsesOf(route: AnyRoute): Json {
   const responses: Json = {};
+  const writes = route.method !== 'get' && !route.raw;
   for (const [status, response] of Object.entries(route.responses)) {
-    responses[status] = response.schema === undefined
-      ? { description: response.description }
-      : { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } };
+    responses[status] = {
+      description: response.description,
+      ...(writes && Number(status) < 300 ? { headers: readModelsHeader } : {}),
+      ...(response.schema === undefined
+        ? {}
+        : { content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }),
+    };
   }
   const hasInput = route.schemas.body || route.schemas.query || route.schemas.params || route.access === 'client';
   if (hasInput) responses['400'] ??= errorResponse('invalid or missing parameter (the message names it)');

@@ -11,6 +11,7 @@ import { loadSigningKey } from '../clients/signingKey.ts';
 import { IdempotencyStore } from './idempotency.ts';
 import { RateLimiter } from './rateLimit.ts';
 import { Metrics } from './metrics.ts';
+import type { ReadModelFreshness } from './readModelFreshness.ts';
 import { loadCatalog, type Catalog } from '../catalog/catalog.ts';
 import type { PaymentProvider } from '../payments/provider.ts';
 import { SandboxProvider } from '../payments/sandbox/provider.ts';
@@ -22,6 +23,8 @@ export interface Services {
   storage: Storage;
   projections: ProjectionDaemon;
   metrics: Metrics;
+  /** Which requests in progress answer before the read models include their writes. */
+  freshness: ReadModelFreshness;
   clients: ClientDirectory;
   tokens: TokenSigner;
   idempotency: IdempotencyStore;
@@ -34,13 +37,15 @@ export interface Services {
   provider: PaymentProvider;
   /**
    * Waits (bounded, READ_YOUR_WRITES_TIMEOUT_MS) until the read models reflect a write that reached
-   * `position`: those that handle one of `eventTypes`, or all of them when the types are not given.
+   * `position`: those that handle one of `eventTypes`, or all of them when the types are not given. When
+   * they do not in time, the request that wrote it answers with `X-Read-Models: stale`.
    */
   readYourWrites(position: Position | null, eventTypes?: readonly string[]): Promise<void>;
 }
 
 export async function createServices(deps: {
   config: Config; logger: Logger; runtime: Runtime; storage: Storage; projections: ProjectionDaemon; metrics: Metrics;
+  freshness: ReadModelFreshness;
 }): Promise<Services> {
   const { config, storage, projections, runtime } = deps;
   const key = await loadSigningKey(storage.database);
@@ -62,8 +67,9 @@ export async function createServices(deps: {
         return false;
       });
       if (!caughtUp) {
+        deps.freshness.timedOut(position);
         deps.logger.warn({ position: `${position.commit}-${position.prepare}` },
-          'read models did not catch up within READ_YOUR_WRITES_TIMEOUT_MS; answering anyway');
+          'read models did not catch up within READ_YOUR_WRITES_TIMEOUT_MS; answering anyway, marked stale');
       }
     },
   };

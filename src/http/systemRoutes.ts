@@ -74,6 +74,11 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         for (const lag of await projectionLag().catch(() => [])) {
           metrics.setProjectionLag(lag.name, lag.lagEvents, lag.lagSeconds);
         }
+        // Every projection this process runs shows its lease counters, at 0 until its first lease change.
+        for (const runner of projections.projectionRunners) {
+          metrics.countLeaseChange(runner.name, 'acquired', 0);
+          metrics.countLeaseChange(runner.name, 'lost', 0);
+        }
         res.type(PROMETHEUS_CONTENT_TYPE).send(metrics.render());
       },
     }),
