@@ -28,7 +28,7 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import type { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { comparePositions, positionReached, type Position } from '../src/eventstore/position.ts';
 import type { EventStore } from '../src/eventstore/port.ts';
-import { allProjectors } from '../projections/index.ts';
+import { allProjectors } from '../src/contexts.ts';
 import { paymentsProjector } from '../projections/payments.ts';
 import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
 import { quoteIdent } from '../src/db/sql.ts';

@@ -3,7 +3,7 @@
  * measured into the metrics, every projector and reactor in one projection daemon, the services over them, and
  * the background work. Serving HTTP and the stop order (src/shutdown.ts) stay with the host.
  */
-import { allProjectors, allReactors } from '../projections/index.ts';
+import { allProjectors } from './contexts.ts';
 import { startBackgroundWork } from './background.ts';
 import type { Config } from './config.ts';
 import type { Runtime } from './domain/runtime.ts';
@@ -11,6 +11,7 @@ import { measureAppends } from './eventstore/measured.ts';
 import { Metrics } from './http/metrics.ts';
 import { ReadModelFreshness } from './http/readModelFreshness.ts';
 import { createServices, type Services } from './http/services.ts';
+import { createPlatform } from './platform.ts';
 import type { Scheduler } from './jobs/scheduler.ts';
 import type { Logger } from './logging.ts';
 import { ProjectionDaemon, type DaemonOptions } from './projection/daemon.ts';
@@ -49,10 +50,10 @@ export async function assembleService(deps: {
     ...deps.daemon, logger, batchSize: config.projectionBatchSize,
   });
   for (const projector of allProjectors()) projections.addProjector(projector);
-  for (const reactor of allReactors()) projections.addReactor(reactor);
   deps.beforeProjecting?.(projections);
   projections.start();
-  const services = await createServices({ config, logger, runtime, storage, projections, metrics, freshness });
+  const platform = createPlatform({ config, logger, runtime, storage, projections, onStale: (position) => freshness.timedOut(position) });
+  const services = await createServices(platform, { metrics, freshness });
   const scheduler = startBackgroundWork(services, { schedule: deps.schedule ?? true });
   return { services, projections, scheduler, storage };
 }

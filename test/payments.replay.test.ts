@@ -18,7 +18,7 @@ import { DECLINED_CARD } from '../src/payments/sandbox/triggers.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from '../src/projection/projectionState.ts';
-import { allProjectors } from '../projections/index.ts';
+import { allProjectors } from '../src/contexts.ts';
 import { createLedgerProjector, LEDGER_PROJECTOR_NAME } from '../projections/ledger.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type Credentials, type TestService } from './support/testService.ts';

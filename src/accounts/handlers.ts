@@ -8,7 +8,7 @@ import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid } from '../domain/errors.ts';
 import { findOwned } from '../http/tenancy.ts';
-import type { Services } from '../http/services.ts';
+import type { Platform } from '../platform.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
 import { accountNumberStream, accountStream } from './events.ts';
@@ -19,20 +19,20 @@ export function ownedAccount(db: Kysely<any>, clientId: string, accountId: strin
   return findOwned<AccountRow>(db, 'accounts', clientId, 'account_id', accountId, 'account');
 }
 
-async function run(services: Services, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
-  const { position, events } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider, command, metadata);
-  await services.readYourWrites(position, events.map((e) => e.type));
+async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
+  const { position, events } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider, command, metadata);
+  await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
 /**
  * A 12-digit account number, reserved by appending to its own stream with `no_stream`: two accounts can
  * never get the same number, and a deleted account's number stays reserved for ever.
  */
-async function reserveAccountNumber(services: Services, accountId: string, metadata: EventMetadata): Promise<string> {
+async function reserveAccountNumber(platform: Platform, accountId: string, metadata: EventMetadata): Promise<string> {
   for (let attempt = 0; attempt < ACCOUNT_NUMBER_ATTEMPTS; attempt++) {
     const number = `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
     try {
-      await services.storage.store.append(accountNumberStream(number),
+      await platform.storage.store.append(accountNumberStream(number),
         [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } }], 'no_stream');
       return number;
     } catch (error) {
@@ -42,8 +42,8 @@ async function reserveAccountNumber(services: Services, accountId: string, metad
   throw new Error('could not reserve an unused account number');
 }
 
-export async function openAccount(services: Services, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
-  const db = services.storage.database.db;
+export async function openAccount(platform: Platform, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
+  const db = platform.storage.database.db;
   const identity = await ownedIdentity(db, clientId, input.identityId);
   if (input.parentId) {
     const parent = await ownedAccount(db, clientId, input.parentId);
@@ -52,10 +52,10 @@ export async function openAccount(services: Services, clientId: string, input: C
       throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);
     }
   }
-  const accountId = services.runtime.newId();
-  const accountNumber = await reserveAccountNumber(services, accountId, metadata);
+  const accountId = platform.runtime.newId();
+  const accountNumber = await reserveAccountNumber(platform, accountId, metadata);
   const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
-  await run(services, accountId, { type: 'OpenAccount', now: services.runtime.now(), account: {
+  await run(platform, accountId, { type: 'OpenAccount', now: platform.runtime.now(), account: {
     accountId, clientId, identityId: input.identityId, externalId: input.externalId ?? null, type: input.type,
     custody: input.custody ?? 'PLATFORM', currency: input.currency, name: input.name ?? null, accountNumber,
     accountHolder: holder || null, country: identity.country, parentId: input.parentId ?? null,
@@ -63,13 +63,13 @@ export async function openAccount(services: Services, clientId: string, input: C
   return accountId;
 }
 
-export function updateAccount(services: Services, accountId: string, changes: UpdateAccount, metadata: EventMetadata): Promise<void> {
-  return run(services, accountId, { type: 'UpdateAccount', changes, now: services.runtime.now() }, metadata);
+export function updateAccount(platform: Platform, accountId: string, changes: UpdateAccount, metadata: EventMetadata): Promise<void> {
+  return run(platform, accountId, { type: 'UpdateAccount', changes, now: platform.runtime.now() }, metadata);
 }
 
 /** Closes the account; the account's own stream decides whether it still holds money. */
-export function closeAccount(services: Services, accountId: string, metadata: EventMetadata): Promise<void> {
-  return run(services, accountId, { type: 'CloseAccount', now: services.runtime.now() }, metadata);
+export function closeAccount(platform: Platform, accountId: string, metadata: EventMetadata): Promise<void> {
+  return run(platform, accountId, { type: 'CloseAccount', now: platform.runtime.now() }, metadata);
 }
 
 export interface SettlementCredit {
@@ -86,19 +86,19 @@ export interface SettlementCredit {
  * ACTIVE), and the same answer to every later ask, so a settlement that runs again moves nothing twice.
  */
 export async function creditSettlement(
-  services: Services, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
+  platform: Platform, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
 ): Promise<SettlementAnswer> {
-  const { state } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider,
-    { type: 'CreditSettlement', ...credit, now: services.runtime.now() }, metadata);
+  const { state } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+    { type: 'CreditSettlement', ...credit, now: platform.runtime.now() }, metadata);
   const answer = settlementAnswerOf(state, credit.paymentId);
   if (!answer) throw new Error(`account ${accountId} recorded no answer to the settlement of payment ${credit.paymentId}`);
   return answer;
 }
 
 export function adjustAccount(
-  services: Services, accountId: string, amount: string, reason: string, metadata: EventMetadata,
+  platform: Platform, accountId: string, amount: string, reason: string, metadata: EventMetadata,
 ): Promise<void> {
-  return run(services, accountId, {
-    type: 'AdjustAccount', amount, reason, adjustmentId: services.runtime.newId(), now: services.runtime.now(),
+  return run(platform, accountId, {
+    type: 'AdjustAccount', amount, reason, adjustmentId: platform.runtime.newId(), now: platform.runtime.now(),
   }, metadata);
 }
