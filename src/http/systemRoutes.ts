@@ -2,7 +2,6 @@
 import { comparePositions } from '../eventstore/position.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
 import type { Services } from './services.ts';
-import { PROMETHEUS_CONTENT_TYPE } from './metrics.ts';
 import { renderDocsPage, type OpenApiDocument } from './docs.ts';
 
 /** A projection behind the head of the feed for longer than this makes the service not ready. */
@@ -74,7 +73,7 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         for (const lag of await projectionLag().catch(() => [])) {
           metrics.setProjectionLag(lag.name, lag.lagEvents, lag.lagSeconds);
         }
-        res.type(PROMETHEUS_CONTENT_TYPE).send(metrics.render());
+        res.type(metrics.contentType).send(await metrics.render());
       },
     }),
     defineRoute({
