@@ -115,7 +115,6 @@ export const customerDocumentSchema = {
     uploadedAt: { type: ['string', 'null'], format: 'date-time' },
   },
 } as const;
-export type CustomerDocumentRecord = FromSchema<typeof customerDocumentSchema>;
 
 export const customerSchema = {
   title: 'Customer',

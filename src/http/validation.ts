@@ -15,7 +15,6 @@ export type RequestPart = 'body' | 'query' | 'path';
 
 const bodyAjv = addFormats(new Ajv({ allErrors: false, strict: false }));
 const stringAjv = addFormats(new Ajv({ allErrors: false, strict: false, coerceTypes: true, useDefaults: true }));
-export const responseAjv = addFormats(new Ajv({ allErrors: true, strict: false }));
 
 export type Validator = (value: unknown) => unknown;
 
