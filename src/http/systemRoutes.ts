@@ -69,6 +69,9 @@ export function systemRoutes(services: Services, document: () => Record<string, 
     }),
     defineRoute({
       method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus metrics',
+      description: 'Request counts and latency by method, route pattern and status; event-store append latency; ' +
+        'projection lag; the process’s CPU, memory, event-loop lag and garbage collection. At most 2,000 label sets ' +
+        'per metric; more are counted under route="__other__".',
       tags: ['Operations'], access: 'public', schemas: {}, raw: true,
       responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
       async handler({ res }) {
