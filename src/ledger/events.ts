@@ -23,11 +23,6 @@ export interface AccountAdjustedData {
 
 export const ACCOUNT_ADJUSTED = 'AccountAdjusted';
 
-export interface AccountAdjusted {
-  type: typeof ACCOUNT_ADJUSTED;
-  data: AccountAdjustedData;
-}
-
 /**
  * A payment's funds credited to its destination account: the account's answer to a settlement (or, with
  * `fundsFrom: 'suspense'`, to an assignment of unassigned funds). Stream: `account-<accountId>`, decided by the
@@ -138,12 +133,3 @@ export interface PaymentUnsettledData extends PaymentStatusChange {
 export const PAYMENT_SETTLED = 'PaymentSettled';
 export const PAYMENT_UNSETTLED = 'PaymentUnsettled';
 
-/** Every event type the ledger turns into journal entries or holds. */
-export type LedgerSourceEvent =
-  | AccountAdjusted
-  | { type: typeof ACCOUNT_CREDITED; data: AccountCreditedData }
-  | { type: typeof ACCOUNT_FUNDS_HELD; data: AccountFundsHeldData }
-  | { type: typeof ACCOUNT_HOLD_RELEASED; data: AccountHoldReleasedData }
-  | { type: typeof ACCOUNT_HOLD_DEBITED; data: AccountHoldDebitedData }
-  | { type: typeof PAYMENT_SETTLED; data: PaymentSettledData }
-  | { type: typeof PAYMENT_UNSETTLED; data: PaymentUnsettledData };
