@@ -76,7 +76,7 @@ function configured(ajv: Ajv): Ajv {
 
 const bodyAjv = configured(new Ajv({ allErrors: false, strict: false }));
 const stringAjv = configured(new Ajv({ allErrors: false, strict: false, coerceTypes: true, useDefaults: true }));
-export const responseAjv = configured(new Ajv({ allErrors: true, strict: false }));
+
 
 export type Validator = (value: unknown) => unknown;
 
