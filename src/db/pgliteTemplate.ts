@@ -9,7 +9,7 @@
  * build` makes it (and `npm ci` runs the build through `prepare`); without one, a new data directory is
  * initialised by PGlite as before, only slower.
  */
-import { cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import { constants, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
@@ -85,7 +85,8 @@ export function copyPgliteTemplate(template: string, dataDir: string): boolean {
     rmSync(dataDir, { recursive: true });
   }
   const copy = join(parent, `${staging}${process.pid}`);
-  cpSync(template, copy, { recursive: true });
+  // A copy-on-write clone where the file system offers one (btrfs, xfs), a plain copy elsewhere.
+  cpSync(template, copy, { recursive: true, mode: constants.COPYFILE_FICLONE });
   renameSync(copy, dataDir);
   return true;
 }
