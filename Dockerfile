@@ -4,15 +4,15 @@ FROM node:20-bookworm-slim
 ENV NODE_ENV=production
 WORKDIR /app
 
-# Dependencies first, so a source change does not reinstall them. The build needs the dev dependencies
-# (TypeScript) and the sources, so the project's own scripts (`prepare` is the build) wait for them.
+# Dependencies first, so a source change does not reinstall them. The project's own `prepare` (the build)
+# needs the sources, so scripts wait for them: the dependencies' install scripts run with `npm rebuild` below.
 COPY package.json package-lock.json ./
-RUN npm ci --include=dev --ignore-scripts && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 COPY . .
-# Compile, make the PGlite template that new embedded data directories are copied from, then drop the dev
-# dependencies: dist/ matches the sources in the image, so `npm start` never needs to rebuild here.
-RUN npm rebuild && npm run build && npm prune --omit=dev && npm cache clean --force
+# Compile to dist/ (TypeScript is a runtime dependency for this) and make the PGlite template that new embedded
+# data directories are copied from; dist/ then matches the sources in the image, so `npm start` runs it as is.
+RUN npm rebuild && npm run build
 # The embedded mode keeps its data in ./data; the service runs unprivileged.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node
