@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import type { Config } from './config.ts';
 import { acquireDataDirLock, type DataDirLock } from './db/dataDirLock.ts';
 import { openDatabase, type Database } from './db/database.ts';
+import { pgliteTemplateDir } from './db/pgliteTemplate.ts';
 import type { EventStore } from './eventstore/port.ts';
 import { comparePositions, type Position } from './eventstore/position.ts';
 import { PostgresEventStore } from './eventstore/postgres/postgresEventStore.ts';
@@ -35,7 +36,8 @@ export async function openStorage(config: Config, upcasters?: UpcasterRegistry):
   } else {
     lock = acquireDataDirLock(config.dataDir);
     try {
-      database = await openDatabase({ kind: 'pglite', dataDir: join(config.dataDir, 'pglite') },
+      database = await openDatabase(
+        { kind: 'pglite', dataDir: join(config.dataDir, 'pglite'), template: pgliteTemplateDir() },
         { schema: config.databaseSchema });
     } catch (error) {
       lock.release();
