@@ -7,7 +7,8 @@ import { handleCommand } from '../eventstore/commandHandler.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Tenant } from '../domain/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
@@ -15,8 +16,9 @@ import { accountNumberStream, accountStream } from './events.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
 
-export function ownedAccount(db: Kysely<any>, clientId: string, accountId: string): Promise<AccountRow> {
-  return findOwned<AccountRow>(db, 'accounts', clientId, 'account_id', accountId, 'account');
+/** The account's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedAccount(db: Kysely<any>, tenant: Tenant, accountId: string): Promise<AccountRow> {
+  return findOwned<AccountRow>(db, 'accounts', tenant, 'account_id', accountId, 'account');
 }
 
 async function run(services: Services, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
@@ -44,9 +46,10 @@ async function reserveAccountNumber(services: Services, accountId: string, metad
 
 export async function openAccount(services: Services, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
   const db = services.storage.database.db;
-  const identity = await ownedIdentity(db, clientId, input.identityId);
+  const tenant = { clientId };
+  const identity = await ownedIdentity(db, tenant, input.identityId);
   if (input.parentId) {
-    const parent = await ownedAccount(db, clientId, input.parentId);
+    const parent = await ownedAccount(db, tenant, input.parentId);
     if (parent.identity_id !== input.identityId) throw domainInvalid('parentId: a sub-account must belong to the parent’s identity');
     if (parent.currency !== input.currency) {
       throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);
@@ -55,7 +58,7 @@ export async function openAccount(services: Services, clientId: string, input: C
   const accountId = services.runtime.newId();
   const accountNumber = await reserveAccountNumber(services, accountId, metadata);
   const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
-  await run(services, accountId, { type: 'OpenAccount', now: services.runtime.now(), account: {
+  await run(services, accountId, { type: 'OpenAccount', tenant, now: services.runtime.now(), account: {
     accountId, clientId, identityId: input.identityId, externalId: input.externalId ?? null, type: input.type,
     custody: input.custody ?? 'PLATFORM', currency: input.currency, name: input.name ?? null, accountNumber,
     accountHolder: holder || null, country: identity.country, parentId: input.parentId ?? null,
@@ -63,13 +66,15 @@ export async function openAccount(services: Services, clientId: string, input: C
   return accountId;
 }
 
-export function updateAccount(services: Services, accountId: string, changes: UpdateAccount, metadata: EventMetadata): Promise<void> {
-  return run(services, accountId, { type: 'UpdateAccount', changes, now: services.runtime.now() }, metadata);
+export function updateAccount(
+  services: Services, tenant: Tenant, accountId: string, changes: UpdateAccount, metadata: EventMetadata,
+): Promise<void> {
+  return run(services, accountId, { type: 'UpdateAccount', tenant, changes, now: services.runtime.now() }, metadata);
 }
 
 /** Closes the account; the account's own stream decides whether it still holds money. */
-export function closeAccount(services: Services, accountId: string, metadata: EventMetadata): Promise<void> {
-  return run(services, accountId, { type: 'CloseAccount', now: services.runtime.now() }, metadata);
+export function closeAccount(services: Services, tenant: Tenant, accountId: string, metadata: EventMetadata): Promise<void> {
+  return run(services, accountId, { type: 'CloseAccount', tenant, now: services.runtime.now() }, metadata);
 }
 
 export interface SettlementCredit {
@@ -89,16 +94,17 @@ export async function creditSettlement(
   services: Services, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
 ): Promise<SettlementAnswer> {
   const { state } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider,
-    { type: 'CreditSettlement', ...credit, now: services.runtime.now() }, metadata);
+    // A settlement credits the account its payment names, whichever client's: the service's own flow.
+    { type: 'CreditSettlement', tenant: 'any', ...credit, now: services.runtime.now() }, metadata);
   const answer = settlementAnswerOf(state, credit.paymentId);
   if (!answer) throw new Error(`account ${accountId} recorded no answer to the settlement of payment ${credit.paymentId}`);
   return answer;
 }
 
 export function adjustAccount(
-  services: Services, accountId: string, amount: string, reason: string, metadata: EventMetadata,
+  services: Services, tenant: Tenant, accountId: string, amount: string, reason: string, metadata: EventMetadata,
 ): Promise<void> {
   return run(services, accountId, {
-    type: 'AdjustAccount', amount, reason, adjustmentId: services.runtime.newId(), now: services.runtime.now(),
+    type: 'AdjustAccount', tenant, amount, reason, adjustmentId: services.runtime.newId(), now: services.runtime.now(),
   }, metadata);
 }

@@ -8,14 +8,16 @@ import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict } from '../domain/errors.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { domainConflict, domainNotFound } from '../domain/errors.ts';
+import { visibleTo, type Tenant } from '../domain/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
 import type { Services } from '../http/services.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
 import { customerStream, documentNumberStream, type OperationLevel } from './events.ts';
 
-export function ownedCustomer(db: Kysely<any>, clientId: string, customerId: string): Promise<CustomerRow> {
-  return findOwned<CustomerRow>(db, 'customers', clientId, 'customer_id', customerId, 'customer');
+/** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedCustomer(db: Kysely<any>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
+  return findOwned<CustomerRow>(db, 'customers', tenant, 'customer_id', customerId, 'customer');
 }
 
 /**
@@ -43,7 +45,7 @@ async function fold<Event extends { type: string; data: unknown }, State>(
 /** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
 export async function customerOfClient(services: Services, clientId: string, customerId: string): Promise<CustomerState | null> {
   const state = await fold(services, customerStream(customerId), customerDecider);
-  return state.exists && state.clientId === clientId ? state : null;
+  return state.exists && visibleTo({ clientId }, state.clientId!) ? state : null;
 }
 
 /**
@@ -112,7 +114,7 @@ export async function createCustomer(
 ): Promise<string> {
   const customerId = services.runtime.newId();
   const { position } = await withDocumentNumber(services, clientId, fields.documentNumber, customerId, metadata, () =>
-    run(services, customerId, { type: 'CreateCustomer', customerId, clientId, fields, autoCreated, now: services.runtime.now() }, metadata));
+    run(services, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: services.runtime.now() }, metadata));
   await services.readYourWrites(position);
   return customerId;
 }
@@ -120,8 +122,11 @@ export async function createCustomer(
 export async function updateCustomer(
   services: Services, clientId: string, customerId: string, changes: UpdateCustomer, metadata: EventMetadata,
 ): Promise<void> {
+  // The new number is reserved before the customer's stream decides: another client's customer (or none) must
+  // reserve nothing, so its stream is asked first, and answers as the decider would.
+  if (changes.documentNumber !== undefined && !(await customerOfClient(services, clientId, customerId))) throw domainNotFound('customer not found');
   const { events, position } = await withDocumentNumber(services, clientId, changes.documentNumber, customerId, metadata, () =>
-    run(services, customerId, { type: 'UpdateCustomer', changes, now: services.runtime.now() }, metadata));
+    run(services, customerId, { type: 'UpdateCustomer', tenant: { clientId }, changes, now: services.runtime.now() }, metadata));
   for (const event of events) {
     const previous = event.type === 'CustomerUpdated' ? event.data.previousDocumentNumber : undefined;
     if (previous) await releaseDocumentNumber(services, clientId, previous, customerId, metadata);
@@ -130,31 +135,31 @@ export async function updateCustomer(
 }
 
 export async function addCustomerDocument(
-  services: Services, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
+  services: Services, tenant: Tenant, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = services.runtime.newId();
-  const { position } = await run(services, customerId, { type: 'AddDocument', documentId, document, now: services.runtime.now() }, metadata);
+  const { position } = await run(services, customerId, { type: 'AddDocument', tenant, documentId, document, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
   return documentId;
 }
 
 export async function uploadCustomerDocument(
-  services: Services, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
+  services: Services, tenant: Tenant, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(services, customerId, { type: 'UploadDocument', documentId, upload, now: services.runtime.now() }, metadata);
+  const { position } = await run(services, customerId, { type: 'UploadDocument', tenant, documentId, upload, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
 }
 
 export async function decideCustomerDocument(
-  services: Services, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
+  services: Services, tenant: Tenant, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(services, customerId, { type: 'DecideDocument', documentId, decision, now: services.runtime.now() }, metadata);
+  const { position } = await run(services, customerId, { type: 'DecideDocument', tenant, documentId, decision, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
 }
 
 export async function changeCustomerOperationLevel(
-  services: Services, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
+  services: Services, tenant: Tenant, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(services, customerId, { type: 'ChangeOperationLevel', operationLevel, now: services.runtime.now() }, metadata);
+  const { position } = await run(services, customerId, { type: 'ChangeOperationLevel', tenant, operationLevel, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
 }

@@ -7,7 +7,8 @@ import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity }
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Tenant } from '../domain/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
 import {
@@ -17,8 +18,9 @@ import {
   identityGraphStream, identityStream, type GraphLink, type IdentityGraphEvent, type IdentityStatus,
 } from './events.ts';
 
-export function ownedIdentity(db: Kysely<any>, clientId: string, identityId: string): Promise<IdentityRow> {
-  return findOwned<IdentityRow>(db, 'identities', clientId, 'identity_id', identityId, 'identity');
+/** The identity's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedIdentity(db: Kysely<any>, tenant: Tenant, identityId: string): Promise<IdentityRow> {
+  return findOwned<IdentityRow>(db, 'identities', tenant, 'identity_id', identityId, 'identity');
 }
 
 async function run(services: Services, identityId: string, command: IdentityCommand, metadata: EventMetadata): Promise<Position | null> {
@@ -28,17 +30,21 @@ async function run(services: Services, identityId: string, command: IdentityComm
 
 export async function createIdentity(services: Services, clientId: string, fields: CreateIdentity, metadata: EventMetadata): Promise<string> {
   const identityId = services.runtime.newId();
-  const position = await run(services, identityId, { type: 'CreateIdentity', identityId, clientId, fields, now: services.runtime.now() }, metadata);
+  const position = await run(services, identityId, { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
   return identityId;
 }
 
-export async function updateIdentity(services: Services, identityId: string, changes: UpdateIdentity, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'UpdateIdentity', changes, now: services.runtime.now() }, metadata));
+export async function updateIdentity(
+  services: Services, tenant: Tenant, identityId: string, changes: UpdateIdentity, metadata: EventMetadata,
+): Promise<void> {
+  await services.readYourWrites(await run(services, identityId, { type: 'UpdateIdentity', tenant, changes, now: services.runtime.now() }, metadata));
 }
 
-export async function changeIdentityStatus(services: Services, identityId: string, status: IdentityStatus, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'ChangeIdentityStatus', status, now: services.runtime.now() }, metadata));
+export async function changeIdentityStatus(
+  services: Services, tenant: Tenant, identityId: string, status: IdentityStatus, metadata: EventMetadata,
+): Promise<void> {
+  await services.readYourWrites(await run(services, identityId, { type: 'ChangeIdentityStatus', tenant, status, now: services.runtime.now() }, metadata));
 }
 
 /**
@@ -49,7 +55,7 @@ export async function changeIdentityStatus(services: Services, identityId: strin
 export async function deleteIdentity(services: Services, clientId: string, identityId: string, metadata: EventMetadata): Promise<void> {
   const left = await decideOnGraph(services, clientId, { type: 'LeaveGraph', identityId }, [identityId], metadata);
   const deleted = await handleCommand(services.storage.store, identityStream(identityId), identityDecider,
-    { type: 'DeleteIdentity', now: services.runtime.now() }, metadata);
+    { type: 'DeleteIdentity', tenant: { clientId }, now: services.runtime.now() }, metadata);
   await services.readYourWrites(deleted.position ?? left.position, [...left.events, ...deleted.events].map((e) => e.type));
 }
 
@@ -134,10 +140,14 @@ async function linksBeforeTheGraph(services: Services, clientId: string): Promis
 /** The events that made links before the graph had a stream. */
 const identityLinkEventTypes = ['IdentityParentSet', 'IdentityParentCleared'] as const;
 
-export async function addAccessRule(services: Services, identityId: string, scope: AccessScope, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'AddAccessRule', scope, now: services.runtime.now() }, metadata));
+export async function addAccessRule(
+  services: Services, tenant: Tenant, identityId: string, scope: AccessScope, metadata: EventMetadata,
+): Promise<void> {
+  await services.readYourWrites(await run(services, identityId, { type: 'AddAccessRule', tenant, scope, now: services.runtime.now() }, metadata));
 }
 
-export async function removeAccessRule(services: Services, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'RemoveAccessRule', scope, now: services.runtime.now() }, metadata));
+export async function removeAccessRule(
+  services: Services, tenant: Tenant, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata,
+): Promise<void> {
+  await services.readYourWrites(await run(services, identityId, { type: 'RemoveAccessRule', tenant, scope, now: services.runtime.now() }, metadata));
 }
