@@ -10,6 +10,10 @@ import { expect } from 'chai';
 import { databaseTargets } from './support/targets.ts';
 import { TEST_CARD } from './support/payments.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
+import { idParamSchema, type IdParams } from '../schemas/common.ts';
+import { defineRoute } from '../src/http/route.ts';
+import { tenantOf } from '../src/http/tenancy.ts';
+import { updateIdentity } from '../src/identities/handlers.ts';
 
 /** One call of a route: its path with the ids filled in, and its body. */
 interface Call {
@@ -142,7 +146,18 @@ for (const target of databaseTargets()) {
 
     before(async () => {
       // The sandbox waits for explicit calls, so nothing appends events between a test's two counts.
-      tenants = await startTwoTenants(target, { env: { SANDBOX_AUTOPILOT: 'false' } });
+      tenants = await startTwoTenants(target, {
+        env: { SANDBOX_AUTOPILOT: 'false' },
+        // A route written as a careless new one would be: it looks nothing up, and hands the id to the command.
+        extraRoutes: [defineRoute({
+          method: 'patch', path: '/test/identities/:id', operationId: 'carelessRename', summary: 'renames without any lookup',
+          tags: ['Test'], access: 'client', schemas: { params: idParamSchema }, responses: {},
+          async handler({ params, req }) {
+            await updateIdentity(tenants.service.services, tenantOf(req), (params as IdParams).id, { name: 'Taken' }, { actor: 'test' });
+            return { status: 200 };
+          },
+        })],
+      });
       const { service, asBob } = tenants;
       const post = async (path: string, body: unknown) => {
         const response = await service.request('POST', path, { headers: asBob, body });
@@ -177,6 +192,16 @@ for (const target of databaseTargets()) {
         .map((route) => `${route.method} ${route.path}`);
       expect(routes.filter((route) => !(route in fixtures)), 'routes without a tenancy fixture').to.deep.equal([]);
       expect(Object.keys(fixtures).filter((key) => !routes.includes(key)), 'fixtures of no route').to.deep.equal([]);
+    });
+
+    it('a route that looks nothing up still cannot change another client\'s object: the command refuses it', async () => {
+      const { service, asAlice, asBob } = tenants;
+      const identity = await bob.identity();
+      const before = await service.eventCount();
+      const alices = await service.request('PATCH', `/test/identities/${identity}`, { headers: asAlice, unchecked: true });
+      expect(alices.status, alices.text).to.equal(404);
+      expect(await service.eventCount()).to.equal(before);
+      expect((await service.request('PATCH', `/test/identities/${identity}`, { headers: asBob, unchecked: true })).status).to.equal(200);
     });
 
     for (const [route, fixture] of Object.entries(fixtures)) {

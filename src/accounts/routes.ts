@@ -18,7 +18,7 @@ import { dayRange } from '../http/dates.ts';
 import { adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
 
 const tags = ['Accounts'];
-const notFoundResponse = { description: 'no such account for this client', schema: { $ref: '#/components/schemas/Error' } } as const;
+const notFoundResponse = { description: 'no such account for this client; another client’s account answers the same, and nothing changes', schema: { $ref: '#/components/schemas/Error' } } as const;
 
 async function accountRecords(db: Kysely<any>, rows: AccountRow[]): Promise<AccountRecord[]> {
   const balances = await balancesOf(db, rows.map((r) => ({ accountId: r.account_id, currency: r.currency })));
@@ -106,7 +106,8 @@ export function accountRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/operator/accounts/:id/adjustments', operationId: 'adjustAccount',
       summary: 'Test deposit or correction: a balanced ledger entry against the currency’s adjustments account',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: adjustmentSchema },
-      responses: { 201: { description: 'the account after the adjustment', schema: accountSchema }, 404: notFoundResponse },
+      description: 'Operators act on the accounts of every client.',
+      responses: { 201: { description: 'the account after the adjustment', schema: accountSchema }, 404: { description: 'no such account (of any client)', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         const { amount, reason } = body as Adjustment;

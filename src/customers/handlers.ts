@@ -9,7 +9,7 @@ import { handleCommand } from '../eventstore/commandHandler.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
-import { visibleTo, type Tenant } from '../domain/tenancy.ts';
+import type { Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import type { Services } from '../http/services.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
@@ -45,7 +45,7 @@ async function fold<Event extends { type: string; data: unknown }, State>(
 /** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
 export async function customerOfClient(services: Services, clientId: string, customerId: string): Promise<CustomerState | null> {
   const state = await fold(services, customerStream(customerId), customerDecider);
-  return state.exists && visibleTo({ clientId }, state.clientId!) ? state : null;
+  return state.exists && state.clientId === clientId ? state : null;
 }
 
 /**

@@ -20,7 +20,7 @@ import {
 
 const tags = ['Customers'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
-const notFoundResponse = { description: 'no such customer for this client', schema: errorSchema } as const;
+const notFoundResponse = { description: 'no such customer for this client; another client’s customer answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function customerRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;

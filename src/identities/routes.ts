@@ -19,7 +19,7 @@ import {
 
 const tags = ['Identities'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
-const notFoundResponse = { description: 'no such identity for this client', schema: errorSchema } as const;
+const notFoundResponse = { description: 'no such identity for this client; another client’s identity answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function identityRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;
@@ -146,8 +146,9 @@ export function identityRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'post', path: '/operator/identities/:id/status', operationId: 'setIdentityStatus',
       summary: 'Move an identity through verification (e.g. PENDING → ACTIVE)', tags: ['Operator'], access: 'operator',
+      description: 'Operators act on the identities of every client.',
       schemas: { params: idParamSchema, body: identityStatusBodySchema },
-      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
+      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: { description: 'no such identity (of any client)', schema: errorSchema } },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         // Operators act across clients: the identity of whichever client, whose id the events record.

@@ -30,7 +30,7 @@ import {
 
 const tags = ['Payments'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
-const notFoundResponse = { description: 'no such payment for this client', schema: errorSchema } as const;
+const notFoundResponse = { description: 'no such payment for this client; another client’s payment answers the same, and nothing changes', schema: errorSchema } as const;
 const illegalMove = { description: 'the state machine does not allow this move from the current status (named in the message)', schema: errorSchema } as const;
 
 /**
@@ -119,7 +119,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 of transactionId under ' +
         'PROVIDER_SECRET (a bad signature is 401 and changes nothing). The signature is checked before Idempotency-Key ' +
         'is claimed, so a request whose signature does not match claims no key; keys are the provider\'s own scope. Requests that fail ' +
-        'before the signature matches count against the per-address rate limit. INSTANT payments reconcile at once ' +
+        'before the signature matches count against the per-address rate limit. The provider notifies of any client’s payment. INSTANT payments reconcile at once ' +
         'to SETTLED or UNSETTLED; others wait for the next settlement batch.',
       tags, access: 'provider', schemas: { body: providerNotificationSchema },
       responses: {
@@ -204,9 +204,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/operator/payments/:id/review', operationId: 'reviewPayment', summary: 'Approve or reject a payment under review',
-      description: 'APPROVED returns the payment to the status it had before the review; REJECTED fails it.',
+      description: 'APPROVED returns the payment to the status it had before the review; REJECTED fails it. Operators act on the payments of every client.',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: reviewDecisionSchema },
-      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
+      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: { description: 'no such payment (of any client)', schema: errorSchema }, 422: illegalMove },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         const row = await anyPayment(db, id);
