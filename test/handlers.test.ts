@@ -40,6 +40,7 @@ for (const target of databaseTargets()) {
     let platform: Platform;
     const clientId = `client-${randomUUID()}`;
     const metadata = { clientId, actor: 'test' };
+    const tenant = { clientId };
 
     before(async () => {
       database = await target.open();
@@ -70,13 +71,13 @@ for (const target of databaseTargets()) {
     it('accounts: adjusts within the available funds, blocks, refuses to close while holding money', async () => {
       const identity = await createIdentity(platform, clientId, { type: 'ORGANIZATION', name: 'Shop', country: 'CHL' }, metadata);
       const accountId = await openAccount(platform, clientId, { identityId: identity, type: 'CHECKING', currency: 'CLP', custody: 'PLATFORM' }, metadata);
-      await adjustAccount(platform, accountId, '1500', 'seed', metadata);
-      expect((await refusal(adjustAccount(platform, accountId, '-1501', 'too much', metadata))).message).to.match(/1500 CLP available/);
-      await updateAccount(platform, accountId, { status: 'BLOCKED' }, metadata);
-      expect((await refusal(adjustAccount(platform, accountId, '1', 'blocked', metadata))).message).to.match(/BLOCKED/);
-      expect((await refusal(closeAccount(platform, accountId, metadata))).message).to.match(/holds 1500 CLP/);
-      await adjustAccount(platform, accountId, '-1500', 'drain', metadata);
-      await closeAccount(platform, accountId, metadata);
+      await adjustAccount(platform, tenant, accountId, '1500', 'seed', metadata);
+      expect((await refusal(adjustAccount(platform, tenant, accountId, '-1501', 'too much', metadata))).message).to.match(/1500 CLP available/);
+      await updateAccount(platform, tenant, accountId, { status: 'BLOCKED' }, metadata);
+      expect((await refusal(adjustAccount(platform, tenant, accountId, '1', 'blocked', metadata))).message).to.match(/BLOCKED/);
+      expect((await refusal(closeAccount(platform, tenant, accountId, metadata))).message).to.match(/holds 1500 CLP/);
+      await adjustAccount(platform, tenant, accountId, '-1500', 'drain', metadata);
+      await closeAccount(platform, tenant, accountId, metadata);
       const types = (await store.readStream(accountStream(accountId))).map((e) => e.type);
       expect(types).to.deep.equal(['AccountOpened', 'AccountAdjusted', 'AccountStatusChanged', 'AccountAdjusted', 'AccountClosed']);
     });
@@ -90,7 +91,7 @@ for (const target of databaseTargets()) {
       }, metadata);
       await readModels;
       expect(row.status).to.equal('CREATED');
-      await receivePayment(platform, row.payment_id, { ...metadata, actor: 'provider' });
+      await receivePayment(platform, 'any', row.payment_id, { ...metadata, actor: 'provider' });
       expect((await loadPayment(platform, row.payment_id)).status).to.equal('SETTLED');
       expect((await store.readStream(accountStream(accountId))).map((e) => e.type)).to.deep.equal(['AccountOpened', 'AccountCredited']);
       expect((await balancesOf(database.db, [{ accountId, currency: 'CLP' }])).get(accountId)!.balance).to.equal('2500');

@@ -7,7 +7,8 @@ import { handleCommand } from '../eventstore/commandHandler.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
@@ -15,8 +16,9 @@ import { accountNumberStream, accountStream } from './events.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
 
-export function ownedAccount(db: Kysely<any>, clientId: string, accountId: string): Promise<AccountRow> {
-  return findOwned<AccountRow>(db, 'accounts', clientId, 'account_id', accountId, 'account');
+/** The account's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedAccount(db: Kysely<any>, tenant: Tenant, accountId: string): Promise<AccountRow> {
+  return findOwned<AccountRow>(db, 'accounts', tenant, 'account_id', accountId, 'account');
 }
 
 async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
@@ -44,9 +46,10 @@ async function reserveAccountNumber(platform: Platform, accountId: string, metad
 
 export async function openAccount(platform: Platform, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
   const db = platform.storage.database.db;
-  const identity = await ownedIdentity(db, clientId, input.identityId);
+  const tenant = { clientId };
+  const identity = await ownedIdentity(db, tenant, input.identityId);
   if (input.parentId) {
-    const parent = await ownedAccount(db, clientId, input.parentId);
+    const parent = await ownedAccount(db, tenant, input.parentId);
     if (parent.identity_id !== input.identityId) throw domainInvalid('parentId: a sub-account must belong to the parent’s identity');
     if (parent.currency !== input.currency) {
       throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);
@@ -55,7 +58,7 @@ export async function openAccount(platform: Platform, clientId: string, input: C
   const accountId = platform.runtime.newId();
   const accountNumber = await reserveAccountNumber(platform, accountId, metadata);
   const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
-  await run(platform, accountId, { type: 'OpenAccount', now: platform.runtime.now(), account: {
+  await run(platform, accountId, { type: 'OpenAccount', tenant, now: platform.runtime.now(), account: {
     accountId, clientId, identityId: input.identityId, externalId: input.externalId ?? null, type: input.type,
     custody: input.custody ?? 'PLATFORM', currency: input.currency, name: input.name ?? null, accountNumber,
     accountHolder: holder || null, country: identity.country, parentId: input.parentId ?? null,
@@ -63,13 +66,15 @@ export async function openAccount(platform: Platform, clientId: string, input: C
   return accountId;
 }
 
-export function updateAccount(platform: Platform, accountId: string, changes: UpdateAccount, metadata: EventMetadata): Promise<void> {
-  return run(platform, accountId, { type: 'UpdateAccount', changes, now: platform.runtime.now() }, metadata);
+export function updateAccount(
+  platform: Platform, tenant: Tenant, accountId: string, changes: UpdateAccount, metadata: EventMetadata,
+): Promise<void> {
+  return run(platform, accountId, { type: 'UpdateAccount', tenant, changes, now: platform.runtime.now() }, metadata);
 }
 
 /** Closes the account; the account's own stream decides whether it still holds money. */
-export function closeAccount(platform: Platform, accountId: string, metadata: EventMetadata): Promise<void> {
-  return run(platform, accountId, { type: 'CloseAccount', now: platform.runtime.now() }, metadata);
+export function closeAccount(platform: Platform, tenant: Tenant, accountId: string, metadata: EventMetadata): Promise<void> {
+  return run(platform, accountId, { type: 'CloseAccount', tenant, now: platform.runtime.now() }, metadata);
 }
 
 export interface SettlementCredit {
@@ -89,16 +94,17 @@ export async function creditSettlement(
   platform: Platform, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
 ): Promise<SettlementAnswer> {
   const { state } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
-    { type: 'CreditSettlement', ...credit, now: platform.runtime.now() }, metadata);
+    // A settlement credits the account its payment names, whichever client's: the service's own flow.
+    { type: 'CreditSettlement', tenant: 'any', ...credit, now: platform.runtime.now() }, metadata);
   const answer = settlementAnswerOf(state, credit.paymentId);
   if (!answer) throw new Error(`account ${accountId} recorded no answer to the settlement of payment ${credit.paymentId}`);
   return answer;
 }
 
 export function adjustAccount(
-  platform: Platform, accountId: string, amount: string, reason: string, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, accountId: string, amount: string, reason: string, metadata: EventMetadata,
 ): Promise<void> {
   return run(platform, accountId, {
-    type: 'AdjustAccount', amount, reason, adjustmentId: platform.runtime.newId(), now: platform.runtime.now(),
+    type: 'AdjustAccount', tenant, amount, reason, adjustmentId: platform.runtime.newId(), now: platform.runtime.now(),
   }, metadata);
 }

@@ -1,6 +1,7 @@
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type {
   CustomerDocument, CustomerEvent, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason, OperationLevel,
 } from './events.ts';
@@ -8,13 +9,15 @@ import type {
 /** Bounds a customer's stream and record. */
 export const MAX_DOCUMENTS = 100;
 
-export type CustomerCommand =
+/** Every command acts for a tenant (src/domain/tenancy.ts): another client's customer is not found. */
+export type CustomerCommand = (
   | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CreateCustomer; autoCreated: boolean; now: Date }
   | { type: 'UpdateCustomer'; changes: UpdateCustomer; now: Date }
   | { type: 'AddDocument'; documentId: string; document: AddCustomerDocument; now: Date }
   | { type: 'UploadDocument'; documentId: string; upload: UploadCustomerDocument; now: Date }
   | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
-  | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date };
+  | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date }
+) & TenantScoped;
 
 type PayerField = 'firstName' | 'lastName' | 'email' | 'phoneNumber' | 'phoneNumberPrefix' | 'documentType' | 'documentNumber';
 
@@ -31,8 +34,10 @@ export interface CustomerState {
 
 const payerFields: readonly PayerField[] = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'];
 
+const NOT_FOUND = 'customer not found';
+
 function live(state: CustomerState): { customerId: string; clientId: string } {
-  if (!state.exists) throw domainNotFound('customer not found');
+  if (!state.exists) throw domainNotFound(NOT_FOUND);
   return { customerId: state.customerId!, clientId: state.clientId! };
 }
 
@@ -60,6 +65,7 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
 
   decide(command, state) {
     const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.clientId, NOT_FOUND);
     switch (command.type) {
       case 'CreateCustomer': {
         if (state.exists) throw domainConflict(`customer ${command.customerId} already exists`);

@@ -8,14 +8,16 @@ import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict } from '../domain/errors.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { domainConflict, domainNotFound } from '../domain/errors.ts';
+import type { Tenant } from '../domain/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
 import { customerStream, documentNumberStream, type OperationLevel } from './events.ts';
 
-export function ownedCustomer(db: Kysely<any>, clientId: string, customerId: string): Promise<CustomerRow> {
-  return findOwned<CustomerRow>(db, 'customers', clientId, 'customer_id', customerId, 'customer');
+/** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedCustomer(db: Kysely<any>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
+  return findOwned<CustomerRow>(db, 'customers', tenant, 'customer_id', customerId, 'customer');
 }
 
 /**
@@ -112,7 +114,7 @@ export async function createCustomer(
 ): Promise<string> {
   const customerId = platform.runtime.newId();
   const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
-    run(platform, customerId, { type: 'CreateCustomer', customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
+    run(platform, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
   await platform.readYourWrites(position);
   return customerId;
 }
@@ -120,8 +122,11 @@ export async function createCustomer(
 export async function updateCustomer(
   platform: Platform, clientId: string, customerId: string, changes: UpdateCustomer, metadata: EventMetadata,
 ): Promise<void> {
+  // The new number is reserved before the customer's stream decides: another client's customer (or none) must
+  // reserve nothing, so its stream is asked first, and answers as the decider would.
+  if (changes.documentNumber !== undefined && !(await customerOfClient(platform, clientId, customerId))) throw domainNotFound('customer not found');
   const { events, position } = await withDocumentNumber(platform, clientId, changes.documentNumber, customerId, metadata, () =>
-    run(platform, customerId, { type: 'UpdateCustomer', changes, now: platform.runtime.now() }, metadata));
+    run(platform, customerId, { type: 'UpdateCustomer', tenant: { clientId }, changes, now: platform.runtime.now() }, metadata));
   for (const event of events) {
     const previous = event.type === 'CustomerUpdated' ? event.data.previousDocumentNumber : undefined;
     if (previous) await releaseDocumentNumber(platform, clientId, previous, customerId, metadata);
@@ -130,31 +135,31 @@ export async function updateCustomer(
 }
 
 export async function addCustomerDocument(
-  platform: Platform, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = platform.runtime.newId();
-  const { position } = await run(platform, customerId, { type: 'AddDocument', documentId, document, now: platform.runtime.now() }, metadata);
+  const { position } = await run(platform, customerId, { type: 'AddDocument', tenant, documentId, document, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
   return documentId;
 }
 
 export async function uploadCustomerDocument(
-  platform: Platform, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, customerId, { type: 'UploadDocument', documentId, upload, now: platform.runtime.now() }, metadata);
+  const { position } = await run(platform, customerId, { type: 'UploadDocument', tenant, documentId, upload, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
 }
 
 export async function decideCustomerDocument(
-  platform: Platform, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, customerId, { type: 'DecideDocument', documentId, decision, now: platform.runtime.now() }, metadata);
+  const { position } = await run(platform, customerId, { type: 'DecideDocument', tenant, documentId, decision, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
 }
 
 export async function changeCustomerOperationLevel(
-  platform: Platform, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, customerId, { type: 'ChangeOperationLevel', operationLevel, now: platform.runtime.now() }, metadata);
+  const { position } = await run(platform, customerId, { type: 'ChangeOperationLevel', tenant, operationLevel, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
 }

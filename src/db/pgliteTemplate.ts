@@ -47,6 +47,7 @@ export function isCluster(dir: string): boolean {
 /**
  * Makes the template unless it exists. It is initialised aside and renamed into place, so a template that
  * exists is complete, and of two builds racing, the second finds the first's and discards its own.
+ * @public Called by scripts/build.mjs from the compiled dist/, where no import of it can be seen.
  */
 export async function ensurePgliteTemplate(dir: string = pgliteTemplateDir()): Promise<'made' | 'exists'> {
   if (isCluster(dir)) return 'exists';

@@ -1,15 +1,18 @@
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type { GraphLink, IdentityEvent, IdentityGraphEvent, IdentityStatus } from './events.ts';
 
-export type IdentityCommand =
+/** Every command acts for a tenant (src/domain/tenancy.ts): another client's identity is not found. */
+export type IdentityCommand = (
   | { type: 'CreateIdentity'; identityId: string; clientId: string; fields: CreateIdentity; now: Date }
   | { type: 'UpdateIdentity'; changes: UpdateIdentity; now: Date }
   | { type: 'ChangeIdentityStatus'; status: IdentityStatus; now: Date }
   | { type: 'AddAccessRule'; scope: AccessScope; now: Date }
   | { type: 'RemoveAccessRule'; scope: AccessScopeToRemove; now: Date }
-  | { type: 'DeleteIdentity'; now: Date };
+  | { type: 'DeleteIdentity'; now: Date }
+) & TenantScoped;
 
 export interface IdentityState {
   exists: boolean;
@@ -23,8 +26,10 @@ export interface IdentityState {
 const sameScope = (a: { resource: string; reference: string }, b: { resource: string; reference: string }) =>
   a.resource === b.resource && a.reference === b.reference;
 
+const NOT_FOUND = 'identity not found';
+
 function live(state: IdentityState): { identityId: string } {
-  if (!state.exists || state.deleted) throw domainNotFound('identity not found');
+  if (!state.exists || state.deleted) throw domainNotFound(NOT_FOUND);
   return { identityId: state.identityId! };
 }
 
@@ -33,6 +38,7 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
 
   decide(command, state) {
     const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.clientId, NOT_FOUND);
     switch (command.type) {
       case 'CreateIdentity':
         if (state.exists) throw domainConflict(`identity ${command.identityId} already exists`);

@@ -7,7 +7,8 @@ import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity }
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
 import {
@@ -17,8 +18,9 @@ import {
   identityGraphStream, identityStream, type GraphLink, type IdentityGraphEvent, type IdentityStatus,
 } from './events.ts';
 
-export function ownedIdentity(db: Kysely<any>, clientId: string, identityId: string): Promise<IdentityRow> {
-  return findOwned<IdentityRow>(db, 'identities', clientId, 'identity_id', identityId, 'identity');
+/** The identity's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedIdentity(db: Kysely<any>, tenant: Tenant, identityId: string): Promise<IdentityRow> {
+  return findOwned<IdentityRow>(db, 'identities', tenant, 'identity_id', identityId, 'identity');
 }
 
 async function run(platform: Platform, identityId: string, command: IdentityCommand, metadata: EventMetadata): Promise<Position | null> {
@@ -28,17 +30,21 @@ async function run(platform: Platform, identityId: string, command: IdentityComm
 
 export async function createIdentity(platform: Platform, clientId: string, fields: CreateIdentity, metadata: EventMetadata): Promise<string> {
   const identityId = platform.runtime.newId();
-  const position = await run(platform, identityId, { type: 'CreateIdentity', identityId, clientId, fields, now: platform.runtime.now() }, metadata);
+  const position = await run(platform, identityId, { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
   return identityId;
 }
 
-export async function updateIdentity(platform: Platform, identityId: string, changes: UpdateIdentity, metadata: EventMetadata): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'UpdateIdentity', changes, now: platform.runtime.now() }, metadata));
+export async function updateIdentity(
+  platform: Platform, tenant: Tenant, identityId: string, changes: UpdateIdentity, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'UpdateIdentity', tenant, changes, now: platform.runtime.now() }, metadata));
 }
 
-export async function changeIdentityStatus(platform: Platform, identityId: string, status: IdentityStatus, metadata: EventMetadata): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'ChangeIdentityStatus', status, now: platform.runtime.now() }, metadata));
+export async function changeIdentityStatus(
+  platform: Platform, tenant: Tenant, identityId: string, status: IdentityStatus, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'ChangeIdentityStatus', tenant, status, now: platform.runtime.now() }, metadata));
 }
 
 /**
@@ -49,7 +55,7 @@ export async function changeIdentityStatus(platform: Platform, identityId: strin
 export async function deleteIdentity(platform: Platform, clientId: string, identityId: string, metadata: EventMetadata): Promise<void> {
   const left = await decideOnGraph(platform, clientId, { type: 'LeaveGraph', identityId }, [identityId], metadata);
   const deleted = await handleCommand(platform.storage.store, identityStream(identityId), identityDecider,
-    { type: 'DeleteIdentity', now: platform.runtime.now() }, metadata);
+    { type: 'DeleteIdentity', tenant: { clientId }, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(deleted.position ?? left.position, [...left.events, ...deleted.events].map((e) => e.type));
 }
 
@@ -134,10 +140,14 @@ async function linksBeforeTheGraph(platform: Platform, clientId: string): Promis
 /** The events that made links before the graph had a stream. */
 const identityLinkEventTypes = ['IdentityParentSet', 'IdentityParentCleared'] as const;
 
-export async function addAccessRule(platform: Platform, identityId: string, scope: AccessScope, metadata: EventMetadata): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'AddAccessRule', scope, now: platform.runtime.now() }, metadata));
+export async function addAccessRule(
+  platform: Platform, tenant: Tenant, identityId: string, scope: AccessScope, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'AddAccessRule', tenant, scope, now: platform.runtime.now() }, metadata));
 }
 
-export async function removeAccessRule(platform: Platform, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'RemoveAccessRule', scope, now: platform.runtime.now() }, metadata));
+export async function removeAccessRule(
+  platform: Platform, tenant: Tenant, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'RemoveAccessRule', tenant, scope, now: platform.runtime.now() }, metadata));
 }

@@ -11,7 +11,8 @@ import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
-import { findOwned } from '../http/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
@@ -26,15 +27,14 @@ import { validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 
-export function ownedPayment(db: Kysely<any>, clientId: string, paymentId: string): Promise<PaymentRow> {
-  return findOwned<PaymentRow>(db, 'payments', clientId, 'payment_id', paymentId, 'payment');
+/** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedPayment(db: Kysely<any>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
+  return findOwned<PaymentRow>(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
 }
 
 /** Operators and the provider act across clients: the payment by its id alone. */
-export async function anyPayment(db: Kysely<any>, paymentId: string): Promise<PaymentRow> {
-  const row = await db.selectFrom('payments').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
-  if (!row) throw domainNotFound(`payment ${paymentId} not found`);
-  return row as PaymentRow;
+export function anyPayment(db: Kysely<any>, paymentId: string): Promise<PaymentRow> {
+  return ownedPayment(db, 'any', paymentId);
 }
 
 /** The payment folded from its stream: the truth, even before the read models have caught up. */
@@ -208,7 +208,7 @@ export async function createPayment(
 
   const paymentId = paymentIdFor(clientId, input.externalId);
   const { events, readModels } = await record(platform, paymentId, {
-    type: 'CreatePayment', now, screening,
+    type: 'CreatePayment', tenant: { clientId }, now, screening,
     payment: {
       paymentId, clientId, externalId: input.externalId, identityId: identity.identity_id,
       identityExternalId: input.identityExternalId ?? null, identityEmail: identity.email, accountId: account.account_id,
@@ -223,28 +223,29 @@ export async function createPayment(
 }
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
-export async function authorizePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
+export async function authorizePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   const state = await loadPayment(platform, paymentId);
-  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
+  // Another client's payment is not found before the issuer hears of it, as the decider would answer.
+  if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
   // Only ask the issuer about a payment the machine would let through; the decider names the refusal.
   const decision = state.status === 'CREATED' && state.payment.flow === 'CARD' ? platform.provider.authorize(state.payment) : { approved: true as const };
   const now = platform.runtime.now();
-  await run(platform, paymentId, decision.approved ? { type: 'Authorize', now } : { type: 'Reject', reason: decision.reason, now }, metadata);
+  await run(platform, paymentId, decision.approved ? { type: 'Authorize', tenant, now } : { type: 'Reject', tenant, reason: decision.reason, now }, metadata);
 }
 
-export async function capturePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'Capture', now: platform.runtime.now() }, metadata);
+export async function capturePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata);
 }
 
-export async function markPaymentPending(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'MarkPending', now: platform.runtime.now() }, metadata);
+export async function markPaymentPending(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(platform, paymentId, { type: 'MarkPending', tenant, now: platform.runtime.now() }, metadata);
 }
 
 /** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
-export async function receivePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
+export async function receivePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
-    if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
-    return { type: 'Receive', now: platform.runtime.now(), receivedAmount: platform.provider.receivedAmount(state.payment) } as const;
+    if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
+    return { type: 'Receive', tenant, now: platform.runtime.now(), receivedAmount: platform.provider.receivedAmount(state.payment) } as const;
   }, metadata);
   const settled = await settleReceived(platform, paymentId, null, metadata);
   await platform.readYourWrites(settled ?? received.position, [...received.events.map((e) => e.type), ...SETTLEMENT_EVENT_TYPES]);
@@ -283,7 +284,7 @@ export async function settleReceived(
   }
   try {
     ({ position } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
-      { type: 'Settle', batchId, account, now: platform.runtime.now() }, metadata));
+      { type: 'Settle', tenant: 'any', batchId, account, now: platform.runtime.now() }, metadata));
   } catch (error) {
     // Another process recorded the same answer first.
     if (!isRefusedMove(error)) throw error;
@@ -301,22 +302,23 @@ export async function settlePayment(
   return (await loadPayment(platform, paymentId)).status;
 }
 
+/** The expiry job's and the sandbox provider's (no client route expires a payment): any client's payment. */
 export async function expirePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'Expire', now: platform.runtime.now() }, metadata);
+  await run(platform, paymentId, { type: 'Expire', tenant: 'any', now: platform.runtime.now() }, metadata);
 }
 
 export async function resolvePaymentReview(
-  platform: Platform, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  await run(platform, paymentId, { type: 'ResolveReview', decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
+  await run(platform, paymentId, { type: 'ResolveReview', tenant, decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
 }
 
 export async function attachPaymentDocument(
-  platform: Platform, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = platform.runtime.newId();
   await run(platform, paymentId, {
-    type: 'AttachDocument', now: platform.runtime.now(),
+    type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
   }, metadata);
   return documentId;

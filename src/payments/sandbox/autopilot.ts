@@ -3,7 +3,8 @@
  * is authorized (or declined), captured and received; a push-rail payment is marked PENDING and waits for the
  * payer (a signed notification); a quote that is already over expires. It reads the payment's current state
  * on every event it sees and takes the one next step, through the same handlers as the API; a step the state
- * machine refuses (someone moved first, or a re-run) is skipped, so running it twice changes nothing.
+ * machine refuses (someone moved first, or a re-run) is skipped, so running it twice changes nothing. It plays
+ * the provider for every client, so it acts on any client's payment.
  */
 import type { Reactor } from '../../projection/projector.ts';
 import type { RecordedEvent } from '../../eventstore/port.ts';
@@ -30,11 +31,11 @@ export function sandboxAutopilot(platform: Platform): Reactor {
         if (expiry && Date.parse(expiry.at) <= platform.runtime.now().getTime()) {
           await expirePayment(platform, paymentId, metadata);
         } else if (payment.flow === 'CARD') {
-          if (state.status === 'CREATED') await authorizePayment(platform, paymentId, metadata);
-          else if (state.status === 'AUTHORIZED') await capturePayment(platform, paymentId, metadata);
-          else if (state.status === 'CAPTURED') await receivePayment(platform, paymentId, metadata);
+          if (state.status === 'CREATED') await authorizePayment(platform, 'any', paymentId, metadata);
+          else if (state.status === 'AUTHORIZED') await capturePayment(platform, 'any', paymentId, metadata);
+          else if (state.status === 'CAPTURED') await receivePayment(platform, 'any', paymentId, metadata);
         } else if (state.status === 'CREATED') {
-          await markPaymentPending(platform, paymentId, metadata);
+          await markPaymentPending(platform, 'any', paymentId, metadata);
         }
       } catch (error) {
         if (!isRefusedMove(error)) throw error;
