@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
-import { startTestService, type TestService } from './support/testService.ts';
+import type { TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
@@ -16,6 +17,7 @@ for (const target of databaseTargets()) {
     let service: TestService;
     let asAlice: Record<string, string>;
     let asBob: Record<string, string>;
+    let tenants: TwoTenants;
     let identityId: string;
     let usd: { id: string; accountNumber: string };
     let brl: { id: string; accountNumber: string };
@@ -35,11 +37,8 @@ for (const target of databaseTargets()) {
       'SELECT balance::text FROM account_balances WHERE account_id = $1', [accountId])).rows[0]?.balance ?? '0';
 
     before(async () => {
-      database = await target.open();
-      service = await startTestService(database, { runtime: clock, env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET } });
-      const alice = await service.createClient('Alice');
-      asAlice = await service.as(alice);
-      asBob = await service.as(await service.createClient('Bob'));
+      tenants = await startTwoTenants(target, { runtime: clock, env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET } });
+      ({ database, service, asAlice, asBob } = tenants);
       identityId = (await post('/identities', { type: 'ORGANIZATION', name: 'Shop', country: 'BRA', email: 'shop@example.com' })).body.id;
       const open = async (currency: string) => {
         const response = await post('/accounts', { identityId, type: 'CHECKING', currency });
@@ -49,8 +48,7 @@ for (const target of databaseTargets()) {
       brl = await open('BRL');
     });
     after(async () => {
-      await service?.close();
-      await database?.close();
+      await tenants?.close();
     });
 
     it('drives a card payment CREATED → AUTHORIZED → CAPTURED → RECEIVED → SETTLED, and the ledger follows', async () => {

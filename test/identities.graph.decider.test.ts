@@ -41,6 +41,12 @@ function given(events: IdentityGraphEvent[], linksBefore: GraphLink[] | null = e
 }
 
 describe('identity graph decider', () => {
+  it('is its client\'s alone: a command of another client finds no graph', () => {
+    const command = { type: 'LinkChildren', parentId: 'o', childIds: ['o2'], clientId: 'c2', members, linksBefore: null, now } as IdentityGraphCommand;
+    expectRefused(() => identityGraphDecider.decide(command, foldEvents(identityGraphDecider, [linked('p', 'x')])),
+      'notFound', /^identity graph of client c2 not found$/);
+  });
+
   it('links children of the same client; linking again changes nothing', () => {
     given([]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x', 'y'] }).then([linked('p', 'x'), linked('p', 'y')]);
     given([linked('p', 'x')]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x'] }).then([]);

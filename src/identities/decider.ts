@@ -133,6 +133,8 @@ export type IdentityGraphCommand =
  * tens of thousands (which would want a snapshot of the state).
  */
 export interface IdentityGraphState {
+  /** The client whose graph this is (null before the stream has events): another client's command finds nothing here. */
+  clientId: string | null;
   /** The stream has events, so the links made before it are part of `parentOf`. */
   started: boolean;
   /** Child → parent. */
@@ -149,11 +151,12 @@ function lineageOf(state: IdentityGraphState, identityId: string): Set<string> {
 }
 
 export const identityGraphDecider: Decider<IdentityGraphCommand, IdentityGraphEvent, IdentityGraphState> = {
-  initialState: { started: false, parentOf: new Map(), left: new Set() },
+  initialState: { clientId: null, started: false, parentOf: new Map(), left: new Set() },
 
   decide(command, current) {
     const at = command.now.toISOString();
     const { clientId } = command;
+    refuseOtherTenants({ clientId }, current.clientId, `identity graph of client ${clientId} not found`);
     const seed: IdentityGraphEvent[] = [];
     if (!current.started) {
       if (command.linksBefore === null) throw new Error(`identity graph of client ${clientId}: starting it needs the links made before it`);
@@ -210,19 +213,20 @@ export const identityGraphDecider: Decider<IdentityGraphCommand, IdentityGraphEv
 
   evolve(state, event) {
     const parentOf = new Map(state.parentOf);
+    const { clientId } = event.data;
     switch (event.type) {
       case 'IdentityGraphSeeded':
         for (const link of event.data.links) parentOf.set(link.childId, link.parentId);
-        return { ...state, started: true, parentOf };
+        return { ...state, clientId, started: true, parentOf };
       case 'IdentityChildLinked':
         parentOf.set(event.data.childId, event.data.parentId);
-        return { ...state, started: true, parentOf };
+        return { ...state, clientId, started: true, parentOf };
       case 'IdentityChildUnlinked':
         parentOf.delete(event.data.childId);
-        return { ...state, started: true, parentOf };
+        return { ...state, clientId, started: true, parentOf };
       case 'IdentityLeftGraph':
         parentOf.delete(event.data.identityId);
-        return { started: true, parentOf, left: new Set(state.left).add(event.data.identityId) };
+        return { clientId, started: true, parentOf, left: new Set(state.left).add(event.data.identityId) };
     }
   },
 };
