@@ -8,6 +8,7 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector, Reactor } from '../src/projection/projector.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
+import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
 import { positionReached, type Position } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
 import { totalsProjector } from './support/totalsProjector.ts';
@@ -174,6 +175,58 @@ for (const target of databaseTargets()) {
       const schemas = await database.query<{ nspname: string }>(
         `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1`, [`${database.schema}\\_\\_${name}\\_v%`]);
       expect(schemas.rows.map((r) => r.nspname)).to.deep.equal([`${database.schema}__${name}_v2`]);
+    });
+
+    it('read-your-writes waits for the version readers see, not for a version building beside it', async () => {
+      const name = uniqueName('ryw_build');
+      const stream = `acct-${randomUUID()}`;
+      const first = await store.append(stream, [deposit(1)], 'no_stream');
+      const v1 = daemon().addProjector(totalsProjector(name, 1));
+      v1.start();
+      expect(await v1.waitFor(first.position)).to.equal(true);
+      await v1.stop(); // the serving version's process is gone (or lagging): readers still see v1's tables
+
+      // One append, so that the feed shows both events at once: v2 cannot catch up between them and swap in.
+      const poisonId = randomUUID();
+      await store.append(stream, [deposit(5), deposit(7, poisonId)], 0n);
+      const written = (await store.readStream(stream, { fromRevision: 1n, limit: 1 }))[0]!;
+      // On a busy cluster the feed can show an append later than it was made; v2 must not see the feed end before it.
+      await until(async () => (await store.readAll({ after: first.position, limit: 10 })).length === 2);
+      // v2 builds one event per batch, passes `written`, then keeps failing on the poisoned event
+      const v2 = new ProjectionDaemon(database, store, { ...fast, batchSize: 1 })
+        .addProjector(totalsProjector(name, 2, { failOn: (event) => event.id === poisonId }));
+      daemons.push(v2);
+      v2.start();
+      const runner = v2.projectionRunners[0]!;
+      await until(() => runner.state === 'failing' && positionReached(runner.checkpoint, written.position));
+      expect(await rows(`${name}_totals`, [stream])).to.deep.equal([{ stream, events: 1, balance: '1', last_revision: '0' }]);
+      expect(await v2.waitFor(written.position, 300), 'a building version answers for nothing').to.equal(false);
+    });
+
+    it('read-your-writes does not count a version another process is building as passed', async () => {
+      const name = uniqueName('ryw_remote');
+      const stream = `acct-${randomUUID()}`;
+      const first = await store.append(stream, [deposit(1)], 'no_stream');
+      const v1 = daemon().addProjector(totalsProjector(name, 1));
+      v1.start();
+      expect(await v1.waitFor(first.position)).to.equal(true);
+      await v1.stop();
+      const written = await store.append(stream, [deposit(5)], 0n);
+
+      // another process took v2's lease and builds it; this one stands by
+      const states = new ProjectionStateStore(database);
+      await states.register(name, 2, 'projector', projectorSchemaName(database.schema, { name, version: 2 }));
+      expect((await states.claimLease(name, 2, 'elsewhere', 60_000)).held).to.equal(true);
+      const v2 = daemon().addProjector(totalsProjector(name, 2));
+      v2.start();
+      await until(() => v2.projectionRunners[0]!.state === 'standby');
+      expect(await v2.waitFor(written.position, 300), 'v1 serves reads and has not passed the write').to.equal(false);
+
+      // once the other process lets go, this one builds v2 and swaps it in: the write is both passed and seen
+      await states.releaseLease(name, 2, 'elsewhere');
+      await until(async () => (await v2.status()).some((s) => s.name === name && s.version === 2 && s.status === 'active'));
+      expect(await v2.waitFor(written.position, 10_000)).to.equal(true);
+      expect(await rows(`${name}_totals`, [stream])).to.deep.equal([{ stream, events: 2, balance: '6', last_revision: '1' }]);
     });
 
     it('a full rebuild yields rows identical to the incremental run (property)', async function () {

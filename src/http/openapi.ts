@@ -68,7 +68,8 @@ function parametersOf(route: AnyRoute): Json[] {
 /** On the successful answers of every write (the router sets it; see README, HTTP conventions). */
 const readModelsHeader = {
   [READ_MODELS_HEADER]: {
-    description: '`stale` when the read models had not caught up with this write within READ_YOUR_WRITES_TIMEOUT_MS: ' +
+    description: '`stale` when the read models had not caught up with this write within READ_YOUR_WRITES_TIMEOUT_MS (at once ' +
+      'when no process runs the version of a read model that readers see, say while a new one is built): ' +
       'the write is recorded, but this answer and reads made now may not show it yet. Absent when they had.',
     schema: { type: 'string', enum: ['stale'] },
   },

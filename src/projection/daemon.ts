@@ -78,7 +78,8 @@ export class ProjectionDaemon {
 
   /**
    * Resolves true once every projector serving reads has passed `position`, false when `timeoutMs` runs out.
-   * Runners of this process are watched in memory; those leased elsewhere are read from projection_state.
+   * Runners of this process serving reads are watched in memory; otherwise (leased elsewhere, or a version
+   * still building) the active version's checkpoint is read from projection_state.
    * Reactors are not waited for: their effects are new commands with positions of their own.
    */
   async waitFor(position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[]): Promise<boolean> {
@@ -88,7 +89,9 @@ export class ProjectionDaemon {
     // Without the types, runners that ignored the append were not woken by it: wake them, not wait a poll.
     if (!eventTypes) for (const runner of waited) runner.nudge();
     for (;;) {
-      if (await this.allPassed(waited, position)) return true;
+      const progress = await this.progress(waited, position);
+      if (progress === 'passed') return true;
+      if (progress === 'unattended') return false;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
       await new Promise<void>((resolve) => {
@@ -104,29 +107,38 @@ export class ProjectionDaemon {
     }
   }
 
-  private async allPassed(projectors: readonly ProjectionRunner[], position: Position): Promise<boolean> {
-    const remote: ProjectionRunner[] = [];
+  /**
+   * Whether readers see `position` in every projector's read model. Readers see the active version, whoever
+   * runs it: a version building beside it (here or in another process) answers for nothing until it is
+   * swapped in, so the active version's checkpoint is what counts then, and a projector without an active
+   * version has not passed anything readers could see. 'unattended': an active version that has not passed
+   * `position` is run by no process (this one runs only a newer version, still building), so waiting is vain.
+   */
+  private async progress(projectors: readonly ProjectionRunner[], position: Position): Promise<'passed' | 'behind' | 'unattended'> {
+    const elsewhere: ProjectionRunner[] = [];
     for (const runner of projectors) {
-      if (runner.holdsLease) {
-        // A version rebuilding beside the serving one is not what readers see yet.
-        if (runner.state !== 'building' && !positionReached(runner.checkpoint, position)) return false;
+      if (runner.holdsLease && runner.servesReaders) {
+        if (!positionReached(runner.checkpoint, position)) return 'behind';
       } else if (runner.state === 'starting') {
-        return false;
+        return 'behind';
       } else {
-        remote.push(runner);
+        elsewhere.push(runner);
       }
     }
-    if (remote.length === 0) return true;
+    if (elsewhere.length === 0) return 'passed';
     const rows = await this.states.list();
-    return remote.every((runner) => {
-      const row = rows.find((r) => r.name === runner.name && r.version === runner.version);
-      if (!row) return false;
-      if (row.status === 'active') return positionReached(row.checkpoint, position);
-      if (row.status === 'building') return true;
-      // Retired by a newer version another process runs: readers here see that version's tables now.
-      const successor = rows.find((r) => r.name === runner.name && r.status === 'active');
-      return !successor || positionReached(successor.checkpoint, position);
-    });
+    let progress: 'passed' | 'behind' | 'unattended' = 'passed';
+    for (const runner of elsewhere) {
+      const active = rows.find((r) => r.name === runner.name && r.status === 'active');
+      if (!active) return 'behind';
+      // Swapped in since this runner last looked: its own checkpoint may be ahead of the stored one.
+      if (active.version === runner.version && runner.holdsLease && positionReached(runner.checkpoint, position)) continue;
+      if (positionReached(active.checkpoint, position)) continue;
+      // A lease released and not taken again: the process that ran that version stopped.
+      if (active.version !== runner.version && active.leaseOwner === null) progress = 'unattended';
+      else return 'behind';
+    }
+    return progress;
   }
 
   /** Every projection's state as stored, for readiness, metrics and the operator CLI. */

@@ -79,6 +79,11 @@ export class ProjectionRunner extends EventEmitter {
   private storedAt = 0;
   state: RunnerState = 'starting';
   lastError: string | null = null;
+  /**
+   * Whether this version is, as far as this runner last saw, the active one: the version whose tables the
+   * main schema's views show. False while it builds beside another (also while such a build is failing).
+   */
+  servesReaders = false;
 
   private readonly handles: ReadonlySet<string>;
   private readonly states: ProjectionStateStore;
@@ -262,6 +267,7 @@ export class ProjectionRunner extends EventEmitter {
     } else {
       this.state = 'active';
     }
+    this.servesReaders = this.state === 'active';
     this.leased = true;
     this.logger.info({ checkpoint: this.checkpoint, state: this.state, previousOwner: claim.previousOwner }, 'lease taken');
     this.options.onLeaseChange?.(this.name, 'acquired');
@@ -320,7 +326,10 @@ export class ProjectionRunner extends EventEmitter {
     if (relevant.length > 0 || Date.now() - this.storedAt >= IGNORED_CHECKPOINT_INTERVAL_MS) {
       await this.storeBatch(relevant, last);
     }
-    if (this.state === 'failing') this.state = (await this.isBuilding()) ? 'building' : 'active';
+    if (this.state === 'failing') {
+      this.state = (await this.isBuilding()) ? 'building' : 'active';
+      this.servesReaders = this.state === 'active';
+    }
     this.lastError = null;
     this.checkpoint = last;
     this.emit('advanced', last);
@@ -373,6 +382,7 @@ export class ProjectionRunner extends EventEmitter {
     if (this.state !== 'building' || this.subject.kind !== 'projector') return;
     await activateVersion(this.database.db, this.subject.projector, this.schema!, this.database.schema);
     this.state = 'active';
+    this.servesReaders = true;
     this.logger.info({ checkpoint: this.checkpoint }, 'rebuilt version caught up and is now active');
     this.emit('activated');
   }
