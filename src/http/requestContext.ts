@@ -34,10 +34,12 @@ export function requestContext(logger: Logger): RequestHandler {
   };
   const http = pinoHttp({
     logger,
-    // `req.log` carries only the request id: the request itself is summed up once, in the closing line.
-    quietReqLogger: true,
-    quietResLogger: true,
-    customAttributeKeys: { reqId: 'requestId', responseTime: 'ms' },
+    // pino-http binds the request to `req.log` under the `req` attribute key; named `requestId` here, with a
+    // serialiser that keeps only the id, that one child logger is the request's logger and carries its id (one
+    // child per request: serialising the whole request for a logger that never logs it would cost more).
+    customAttributeKeys: { req: 'requestId', responseTime: 'ms' },
+    wrapSerializers: false,
+    serializers: { requestId: (value: IncomingMessage | string) => (typeof value === 'string' ? value : value.id) },
     genReqId(req, res) {
       const given = req.headers['x-request-id'];
       const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
