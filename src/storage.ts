@@ -12,6 +12,7 @@ import type { EventStore } from './eventstore/port.ts';
 import { comparePositions, type Position } from './eventstore/position.ts';
 import { PostgresEventStore } from './eventstore/postgres/postgresEventStore.ts';
 import type { UpcasterRegistry } from './eventstore/upcasting.ts';
+import { storedEvents } from '../schemas/events/registry.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 
 export interface Storage {
@@ -25,7 +26,8 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-export async function openStorage(config: Config, upcasters?: UpcasterRegistry): Promise<Storage> {
+/** `upcasters`: every stored event type's versions (schemas/events/registry.ts) unless a caller brings its own. */
+export async function openStorage(config: Config, upcasters: UpcasterRegistry = storedEvents.upcasters): Promise<Storage> {
   let lock: DataDirLock | null = null;
   let database: Database;
   if (config.databaseUrl) {
@@ -50,11 +52,11 @@ export async function openStorage(config: Config, upcasters?: UpcasterRegistry):
     const states = new ProjectionStateStore(database);
     store = new EventStoreDbEventStore({
       connectionString: config.eventStoreConnectionString,
-      ...(upcasters ? { upcasters } : {}),
+      upcasters,
       checkpointSource: () => lowestCheckpoint(states),
     });
   } else {
-    store = new PostgresEventStore(database, upcasters ? { upcasters } : {});
+    store = new PostgresEventStore(database, { upcasters });
   }
 
   const where = config.databaseUrl ? redact(config.databaseUrl) : config.dataDir;

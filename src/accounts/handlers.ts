@@ -11,7 +11,8 @@ import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
-import { accountNumberStream, accountStream } from './events.ts';
+import { accountNumberStream, accountStream, type AccountNumberEvent } from './events.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
 
@@ -33,7 +34,7 @@ async function reserveAccountNumber(services: Services, accountId: string, metad
     const number = `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
     try {
       await services.storage.store.append(accountNumberStream(number),
-        [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } }], 'no_stream');
+        [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } } satisfies AccountNumberEvent], 'no_stream');
       return number;
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -63,7 +64,9 @@ export async function openAccount(services: Services, clientId: string, input: C
   return accountId;
 }
 
-export function updateAccount(services: Services, accountId: string, changes: UpdateAccount, metadata: EventMetadata): Promise<void> {
+export function updateAccount(services: Services, accountId: string, input: UpdateAccount, metadata: EventMetadata): Promise<void> {
+  // Field by field: a field added to the request reaches no event until the event's contract has it too.
+  const changes = definedOnly({ name: input.name, externalId: input.externalId, status: input.status });
   return run(services, accountId, { type: 'UpdateAccount', changes, now: services.runtime.now() }, metadata);
 }
 

@@ -11,8 +11,9 @@ import type { Decider } from '../domain/decider.ts';
 import { domainConflict } from '../domain/errors.ts';
 import { findOwned } from '../http/tenancy.ts';
 import type { Services } from '../http/services.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
-import { customerStream, documentNumberStream, type OperationLevel } from './events.ts';
+import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
 
 export function ownedCustomer(db: Kysely<any>, clientId: string, customerId: string): Promise<CustomerRow> {
   return findOwned<CustomerRow>(db, 'customers', clientId, 'customer_id', customerId, 'customer');
@@ -107,10 +108,26 @@ async function withDocumentNumber<T>(
   }
 }
 
+/**
+ * What the request's fields become in the stored event, field by field: a field added to the request schema
+ * reaches no event until it is added to the event's contract (src/customers/events.ts) and here.
+ */
+function customerFieldsOf(input: CreateCustomer): CustomerFields {
+  return definedOnly({ ...payerFieldsOf(input), country: input.country });
+}
+
+function payerFieldsOf(input: UpdateCustomer): CustomerChanges {
+  return definedOnly({
+    firstName: input.firstName, lastName: input.lastName, email: input.email, phoneNumber: input.phoneNumber,
+    phoneNumberPrefix: input.phoneNumberPrefix, documentType: input.documentType, documentNumber: input.documentNumber,
+  });
+}
+
 export async function createCustomer(
-  services: Services, clientId: string, fields: CreateCustomer, metadata: EventMetadata, autoCreated = false,
+  services: Services, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
 ): Promise<string> {
   const customerId = services.runtime.newId();
+  const fields = customerFieldsOf(input);
   const { position } = await withDocumentNumber(services, clientId, fields.documentNumber, customerId, metadata, () =>
     run(services, customerId, { type: 'CreateCustomer', customerId, clientId, fields, autoCreated, now: services.runtime.now() }, metadata));
   await services.readYourWrites(position);
@@ -118,8 +135,9 @@ export async function createCustomer(
 }
 
 export async function updateCustomer(
-  services: Services, clientId: string, customerId: string, changes: UpdateCustomer, metadata: EventMetadata,
+  services: Services, clientId: string, customerId: string, input: UpdateCustomer, metadata: EventMetadata,
 ): Promise<void> {
+  const changes = payerFieldsOf(input);
   const { events, position } = await withDocumentNumber(services, clientId, changes.documentNumber, customerId, metadata, () =>
     run(services, customerId, { type: 'UpdateCustomer', changes, now: services.runtime.now() }, metadata));
   for (const event of events) {

@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
@@ -14,7 +15,8 @@ import {
   identityDecider, identityGraphDecider, type GraphMember, type IdentityCommand, type IdentityGraphCommand, type IdentityGraphState,
 } from './decider.ts';
 import {
-  identityGraphStream, identityStream, type GraphLink, type IdentityGraphEvent, type IdentityStatus,
+  identityGraphStream, identityStream, type GraphLink, type IdentityChanges, type IdentityFields, type IdentityGraphEvent,
+  type IdentityStatus,
 } from './events.ts';
 
 export function ownedIdentity(db: Kysely<any>, clientId: string, identityId: string): Promise<IdentityRow> {
@@ -26,14 +28,35 @@ async function run(services: Services, identityId: string, command: IdentityComm
   return result.position;
 }
 
-export async function createIdentity(services: Services, clientId: string, fields: CreateIdentity, metadata: EventMetadata): Promise<string> {
+/**
+ * What the request's fields become in the stored event, field by field: a field added to the request schema
+ * reaches no event until it is added to the event's contract (src/identities/events.ts) and here.
+ */
+function identityFieldsOf(input: CreateIdentity): IdentityFields {
+  return definedOnly({
+    type: input.type, name: input.name, nickname: input.nickname, email: input.email, phone: input.phone,
+    documentNumber: input.documentNumber, documentType: input.documentType, idv: input.idv, country: input.country,
+    externalId: input.externalId, lastname: input.lastname, rules: input.rules,
+  });
+}
+
+function identityChangesOf(input: UpdateIdentity): IdentityChanges {
+  return definedOnly({
+    name: input.name, nickname: input.nickname, country: input.country, externalId: input.externalId,
+    lastname: input.lastname, rules: input.rules, gender: input.gender,
+  });
+}
+
+export async function createIdentity(services: Services, clientId: string, input: CreateIdentity, metadata: EventMetadata): Promise<string> {
   const identityId = services.runtime.newId();
+  const fields = identityFieldsOf(input);
   const position = await run(services, identityId, { type: 'CreateIdentity', identityId, clientId, fields, now: services.runtime.now() }, metadata);
   await services.readYourWrites(position);
   return identityId;
 }
 
-export async function updateIdentity(services: Services, identityId: string, changes: UpdateIdentity, metadata: EventMetadata): Promise<void> {
+export async function updateIdentity(services: Services, identityId: string, input: UpdateIdentity, metadata: EventMetadata): Promise<void> {
+  const changes = identityChangesOf(input);
   await services.readYourWrites(await run(services, identityId, { type: 'UpdateIdentity', changes, now: services.runtime.now() }, metadata));
 }
 
