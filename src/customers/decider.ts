@@ -2,7 +2,8 @@ import type { AddCustomerDocument, UploadCustomerDocument } from '../../schemas/
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import type {
-  CustomerChanges, CustomerDocument, CustomerEvent, CustomerFields, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason, OperationLevel,
+  CustomerChanges, CustomerDocument, CustomerEvent, CustomerFields, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason,
+  OperationLevel,
 } from './events.ts';
 
 /** Bounds a customer's stream and record. */

@@ -100,22 +100,18 @@ export const ACCOUNT_FUNDS_HELD = 'AccountFundsHeld';
 export const ACCOUNT_HOLD_RELEASED = 'AccountHoldReleased';
 export const ACCOUNT_HOLD_DEBITED = 'AccountHoldDebited';
 
-/** Fields every status change of a payment carries. Stream: `payment-<paymentId>`. */
-export interface PaymentStatusChange<Status extends string = string> {
-  paymentId: string;
-  from: Status;
-  to: Status;
-  /** ISO 8601 timestamp; the journal entry's `occurredAt`. */
-  at: string;
-}
-
-/** The schema of PaymentStatusChange; the payments context narrows `from` and `to` to its statuses. */
+/**
+ * Fields every status change of a payment carries. Stream: `payment-<paymentId>`. `at` (ISO 8601) is the journal
+ * entry's `occurredAt`. The payments context narrows `from` and `to` to its statuses.
+ */
 export const statusChangeProperties = {
   paymentId: textSchema,
   from: textSchema,
   to: textSchema,
   at: instantSchema,
 } as const;
+const statusChangeSchema = closed(statusChangeProperties);
+export type PaymentStatusChange = FromSchema<typeof statusChangeSchema>;
 
 /**
  * A received payment reconciled to its destination account. Its money moved on the account's stream: the

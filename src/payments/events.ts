@@ -107,7 +107,7 @@ const paymentDocumentSchema = closed({
 });
 export type PaymentDocument = FromSchema<typeof paymentDocumentSchema>;
 
-/** Every event that changes the status: the ledger's PaymentStatusChange, with this context's statuses. */
+/** Every event that changes the status: the ledger's status change fields, with this context's statuses. */
 const transitionProperties = { paymentId: textSchema, from: paymentStatusSchema, to: paymentStatusSchema, at: instantSchema } as const;
 const transitionSchema = closed(transitionProperties);
 
