@@ -1,14 +1,18 @@
-# The payments service. TypeScript runs directly through tsx (a runtime dependency), so there is no build step.
+# The payments service, compiled to dist/ when the image is built; `npm start` runs it with plain node.
 FROM node:20-bookworm-slim
 
 ENV NODE_ENV=production
 WORKDIR /app
 
-# Dependencies first, so a source change does not reinstall them.
+# Dependencies first, so a source change does not reinstall them. The project's own `prepare` (the build)
+# needs the sources, so scripts wait for them: the dependencies' install scripts run with `npm rebuild` below.
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts && npm cache clean --force
 
 COPY . .
+# Compile to dist/ (TypeScript is a runtime dependency for this) and make the PGlite template that new embedded
+# data directories are copied from; dist/ then matches the sources in the image, so `npm start` runs it as is.
+RUN npm rebuild && npm run build
 # The embedded mode keeps its data in ./data; the service runs unprivileged.
 RUN mkdir -p /app/data && chown node:node /app/data
 USER node

@@ -28,7 +28,7 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import type { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { comparePositions, positionReached, type Position } from '../src/eventstore/position.ts';
 import type { EventStore } from '../src/eventstore/port.ts';
-import { allProjectors } from '../projections/index.ts';
+import { allProjectors } from '../src/contexts.ts';
 import { paymentsProjector } from '../projections/payments.ts';
 import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
 import { quoteIdent } from '../src/db/sql.ts';
@@ -38,6 +38,7 @@ import { systemRuntime } from '../src/domain/runtime.ts';
 import { assembleService } from '../src/assemble.ts';
 import { stopService } from '../src/shutdown.ts';
 import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/payments/decider.ts';
+import type { WithoutTenant } from '../src/domain/tenancy.ts';
 import { paymentIdFor, paymentStream, type PaymentCreatedData, type PaymentEvent } from '../src/payments/events.ts';
 import { feesFor, totalFee } from '../src/payments/pricing.ts';
 import { providerSignature } from '../src/payments/routes.ts';
@@ -178,7 +179,7 @@ async function provisionMerchant(baseUrl: string): Promise<Merchant> {
 }
 
 /** Share of the dataset ending in each status, and the moves after creation that get it there. */
-const lifecycles: Array<{ status: string; share: number; moves: Array<(now: Date) => PaymentCommand> }> = [
+const lifecycles: Array<{ status: string; share: number; moves: Array<(now: Date) => WithoutTenant<PaymentCommand>> }> = [
   { status: 'CREATED', share: 0.35, moves: [] },
   { status: 'AUTHORIZED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now })] },
   { status: 'CAPTURED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now })] },
@@ -219,10 +220,12 @@ function paymentHistory(services: Services, merchant: Merchant, template: Paymen
   };
   let state: PaymentState = paymentDecider.initialState;
   const events: PaymentEvent[] = [];
-  const commands: PaymentCommand[] = [{ type: 'CreatePayment', payment, screening: { outcome: 'CLEAR' }, now: new Date(createdAt) }];
+  // The seed writes the merchant's history as the service would have: its commands act for the merchant.
+  const tenant = { clientId: merchant.clientId };
+  const commands: PaymentCommand[] = [{ type: 'CreatePayment', tenant, payment, screening: { outcome: 'CLEAR' }, now: new Date(createdAt) }];
   lifecycle.moves.forEach((move, step) => {
     const command = move(new Date(createdAt + (step + 1) * (lifecycle.status === 'EXPIRED' ? 7_200_000 : 300_000)));
-    commands.push(command.type === 'Receive' ? { ...command, receivedAmount: totalAmount } : command);
+    commands.push({ ...(command.type === 'Receive' ? { ...command, receivedAmount: totalAmount } : command), tenant } as PaymentCommand);
   });
   for (const command of commands) {
     const decided = paymentDecider.decide(command, state);
@@ -281,7 +284,7 @@ async function seedReceivable(
       const externalId = `receivable-${randomUUID()}`;
       const paymentId = paymentIdFor(merchant.clientId, externalId);
       const account = accounts[i % accounts.length]!;
-      const created = paymentDecider.decide({ type: 'CreatePayment', now: services.runtime.now(), screening: { outcome: 'CLEAR' }, payment: {
+      const created = paymentDecider.decide({ type: 'CreatePayment', tenant: { clientId: merchant.clientId }, now: services.runtime.now(), screening: { outcome: 'CLEAR' }, payment: {
         ...template, paymentId, externalId, accountId: account.id, accountNumber: account.accountNumber, totalAmount: '10.00',
         origins: [], fees: [], feeAmount: '0.00', flow: 'PUSH', method: null, settlement: 'INSTANT',
       } }, paymentDecider.initialState);

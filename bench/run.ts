@@ -3,8 +3,10 @@
  * Runs on embedded PGlite, and on Postgres when DATABASE_URL is set (in a scratch schema, dropped after).
  * The raw single-row INSERT rate is measured in the same run, so the ratio to it is visible.
  *
- * Sections: `store` (event store and projection catch-up) and `http` (the whole service under autocannon,
- * bench/http.ts). BENCH_ONLY=store or BENCH_ONLY=http runs one; BENCH_TARGETS=pglite or postgres one target.
+ * Sections: `startup` (`npm start` on a new and on an existing embedded data directory, bench/startup.ts),
+ * `store` (event store and projection catch-up) and `http` (the whole service under autocannon, bench/http.ts).
+ * BENCH_ONLY=store (or http, startup, or a comma-separated list) runs those; BENCH_TARGETS=pglite or postgres
+ * one target.
  * BENCH_SECONDS (store figures), BENCH_HTTP_SECONDS, BENCH_HTTP_WARMUP_SECONDS, BENCH_HTTP_PAYMENTS (dataset
  * of the list benchmark on Postgres, default 100,000) and BENCH_HTTP_PAYMENTS_PGLITE (default 10,000) tune the
  * run; BENCH_HTTP_DIAGNOSE and BENCH_HTTP_CPU_PROFILE add diagnostics (see bench/http.ts).
@@ -19,9 +21,10 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
 import { benchHttp } from './http.ts';
+import { benchStartup } from './startup.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'store,http').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http').split(',').map((s) => s.trim()));
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'pglite,postgres').split(',').map((s) => s.trim()));
 const HTTP_PAYMENTS = Number(process.env.BENCH_HTTP_PAYMENTS ?? 100_000);
 // PGlite is single-session and its figures are for information: a smaller dataset keeps the run short.
@@ -155,6 +158,16 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   const targets = (['pglite', 'postgres'] as const).filter((t) => TARGETS.has(t) && (t === 'pglite' || url));
   console.log(`payments-ledger benchmarks: ${[...SECTIONS].join(', ')} on ${targets.join(', ') || 'no target'}\n`);
+
+  if (SECTIONS.has('startup')) {
+    console.log(`start-up of the embedded service: \`npm start\` in a child process until GET /health answers 200`);
+    try {
+      await benchStartup(report);
+    } catch (error) {
+      console.log(`embedded  start-up benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
+    }
+    console.log('');
+  }
 
   if (SECTIONS.has('store')) {
     console.log(`event store and projections (${SECONDS}s per figure)`);

@@ -45,7 +45,7 @@ export const adjustmentSchema = {
   additionalProperties: false,
   required: ['amount', 'reason'],
   properties: {
-    amount: { type: 'string', pattern: `^-?${amountPattern.slice(1)}`, description: 'signed decimal string, within the currency’s scale, not zero' },
+    amount: { type: 'string', pattern: `^-?${amountPattern.slice(1)}`, examples: ['-12.50'], description: 'signed decimal string, within the currency’s scale, not zero' },
     reason: text(500),
   },
 } as const;
@@ -80,7 +80,7 @@ export const accountSchema = {
 } as const;
 export type AccountRecord = FromSchema<typeof accountSchema>;
 
-export const dayMonthYearSchema = { type: 'string', pattern: '^\\d{2}/\\d{2}/\\d{4}$', description: 'dd/mm/yyyy (UTC day, inclusive)' } as const;
+export const dayMonthYearSchema = { type: 'string', pattern: '^\\d{2}/\\d{2}/\\d{4}$', examples: ['24/11/2026'], description: 'dd/mm/yyyy (UTC day, inclusive)' } as const;
 
 export const listAccountsQuerySchema = {
   type: 'object',

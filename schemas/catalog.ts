@@ -186,7 +186,7 @@ export const countryParamSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['country'],
-  properties: { country: { type: 'string', pattern: '^[A-Z]{3}$', description: 'ISO 3166-1 alpha-3' } },
+  properties: { country: { type: 'string', pattern: '^[A-Z]{3}$', examples: ['CHL'], description: 'ISO 3166-1 alpha-3' } },
 } as const;
 export type CountryParams = FromSchema<typeof countryParamSchema>;
 

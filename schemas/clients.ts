@@ -25,20 +25,6 @@ export const clientCredentialsSchema = {
 } as const;
 export type ClientCredentials = FromSchema<typeof clientCredentialsSchema>;
 
-export const clientSchema = {
-  title: 'Client',
-  type: 'object',
-  additionalProperties: false,
-  required: ['clientId', 'name', 'status', 'createdAt'],
-  properties: {
-    clientId: { type: 'string' },
-    name: { type: 'string' },
-    status: { type: 'string', enum: ['ACTIVE', 'DELETED'] },
-    createdAt: { type: 'string', format: 'date-time' },
-  },
-} as const;
-export type ClientRecord = FromSchema<typeof clientSchema>;
-
 export const authBodySchema = {
   title: 'AuthRequest',
   type: 'object',

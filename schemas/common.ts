@@ -40,7 +40,7 @@ export type Pagination = FromSchema<typeof paginationSchema>;
 export const pageQueryProperties = {
   limit: { type: 'integer', minimum: 1, maximum: 500, default: 50, description: 'page size (at most 500)' },
   offset: { type: 'integer', minimum: 0, maximum: 10_000_000, default: 0, description: 'items skipped' },
-  cursor: { type: 'string', pattern: '^\\d{1,8}$', description: 'the `next` value of a previous page' },
+  cursor: { type: 'string', pattern: '^\\d{1,8}$', examples: ['50'], description: 'the `next` value of a previous page' },
 } as const;
 
 export function pageOf<const Item extends object>(item: Item) {

@@ -1,4 +1,3 @@
 /** Currencies the ledger keeps, each with its scale (decimals); see src/ledger/money.ts. */
 export const currencyCodes = ['CLP', 'COP', 'ARS', 'BRL', 'MXN', 'PEN', 'BOB', 'USD', 'EUR', 'GBP', 'USDC', 'USDT', 'BTC'] as const;
-export type CurrencyCode = (typeof currencyCodes)[number];
 export const currencySchema = { type: 'string', enum: currencyCodes, description: 'ISO 4217 code (or a token such as USDC)' } as const;

@@ -9,14 +9,14 @@ export const documentDecisions = ['APPROVED', 'REJECTED'] as const;
 
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 const documentNumberSchema = {
-  type: 'string', pattern: '^[A-Za-z0-9.-]{3,32}$', description: 'unique per client; letters, digits, dots and dashes',
+  type: 'string', pattern: '^[A-Za-z0-9.-]{3,32}$', examples: ['12.345.678-5'], description: 'unique per client; letters, digits, dots and dashes',
 } as const;
 const payerFields = {
   firstName: text(100),
   lastName: text(100),
   email: emailSchema,
-  phoneNumber: { type: 'string', pattern: '^\\d{4,15}$', description: 'digits only, without the prefix' },
-  phoneNumberPrefix: { type: 'string', pattern: '^\\+[1-9]\\d{0,3}$', description: 'a plus sign and the country calling code, e.g. +56' },
+  phoneNumber: { type: 'string', pattern: '^\\d{4,15}$', examples: ['912345678'], description: 'digits only, without the prefix' },
+  phoneNumberPrefix: { type: 'string', pattern: '^\\+[1-9]\\d{0,3}$', examples: ['+56'], description: 'a plus sign and the country calling code, e.g. +56' },
   documentType: { type: 'string', enum: documentTypes },
   documentNumber: documentNumberSchema,
 } as const;
@@ -54,7 +54,7 @@ export const addCustomerDocumentSchema = {
   additionalProperties: false,
   required: ['type'],
   properties: {
-    type: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,39}$', description: 'kind of document, e.g. ID_FRONT, ID_BACK, PASSPORT, PROOF_OF_ADDRESS' },
+    type: { type: 'string', pattern: '^[A-Z][A-Z0-9_]{1,39}$', examples: ['ID_FRONT'], description: 'kind of document, e.g. ID_FRONT, ID_BACK, PASSPORT, PROOF_OF_ADDRESS' },
     ...documentFileProperties,
   },
 } as const;
@@ -115,7 +115,6 @@ export const customerDocumentSchema = {
     uploadedAt: { type: ['string', 'null'], format: 'date-time' },
   },
 } as const;
-export type CustomerDocumentRecord = FromSchema<typeof customerDocumentSchema>;
 
 export const customerSchema = {
   title: 'Customer',

@@ -11,7 +11,7 @@ export const documentTypes = [
 
 export const emailSchema = { type: 'string', format: 'email', maxLength: 254 } as const;
 /** E.164: a plus sign, the country code and the number. */
-export const phoneSchema = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$', description: 'E.164, e.g. +56912345678' } as const;
+export const phoneSchema = { type: 'string', pattern: '^\\+[1-9]\\d{6,14}$', examples: ['+56912345678'], description: 'E.164, e.g. +56912345678' } as const;
 const text = (max: number) => ({ type: 'string', minLength: 1, maxLength: max }) as const;
 /**
  * The interface leaves the structure of rules open: any JSON object, with at most 100 top-level keys and the
@@ -29,7 +29,7 @@ export const accessScopeSchema = {
   additionalProperties: false,
   required: ['resource', 'reference', 'permissions'],
   properties: {
-    resource: { type: 'string', pattern: '^[A-Z][A-Z_]{1,39}$', description: 'kind of resource, e.g. IDENTITY, ACCOUNT' },
+    resource: { type: 'string', pattern: '^[A-Z][A-Z_]{1,39}$', examples: ['ACCOUNT'], description: 'kind of resource, e.g. IDENTITY, ACCOUNT' },
     reference: text(128),
     permissions: { type: 'array', minItems: 1, maxItems: 20, uniqueItems: true,
       items: { type: 'string', pattern: '^[A-Za-z_:.-]{1,40}$' } },

@@ -22,7 +22,7 @@ export const reviewDecisions = ['APPROVED', 'REJECTED'] as const;
 export const paymentSortFields = ['createdAt', 'updatedAt', 'totalAmount', 'status', 'type', 'externalId', 'expiresAt'] as const;
 
 const idRef = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
-const amount = { type: 'string', pattern: amountPattern, description: 'decimal string at the currency’s scale' } as const;
+const amount = { type: 'string', pattern: amountPattern, examples: ['1500'], description: 'decimal string at the currency’s scale' } as const;
 const nullableText = { type: ['string', 'null'] } as const;
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 const time = { type: 'string', format: 'date-time' } as const;
@@ -223,7 +223,7 @@ export const providerNotificationSchema = {
   required: ['transactionId', 'signature'],
   properties: {
     transactionId: { ...idRef, description: 'the payment id' },
-    signature: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', description: 'hex HMAC-SHA256 of transactionId under PROVIDER_SECRET' },
+    signature: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', examples: ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'], description: 'hex HMAC-SHA256 of transactionId under PROVIDER_SECRET' },
   },
 } as const;
 export type ProviderNotification = FromSchema<typeof providerNotificationSchema>;

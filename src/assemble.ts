@@ -3,13 +3,15 @@
  * measured into the metrics, every projector and reactor in one projection daemon, the services over them, and
  * the background work. Serving HTTP and the stop order (src/shutdown.ts) stay with the host.
  */
-import { allProjectors, allReactors } from '../projections/index.ts';
+import { allProjectors } from './contexts.ts';
 import { startBackgroundWork } from './background.ts';
 import type { Config } from './config.ts';
 import type { Runtime } from './domain/runtime.ts';
 import { measureAppends } from './eventstore/measured.ts';
 import { Metrics } from './http/metrics.ts';
+import { ReadModelFreshness } from './http/readModelFreshness.ts';
 import { createServices, type Services } from './http/services.ts';
+import { createPlatform } from './platform.ts';
 import type { Scheduler } from './jobs/scheduler.ts';
 import type { Logger } from './logging.ts';
 import { ProjectionDaemon, type DaemonOptions } from './projection/daemon.ts';
@@ -36,15 +38,22 @@ export async function assembleService(deps: {
 }): Promise<AssembledService> {
   const { config, logger, runtime } = deps;
   const metrics = new Metrics();
-  const storage: Storage = { ...deps.storage, store: measureAppends(deps.storage.store, (seconds) => metrics.observeAppend(seconds)) };
+  const freshness = new ReadModelFreshness();
+  const storage: Storage = {
+    ...deps.storage,
+    store: measureAppends(deps.storage.store, (seconds) => metrics.observeAppend(seconds), (result, events) => freshness.appended(result, events)),
+  };
   const projections = new ProjectionDaemon(storage.database, storage.store, {
+    leaseTtlMs: config.projectionLeaseMs,
+    heartbeatMs: config.projectionHeartbeatMs,
+    onLeaseChange: (projection, change) => metrics.countLeaseChange(projection, change),
     ...deps.daemon, logger, batchSize: config.projectionBatchSize,
   });
   for (const projector of allProjectors()) projections.addProjector(projector);
-  for (const reactor of allReactors()) projections.addReactor(reactor);
   deps.beforeProjecting?.(projections);
   projections.start();
-  const services = await createServices({ config, logger, runtime, storage, projections, metrics });
+  const platform = createPlatform({ config, logger, runtime, storage, projections, onStale: (position) => freshness.timedOut(position) });
+  const services = await createServices(platform, { metrics, freshness });
   const scheduler = startBackgroundWork(services, { schedule: deps.schedule ?? true });
   return { services, projections, scheduler, storage };
 }

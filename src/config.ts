@@ -22,6 +22,9 @@ export interface Config {
   sandboxAutopilot: boolean;
   readYourWritesTimeoutMs: number;
   projectionBatchSize: number;
+  /** How long a projection's lease lasts unrenewed, and how often its holder renews it (standbys look as often). */
+  projectionLeaseMs: number;
+  projectionHeartbeatMs: number;
   shutdownGraceMs: number;
   /** Requests per second per caller (0 = no limit), and the burst allowed above it. */
   rateLimitPerSecond: number;
@@ -105,6 +108,12 @@ export function loadConfig(env: Env = process.env): Config {
   if (!/^[a-z_][a-z0-9_]{0,23}$/.test(schema)) {
     throw new ConfigError('DATABASE_SCHEMA must be lower-case letters, digits and _, at most 24 characters');
   }
+  const projectionLeaseMs = integer(env, 'PROJECTION_LEASE_MS', 5_000, 500, 600_000);
+  const projectionHeartbeatMs = integer(env, 'PROJECTION_HEARTBEAT_MS', 1_000, 50, 300_000);
+  // A holder gets at least one more try to renew before its lease runs out.
+  if (projectionHeartbeatMs * 2 > projectionLeaseMs) {
+    throw new ConfigError(`PROJECTION_HEARTBEAT_MS (${projectionHeartbeatMs}) must be at most half of PROJECTION_LEASE_MS (${projectionLeaseMs})`);
+  }
   return {
     port: integer(env, 'PORT', 3000, 0, 65535),
     host: text(env, 'HOST') ?? '0.0.0.0',
@@ -121,6 +130,8 @@ export function loadConfig(env: Env = process.env): Config {
     sandboxAutopilot: boolean(env, 'SANDBOX_AUTOPILOT', true),
     readYourWritesTimeoutMs: integer(env, 'READ_YOUR_WRITES_TIMEOUT_MS', 5_000, 0, 60_000),
     projectionBatchSize: integer(env, 'PROJECTION_BATCH_SIZE', 1_000, 1, 10_000),
+    projectionLeaseMs,
+    projectionHeartbeatMs,
     shutdownGraceMs: integer(env, 'SHUTDOWN_GRACE_MS', 10_000, 0, 120_000),
     rateLimitPerSecond: integer(env, 'RATE_LIMIT_PER_SECOND', 100, 0, 1_000_000),
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),

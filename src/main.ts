@@ -32,9 +32,6 @@ async function main(): Promise<void> {
   }
 
   const { services, projections, scheduler, storage } = await assembleService({ config, logger, runtime: systemRuntime, storage: opened });
-  const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
-  if (demo) await services.readYourWrites(demo.position);
-
   const { app } = createApp(services);
   const server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
@@ -46,13 +43,19 @@ async function main(): Promise<void> {
   const shownHost = config.host === '0.0.0.0' || config.host === '::' ? 'localhost' : config.host;
   logger.info({ mode: storage.mode, storage: storage.describe, port },
     `payments-ledger listening on http://${shownHost}:${port} (${storage.mode} mode, ${storage.describe})`);
+  if (!config.operatorApiKey) logger.info('operator routes are disabled: set OPERATOR_API_KEY to enable them');
+
+  // After listening, as on every later start the read models catch up while the service already answers: on
+  // a new data directory the projectors are still creating their tables. The credentials are printed once
+  // the clients read model has the demo client, so they work from the moment they are shown.
+  const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
   if (demo) {
+    await services.readYourWrites(demo.position);
     // Printed, not logged: the secret must not end up in log collectors.
     process.stdout.write(`\n${describeCredentials(demo.credentials)}\n\n`);
   } else if (storage.mode === 'embedded') {
     logger.info(`demo client ${DEMO_CLIENT_ID} exists (its credentials were shown at the first start)`);
   }
-  if (!config.operatorApiKey) logger.info('operator routes are disabled: set OPERATOR_API_KEY to enable them');
 
   let stopping = false;
   const shutdown = async (signal: string) => {

@@ -8,11 +8,12 @@ import { join } from 'node:path';
 import type { Config } from './config.ts';
 import { acquireDataDirLock, type DataDirLock } from './db/dataDirLock.ts';
 import { openDatabase, type Database } from './db/database.ts';
+import { pgliteTemplateDir } from './db/pgliteTemplate.ts';
 import type { EventStore } from './eventstore/port.ts';
 import { comparePositions, type Position } from './eventstore/position.ts';
 import { PostgresEventStore } from './eventstore/postgres/postgresEventStore.ts';
 import type { UpcasterRegistry } from './eventstore/upcasting.ts';
-import { storedEvents } from '../schemas/events/registry.ts';
+import { storedEvents } from './storedEvents/registry.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 
 export interface Storage {
@@ -26,7 +27,7 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** `upcasters`: every stored event type's versions (schemas/events/registry.ts) unless a caller brings its own. */
+/** `upcasters`: every stored event type's versions (src/storedEvents/registry.ts) unless a caller brings its own. */
 export async function openStorage(config: Config, upcasters: UpcasterRegistry = storedEvents.upcasters): Promise<Storage> {
   let lock: DataDirLock | null = null;
   let database: Database;
@@ -37,7 +38,8 @@ export async function openStorage(config: Config, upcasters: UpcasterRegistry = 
   } else {
     lock = acquireDataDirLock(config.dataDir);
     try {
-      database = await openDatabase({ kind: 'pglite', dataDir: join(config.dataDir, 'pglite') },
+      database = await openDatabase(
+        { kind: 'pglite', dataDir: join(config.dataDir, 'pglite'), template: pgliteTemplateDir() },
         { schema: config.databaseSchema });
     } catch (error) {
       lock.release();

@@ -1,10 +1,16 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
-import { accountDecider, availableFunds, settlementAnswerId, settlementAnswerOf, type AccountCommand } from '../src/accounts/decider.ts';
+import {
+  accountDecider, availableFunds, settlementAnswerId, settlementAnswerOf, type AccountCommand as TenantCommand,
+} from '../src/accounts/decider.ts';
 import type { AccountEvent, AccountOpenedData } from '../src/accounts/events.ts';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { expectRefused } from './support/refused.ts';
+import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
+
+/** Commands of the account's own client unless they name another tenant. */
+type AccountCommand = AsOwner<TenantCommand>;
 
 const now = new Date('2026-03-04T05:06:07.000Z');
 const at = now.toISOString();
@@ -14,7 +20,8 @@ const account: Omit<AccountOpenedData, 'openedAt'> = {
 };
 const opened: AccountEvent = { type: 'AccountOpened', data: { ...account, openedAt: at } };
 
-const decide = (history: AccountEvent[], command: AccountCommand) => accountDecider.decide(command, foldEvents(accountDecider, history));
+const decide = (history: AccountEvent[], command: AccountCommand) =>
+  accountDecider.decide(asOwner<TenantCommand>(command), foldEvents(accountDecider, history));
 const refused = (history: AccountEvent[], command: AccountCommand, kind: DomainError['kind'], message: RegExp) =>
   expectRefused(() => decide(history, command), kind, message);
 
@@ -22,6 +29,19 @@ describe('account decider', () => {
   it('opens once', () => {
     expect(decide([], { type: 'OpenAccount', account, now })).to.deep.equal([opened]);
     refused([opened], { type: 'OpenAccount', account, now }, 'alreadyExists', /already exists/);
+  });
+
+  it('answers another client\'s account as not found, and lets an operator or the settlement (any tenant) act on it', () => {
+    const changes: AccountCommand[] = [
+      { type: 'UpdateAccount', changes: { name: 'Savings' }, now }, { type: 'CloseAccount', now },
+      { type: 'AdjustAccount', amount: '10', reason: 'test deposit', adjustmentId: 'adj-1', now },
+      { type: 'CreditSettlement', paymentId: 'p1', totalAmount: '10', feeAmount: '0', netAmount: '10', fundsFrom: 'clearing', settlementBatchId: null, now },
+      { type: 'HoldFunds', holdId: 'h1', amount: '1', reason: 'refund', now }, { type: 'ReleaseHold', holdId: 'h1', now },
+      { type: 'DebitHold', holdId: 'h1', now },
+    ];
+    for (const command of changes) refused([opened], { ...command, tenant: OTHER_CLIENT }, 'notFound', /^account not found$/);
+    expect(decide([opened], { type: 'AdjustAccount', tenant: 'any', amount: '10', reason: 'test deposit', adjustmentId: 'adj-1', now }))
+      .to.have.length(1);
   });
 
   it('updates fields and status separately, and only what changes', () => {

@@ -1,10 +1,14 @@
 import { expect } from 'chai';
 import {
-  customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState, type DocumentNumberCommand, type DocumentNumberState,
+  customerDecider, documentNumberDecider, type CustomerCommand as TenantCommand, type CustomerState, type DocumentNumberCommand, type DocumentNumberState,
 } from '../src/customers/decider.ts';
 import type { CustomerEvent, CustomerLevelChangedData, DocumentNumberEvent } from '../src/customers/events.ts';
 import { foldEvents, type Decider } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
+import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
+
+/** Commands of the customer's own client unless they name another tenant. */
+type CustomerCommand = AsOwner<TenantCommand>;
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
@@ -44,7 +48,9 @@ function scenario<C, E extends { type: string; data: unknown }, S>(decider: Deci
   });
 }
 
-const given = scenario<CustomerCommand, CustomerEvent, CustomerState>(customerDecider);
+const given = scenario<CustomerCommand, CustomerEvent, CustomerState>({
+  ...customerDecider, decide: (command, state) => customerDecider.decide(asOwner<TenantCommand>(command), state),
+});
 const givenReservation = scenario<DocumentNumberCommand, DocumentNumberEvent, DocumentNumberState>(documentNumberDecider);
 
 describe('customer decider', () => {
@@ -68,6 +74,20 @@ describe('customer decider', () => {
     given([]).when({ type: 'AddDocument', documentId: 'd1', document: { type: 'ID_FRONT' }, now }).thenRefused('notFound', /not found/);
     given([]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now }).thenRefused('notFound', /not found/);
     given([]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenRefused('notFound', /not found/);
+  });
+
+  it('answers another client\'s customer as not found, exactly as a missing one, and lets an operator (any tenant) act on it', () => {
+    const changes: CustomerCommand[] = [
+      { type: 'UpdateCustomer', changes: { firstName: 'B' }, now }, { type: 'AddDocument', documentId: 'd2', document: { type: 'ID_FRONT' }, now },
+      { type: 'UploadDocument', documentId: 'd1', upload: { url: 'https://files.example.com/b.png' }, now },
+      { type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now }, { type: 'ChangeOperationLevel', operationLevel: 'FULL', now },
+    ];
+    for (const command of changes) {
+      given([created, uploaded('d1')]).when({ ...command, tenant: OTHER_CLIENT }).thenRefused('notFound', /^customer not found$/);
+      given([]).when(command).thenRefused('notFound', /^customer not found$/);
+    }
+    given([created]).when({ type: 'ChangeOperationLevel', tenant: 'any', operationLevel: 'FULL', now })
+      .then([snapshot({ operationLevel: 'FULL' })]);
   });
 
   it('records only the fields that change, and the previous document number when it changes', () => {
@@ -150,7 +170,7 @@ describe('customer decider', () => {
   });
 
   it('level changes never carry document URLs', () => {
-    const events = customerDecider.decide({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now },
+    const events = customerDecider.decide({ type: 'DecideDocument', tenant: 'any', documentId: 'd1', decision: 'APPROVED', now },
       foldEvents(customerDecider, [created, uploaded('d1')]));
     expect(JSON.stringify(events[1])).not.to.include('https://');
   });

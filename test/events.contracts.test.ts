@@ -5,9 +5,9 @@
  * stored event only through the handler's explicit mapping.
  */
 import { expect } from 'chai';
-import { storedEvents } from '../schemas/events/registry.ts';
-import { compareWithSnapshot, canonicalSchema, readSnapshot, type EventSchemaSnapshot } from '../schemas/events/snapshot.ts';
-import { eventDataValidator } from '../schemas/events/validate.ts';
+import { storedEvents } from '../src/storedEvents/registry.ts';
+import { compareWithSnapshot, canonicalSchema, readSnapshot, type EventSchemaSnapshot } from '../src/storedEvents/snapshot.ts';
+import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { accountDecider } from '../src/accounts/decider.ts';
 import { accountStream } from '../src/accounts/events.ts';
 import * as accounts from '../src/accounts/handlers.ts';
@@ -17,6 +17,7 @@ import type { Database } from '../src/db/database.ts';
 import { handleCommand } from '../src/eventstore/commandHandler.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { Position } from '../src/eventstore/position.ts';
+import { clientTenant } from '../src/domain/tenancy.ts';
 import { EventContracts, type ContextEvents } from '../src/eventstore/upcasting.ts';
 import { identityStream } from '../src/identities/events.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
@@ -168,10 +169,11 @@ for (const target of databaseTargets()) {
       ok(await service.operator('POST', `/operator/accounts/${main.id}/adjustments`, { amount: '100.00', reason: 'test deposit' }), 'adjustment');
       const hold = (command: Parameters<typeof accountDecider.decide>[0]) =>
         handleCommand(service.services.storage.store, accountStream(main.id), accountDecider, command, { clientId: client.clientId });
-      await hold({ type: 'HoldFunds', holdId: 'h1', amount: '10.00', reason: 'refund', now: clock.now() });
-      await hold({ type: 'ReleaseHold', holdId: 'h1', now: clock.now() });
-      await hold({ type: 'HoldFunds', holdId: 'h2', amount: '5.00', reason: 'refund', now: clock.now() });
-      await hold({ type: 'DebitHold', holdId: 'h2', now: clock.now() });
+      const tenant = clientTenant(client.clientId);
+      await hold({ type: 'HoldFunds', tenant, holdId: 'h1', amount: '10.00', reason: 'refund', now: clock.now() });
+      await hold({ type: 'ReleaseHold', tenant, holdId: 'h1', now: clock.now() });
+      await hold({ type: 'HoldFunds', tenant, holdId: 'h2', amount: '5.00', reason: 'refund', now: clock.now() });
+      await hold({ type: 'DebitHold', tenant, holdId: 'h2', now: clock.now() });
 
       const customer = ok(await call('POST', '/customers', { firstName: 'Ana', email: 'Ana@Example.com', documentNumber: '11.111.111-1' }), 'customer');
       ok(await call('PATCH', `/customers/${customer.id}`, { documentNumber: '22.222.222-2' }), 'customer update');
@@ -231,14 +233,15 @@ for (const target of databaseTargets()) {
       const client = await service.createClient('Mapping');
       const extra = { smuggled: 'not in any contract' };
       const metadata = { clientId: client.clientId };
+      const tenant = clientTenant(client.clientId);
       const identityId = await identities.createIdentity(service.services, client.clientId,
         { type: 'USER', name: 'Ana', ...extra } as never, metadata);
-      await identities.updateIdentity(service.services, identityId, { name: 'Ana Maria', ...extra } as never, metadata);
+      await identities.updateIdentity(service.services, tenant, identityId, { name: 'Ana Maria', ...extra } as never, metadata);
       const customerId = await customers.createCustomer(service.services, client.clientId, { email: 'ana@example.com', ...extra } as never, metadata);
       await customers.updateCustomer(service.services, client.clientId, customerId, { firstName: 'Ana', ...extra } as never, metadata);
       const accountId = await accounts.openAccount(service.services, client.clientId,
         { identityId, type: 'CHECKING', currency: 'CLP', ...extra } as never, metadata);
-      await accounts.updateAccount(service.services, accountId, { name: 'Main', ...extra } as never, metadata);
+      await accounts.updateAccount(service.services, tenant, accountId, { name: 'Main', ...extra } as never, metadata);
 
       const store = service.services.storage.store;
       const recorded = [

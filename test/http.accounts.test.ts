@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
-import { startTestService, type Credentials, type TestService } from './support/testService.ts';
+import type { Credentials, TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 
 const today = () => {
   const d = new Date();
@@ -28,18 +29,16 @@ for (const target of databaseTargets()) {
     const open = (headers: Record<string, string>, body: Record<string, unknown>) => service.request('POST', '/accounts', { headers, body });
     const adjust = (id: string, amount: string) => service.operator('POST', `/operator/accounts/${id}/adjustments`, { amount, reason: 'test deposit' });
 
+    let tenants: TwoTenants;
+
     before(async () => {
-      database = await target.open();
-      service = await startTestService(database);
-      alice = await service.createClient('Alice');
-      asAlice = await service.as(alice);
-      asBob = await service.as(await service.createClient('Bob'));
+      tenants = await startTwoTenants(target);
+      ({ database, service, alice, asAlice, asBob } = tenants);
       ana = await identity(asAlice, 'Ana');
       bobIdentity = await identity(asBob, 'Bobby');
     });
     after(async () => {
-      await service?.close();
-      await database?.close();
+      await tenants?.close();
     });
 
     it('opens, reads, updates, blocks and deletes an account', async () => {

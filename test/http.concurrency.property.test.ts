@@ -23,7 +23,7 @@ import { Decimal, toDecimal } from '../src/ledger/money.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
-import { allProjectors } from '../projections/index.ts';
+import { allProjectors } from '../src/contexts.ts';
 import { createLedgerProjector, LEDGER_PROJECTOR_NAME } from '../projections/ledger.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
-import { startTestService, type Credentials, type TestService } from './support/testService.ts';
+import type { Credentials, TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 
 for (const target of databaseTargets()) {
   describe(`customers over HTTP: ${target.name}`, function () {
@@ -24,17 +25,14 @@ for (const target of databaseTargets()) {
       `SELECT data FROM events WHERE type = 'CustomerLevelChanged' AND stream = $1 ORDER BY global_position`, [`customer-${customerId}`])).rows
       .map((r) => r.data);
 
+    let tenants: TwoTenants;
+
     before(async () => {
-      database = await target.open();
-      service = await startTestService(database);
-      alice = await service.createClient('Alice');
-      bob = await service.createClient('Bob');
-      asAlice = await service.as(alice);
-      asBob = await service.as(bob);
+      tenants = await startTwoTenants(target);
+      ({ database, service, alice, bob, asAlice, asBob } = tenants);
     });
     after(async () => {
-      await service?.close();
-      await database?.close();
+      await tenants?.close();
     });
 
     it('creates, reads and updates a customer', async () => {

@@ -1,237 +1,160 @@
 import { expect } from 'chai';
-import { createHash } from 'node:crypto';
-import { escapeHtml, renderDocsPage, type OpenApiDocument } from '../src/http/docs.ts';
+import { execFileSync } from 'node:child_process';
+import { chromium, type Browser } from 'playwright-core';
+import type { Database } from '../src/db/database.ts';
+import { DOCS_ASSETS } from '../src/http/docs.ts';
+import { compileValidator } from '../src/http/validation.ts';
+import { databaseTargets } from './support/targets.ts';
+import { startTestService, type TestService } from './support/testService.ts';
+import { until } from './support/until.ts';
 
-const sample: OpenApiDocument = {
-  openapi: '3.1.0',
-  info: {
-    title: 'Payments & Ledger',
-    version: '1.2.3',
-    description: 'Amounts are decimal strings.\nNever trust <b>bold</b> claims.',
-    contact: { url: 'https://example.com/support' },
-  },
-  servers: [{ url: 'https://api.example.com', description: 'production' }],
-  tags: [
-    { name: 'Payments', description: 'Money moving around' },
-    { name: 'Unused', description: 'a declared tag without operations' },
-  ],
-  security: [{ apiKey: [] }],
-  paths: {
-    '/payments/{paymentId}': {
-      parameters: [
-        { name: 'paymentId', in: 'path', required: true, schema: { type: 'string', format: 'uuid' }, description: 'the payment' },
-      ],
-      get: {
-        operationId: 'getPayment',
-        summary: 'Fetch one payment',
-        description: 'Returns the payment. <script>alert("owned")</script>',
-        tags: ['Payments'],
-        parameters: [
-          { $ref: '#/components/parameters/Expand' },
-        ],
-        responses: {
-          200: {
-            description: 'the payment',
-            headers: { ETag: { schema: { type: 'string' }, description: 'the revision' } },
-            content: { 'application/json': { schema: { $ref: '#/components/schemas/Payment' } } },
-          },
-          404: { $ref: '#/components/responses/NotFound' },
-        },
-      },
-    },
-    '/refunds': {
-      post: {
-        summary: 'Refund a payment',
-        security: [],
-        requestBody: {
-          required: true,
-          content: {
-            'application/json': {
-              schema: {
-                type: 'object',
-                additionalProperties: false,
-                required: ['paymentId', 'amount'],
-                properties: {
-                  paymentId: { type: 'string', format: 'uuid' },
-                  amount: { type: 'string', pattern: '^\\d+(\\.\\d{1,2})?$', description: 'decimal, at most 2 places' },
-                  reason: { type: 'string', enum: ['duplicate', 'fraud', 'requested_by_customer'] },
-                  lines: {
-                    type: 'array',
-                    minItems: 1,
-                    items: {
-                      type: 'object',
-                      properties: { sku: { type: 'string', maxLength: 64 }, quantity: { type: 'integer', minimum: 1 } },
-                    },
-                  },
-                  target: {
-                    oneOf: [
-                      { $ref: '#/components/schemas/Payment' },
-                      { type: 'object', properties: { iban: { type: 'string' } } },
-                    ],
-                  },
-                  note: { type: ['string', 'null'], maxLength: 500 },
-                },
-              },
-            },
-          },
-        },
-        responses: {
-          201: { description: 'refund accepted', content: { 'application/json': { schema: { $ref: '#/components/schemas/Missing' } } } },
-        },
-      },
-    },
-  },
-  components: {
-    schemas: {
-      Payment: {
-        type: 'object',
-        additionalProperties: false,
-        required: ['id', 'status'],
-        properties: {
-          id: { type: 'string', format: 'uuid' },
-          status: { type: 'string', enum: ['pending', 'captured', 'failed'], description: 'where the payment is' },
-          amount: { type: 'string', description: 'Watch out for "quotes" & <tags>' },
-          metadata: { type: 'object', additionalProperties: { type: 'string' } },
-        },
-      },
-    },
-    parameters: {
-      Expand: { name: 'expand', in: 'query', schema: { type: 'string', enum: ['ledger', 'refunds'] }, description: 'related data' },
-    },
-    responses: {
-      NotFound: { description: 'no such payment' },
-    },
-    securitySchemes: {
-      apiKey: { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'the client key' },
-    },
-  },
-};
+interface Parameter { name: string; in: string; required: boolean; schema: object; example?: unknown }
+interface Operation {
+  operationId: string;
+  parameters: Parameter[];
+  requestBody?: { content: Record<string, { schema: object; example?: unknown }> };
+}
+type Document = { paths: Record<string, Record<string, Operation>> };
 
-/** The text of the element with the given id, up to the matching closing tag (good enough for these tests). */
-function section(html: string, id: string, tag: 'article' | 'section'): string {
-  const start = html.indexOf(`<${tag} `, html.lastIndexOf(`<${tag}`, html.indexOf(`id="${id}"`)));
-  expect(start, `element #${id}`).to.be.greaterThan(-1);
-  return html.slice(start, html.indexOf(`</${tag}>`, start));
+/** Every operation of the document with its method and path. */
+function operationsOf(document: Document): Array<{ method: string; path: string; operation: Operation }> {
+  return Object.entries(document.paths).flatMap(([path, operations]) =>
+    Object.entries(operations).map(([method, operation]) => ({ method, path, operation })));
 }
 
-describe('renderDocsPage', () => {
-  const html = renderDocsPage(sample);
+/** Debian's Chromium, when installed; the browser test needs it (CI installs it, .ci/run). */
+function installedChromium(): string | null {
+  try {
+    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim() || null;
+  } catch {
+    return null;
+  }
+}
 
-  it('renders a complete page with the title, version and description', () => {
-    expect(html.startsWith('<!DOCTYPE html>')).to.equal(true);
-    expect(html).to.include('</html>');
-    expect(html).to.include('<h1>Payments &amp; Ledger</h1>');
-    expect(html).to.include('version 1.2.3');
-    expect(html).to.include('OpenAPI 3.1.0');
-    expect(html).to.include('Never trust &lt;b&gt;bold&lt;/b&gt; claims.');
+describe('API reference (/docs)', () => {
+  let database: Database;
+  let service: TestService;
+  let openapi: Document;
+
+  before(async () => {
+    database = await databaseTargets()[0]!.open();
+    service = await startTestService(database);
+    openapi = (await service.request('GET', '/openapi.json')).body as Document;
   });
 
-  it('lists tags in the sidebar, falling back to the first path segment', () => {
-    expect(html).to.match(/<li class="nav-tag" data-tag="tag-Payments"><a href="#tag-Payments">Payments<\/a>/);
-    expect(html).to.match(/<a href="#tag-refunds">refunds<\/a>/);
-    expect(html).to.include('<section class="tag" id="tag-Payments"><h2>Payments</h2><div class="desc">Money moving around</div>');
-    expect(html).to.include('<section class="tag" id="tag-refunds">');
-    expect(html).not.to.include('Unused');
+  after(async () => {
+    await service?.close();
+    await database?.close();
   });
 
-  it('renders each operation with its method, path, summary and parameters', () => {
-    const get = section(html, 'op-getPayment', 'article');
-    expect(get).to.include('<span class="method m-get">GET</span>');
-    expect(get).to.include('<code class="path">/payments/{paymentId}</code>');
-    expect(get).to.include('Fetch one payment');
-    expect(get).to.include('<code class="name">paymentId</code>');
-    expect(get).to.include('<code class="name">expand</code>');
-    expect(get).to.include('<code>&quot;ledger&quot;</code>');
-    expect(get).to.include('<span class="format">(uuid)</span>');
-    expect(get).to.include('related data');
-    expect(get).to.include('Authentication: <code>apiKey</code>');
-    expect(get).to.include('<span class="status s2">200</span>');
-    expect(get).to.include('<span class="status s4">404</span> <span class="response-desc">no such payment</span>');
-    expect(get).to.include('<code class="name">ETag</code>');
-    expect(get).to.include('<a class="ref" href="#schema-Payment">Payment</a>');
-
-    const post = section(html, 'op-post-refunds', 'article');
-    expect(post).to.include('<span class="method m-post">POST</span>');
-    expect(post).to.include('Refund a payment');
-    expect(post).to.include('Authentication: <span class="badge">none</span>');
-    expect(post).to.match(/Request body <span class="req">required<\/span>/);
-    for (const field of ['paymentId', 'amount', 'reason', 'lines', 'sku', 'quantity', 'target', 'iban', 'note']) {
-      expect(post).to.include(`<code class="name">${field}</code>`);
+  it('every operation carries an example request, and each example passes the request validation', () => {
+    let bodies = 0;
+    let parameters = 0;
+    for (const { method, path, operation } of operationsOf(openapi)) {
+      const where = `${method.toUpperCase()} ${path}`;
+      const media = operation.requestBody?.content['application/json'];
+      if (media) {
+        expect(media, `${where}: body example`).to.have.property('example');
+        expect(() => compileValidator('body', media.schema)(structuredClone(media.example)), `${where}: body example`).not.to.throw();
+        bodies += 1;
+      }
+      for (const parameter of operation.parameters) {
+        const name = `${where}: ${parameter.in} parameter ${parameter.name}`;
+        expect(parameter, name).to.have.property('example');
+        // On the wire every parameter is a string; the router coerces it to the schema's type, as it does here.
+        const part = parameter.in === 'path' ? 'path' : 'query';
+        const schema = { type: 'object', required: [parameter.name], properties: { [parameter.name]: parameter.schema } };
+        expect(() => compileValidator(part, schema)({ [parameter.name]: String(parameter.example) }), name).not.to.throw();
+        parameters += 1;
+      }
     }
-    expect(post).to.include('pattern <code>^\\d+(\\.\\d{1,2})?$</code>');
-    expect(post).to.include('<code>&quot;requested_by_customer&quot;</code>');
-    expect(post).to.include('No other fields.');
-    expect(post).to.include('min items 1');
-    expect(post).to.include('≥ 1');
-    expect(post).to.include('One of');
-    expect(post).to.include('<span class="type">string</span> | <span class="type">null</span>');
-    expect(post).to.include('#/components/schemas/Missing');
-    expect(post).not.to.include('href="#/components');
+    expect(bodies).to.be.greaterThan(10);
+    expect(parameters).to.be.greaterThan(50);
   });
 
-  it('renders component schemas in their own section, as link targets', () => {
-    expect(html).to.include('<section class="components" id="schemas"><h2>Schemas</h2>');
-    const payment = section(html, 'schema-Payment', 'section');
-    expect(payment).to.include('<h3>Payment</h3>');
-    expect(payment).to.include('<code class="name">status</code>');
-    expect(payment).to.include('<code>&quot;captured&quot;</code>');
-    expect(payment).to.include('where the payment is');
-    expect(payment).to.include('No other fields.');
-    expect(payment).to.include('Other fields');
-    expect(payment).to.include('Watch out for &quot;quotes&quot; &amp; &lt;tags&gt;');
-    expect(html).to.include('<a href="#schemas">Schemas</a>');
-    expect(html).to.include('<code class="name">apiKey</code></td><td>apiKey · header x-api-key</td>');
-  });
-
-  it('escapes markup from the document', () => {
-    expect(html).to.include('Returns the payment. &lt;script&gt;alert(&quot;owned&quot;)&lt;/script&gt;');
-    expect(html).not.to.include('<script>alert');
-    // The page's own filter script is the only script element.
-    expect(html.match(/<script\b/g)).to.have.length(1);
-    expect(escapeHtml(`<a href="x" onclick='y'>&`)).to.equal('&lt;a href=&quot;x&quot; onclick=&#39;y&#39;&gt;&amp;');
-  });
-
-  it('loads nothing external: only in-page links, no src attributes, a restrictive CSP', () => {
-    const attributes = [...html.matchAll(/\b(src|href)\s*=\s*("([^"]*)"|'([^']*)'|([^\s>]+))/gi)];
-    expect(attributes.length).to.be.greaterThan(5);
-    for (const match of attributes) {
-      const value = match[3] ?? match[4] ?? match[5] ?? '';
-      expect(match[1]!.toLowerCase(), `attribute ${match[0]}`).to.equal('href');
-      expect(value, `attribute ${match[0]}`).to.match(/^#/);
-      expect(value).not.to.match(/https?:/i);
-    }
-    expect(html).not.to.match(/<link\b|@import|url\(/i);
-    // URLs from the document are shown as text only.
-    expect(html).to.include('<code>https://api.example.com</code>');
-
-    const csp = /<meta http-equiv="Content-Security-Policy" content="([^"]+)">/.exec(html)?.[1];
-    expect(csp).to.be.a('string');
+  it('serves the page with a strict Content-Security-Policy, no inline script, and its assets from the service', async () => {
+    const page = await service.request('GET', '/docs', { unchecked: true });
+    expect(page.status).to.equal(200);
+    const csp = page.headers.get('content-security-policy') ?? '';
     expect(csp).to.include("default-src 'none'");
-    const style = /<style>([\s\S]*?)<\/style>/.exec(html)![1]!;
-    const script = /<script>([\s\S]*?)<\/script>/.exec(html)![1]!;
-    const hash = (text: string) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`;
-    expect(csp).to.include(`style-src ${hash(style)}`);
-    expect(csp).to.include(`script-src ${hash(script)}`);
+    expect(csp).to.include("script-src 'self'");
+    expect(csp).not.to.include('unsafe-inline');
+    expect(csp).not.to.include('unsafe-eval');
+    expect(page.text).not.to.match(/<script>(?!<\/script>)|<script(?![^>]*\bsrc=)[^>]*>/);
+    const references = [...page.text.matchAll(/\b(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(references.length).to.be.greaterThan(2);
+    for (const reference of references) expect(reference, reference).to.match(/^\/(docs\/assets\/|openapi\.json$)/);
+
+    for (const file of Object.keys(DOCS_ASSETS)) {
+      const asset = await service.request('GET', `/docs/assets/${file}`, { unchecked: true });
+      expect(asset.status, file).to.equal(200);
+      expect(asset.headers.get('x-content-type-options'), file).to.equal('nosniff');
+    }
+    const unknown = await service.request('GET', '/docs/assets/..%2Fpackage.json', { unchecked: true });
+    expect(unknown.status).to.equal(400);
+    expect(unknown.body.message).to.match(/path parameter file must be one of/);
   });
 
-  it('includes a search box and filter data for every operation', () => {
-    expect(html).to.match(/<input type="search" id="filter"/);
-    expect(html).to.include('data-search="get /payments/{paymentid} fetch one payment getpayment"');
-    expect(html).to.include('data-search="post /refunds refund a payment "');
-    expect(html).to.include('<li data-op="op-getPayment"><a href="#op-getPayment">');
-  });
+  const executablePath = installedChromium();
+  const browserTitle = executablePath === null
+    ? 'in headless Chromium — skipped: no `chromium` on PATH (Debian: apt-get install chromium; CI installs it)'
+    : 'in headless Chromium, offline';
+  (executablePath === null ? describe.skip : describe)(browserTitle, () => {
+    let browser: Browser;
 
-  it('copes with a minimal document and with recursive inline schemas', () => {
-    const minimal = renderDocsPage({ openapi: '3.1.0', info: { title: 'Empty', version: '0' }, paths: {} });
-    expect(minimal).to.include('<h1>Empty</h1>');
-    expect(minimal).not.to.include('id="schemas"');
-
-    const node: Record<string, unknown> = { type: 'object' };
-    node.properties = { child: node };
-    const cyclic = renderDocsPage({
-      openapi: '3.1.0', info: { title: 'Cyclic', version: '0' }, paths: {},
-      components: { schemas: { Node: node } },
+    before(async () => {
+      browser = await chromium.launch({ executablePath: executablePath!, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
     });
-    expect(cyclic).to.include('(recursive schema)');
+
+    after(async () => {
+      await browser?.close();
+    });
+
+    it('lists every operation of the document and shows their example requests, loading nothing from elsewhere', async function () {
+      this.timeout(180_000);
+      const page = await browser.newPage();
+      const origin = new URL(service.baseUrl).origin;
+      const elsewhere: string[] = [];
+      const problems: string[] = [];
+      await page.route('**/*', async (route) => {
+        const url = route.request().url();
+        if (new URL(url).origin === origin) return route.continue();
+        elsewhere.push(url);
+        return route.abort();
+      });
+      page.on('console', (message) => { if (message.type() === 'error') problems.push(message.text()); });
+      page.on('pageerror', (error) => problems.push(error.message));
+
+      await page.goto(`${service.baseUrl}/docs`);
+      const operations = operationsOf(openapi);
+      const blocks = page.locator('.opblock');
+      await until(async () => (await blocks.count()) === operations.length, { what: 'every operation listed' });
+      const listed = await blocks.evaluateAll((elements) => elements.map((block) =>
+        `${block.querySelector('.opblock-summary-method')?.textContent?.toLowerCase()} ${block.querySelector('[data-path]')?.getAttribute('data-path')}`));
+      expect(new Set(listed)).to.deep.equal(new Set(operations.map(({ method, path }) => `${method} ${path}`)));
+
+      // Opening an operation renders its parameters, body schema and responses, which takes a while on a busy
+      // machine: two operations stand for the rest (the document-level test checks every operation's examples).
+      for (const [method, path] of [['post', '/payments'], ['get', '/payments']] as const) {
+        const { operation } = operations.find((o) => o.method === method && o.path === path)!;
+        const block = blocks.filter({ has: page.locator(`.opblock-summary-path[data-path="${path}"]`) })
+          .filter({ has: page.locator('.opblock-summary-method', { hasText: new RegExp(`^${method}$`, 'i') }) });
+        await block.locator('.opblock-summary-control').click();
+        const example = operation.requestBody?.content['application/json']?.example;
+        if (example !== undefined) {
+          const shown = await block.locator('.body-param__example').textContent();
+          expect(JSON.parse(shown ?? 'null'), `${method} ${path}: example body`).to.deep.equal(example);
+        }
+        expect(operation.parameters.length).to.be.greaterThan(0);
+        for (const parameter of operation.parameters) {
+          const row = block.locator(`tr[data-param-name="${parameter.name}"][data-param-in="${parameter.in}"]`);
+          expect(await row.textContent(), `${method} ${path}: example of ${parameter.in} ${parameter.name}`)
+            .to.include(`Example : ${String(parameter.example)}`);
+        }
+      }
+      expect(elsewhere, 'requests to anywhere but the service').to.deep.equal([]);
+      expect(problems, 'errors in the page (a refused script or style shows here)').to.deep.equal([]);
+      await page.close();
+    });
   });
 });

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
-import { startTestService, type Credentials, type TestService } from './support/testService.ts';
+import type { Credentials, TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 
 for (const target of databaseTargets()) {
   describe(`identities over HTTP: ${target.name}`, function () {
@@ -14,17 +15,14 @@ for (const target of databaseTargets()) {
     let asBob: Record<string, string>;
     const create = (headers: Record<string, string>, body: Record<string, unknown>) => service.request('POST', '/identities', { headers, body });
 
+    let tenants: TwoTenants;
+
     before(async () => {
-      database = await target.open();
-      service = await startTestService(database);
-      alice = await service.createClient('Alice');
-      bob = await service.createClient('Bob');
-      asAlice = await service.as(alice);
-      asBob = await service.as(bob);
+      tenants = await startTwoTenants(target);
+      ({ database, service, alice, bob, asAlice, asBob } = tenants);
     });
     after(async () => {
-      await service?.close();
-      await database?.close();
+      await tenants?.close();
     });
 
     it('creates, reads, updates and deletes an identity', async () => {

@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import express from 'express';
-import {
-  MAX_LABEL_SETS_PER_METRIC, Metrics, PROMETHEUS_CONTENT_TYPE, escapeLabelValue, metricsMiddleware,
-} from '../src/http/metrics.ts';
+import { until } from './support/until.ts';
+import { LATENCY_BUCKETS, MAX_LABEL_SETS_PER_METRIC, Metrics, metricsMiddleware } from '../src/http/metrics.ts';
 
 /** The sample lines of a rendered body whose name and labels start with `prefix`. */
 function samples(text: string, prefix: string): string[] {
@@ -19,11 +18,11 @@ function sampleValue(text: string, prefix: string): number {
 }
 
 describe('Metrics', () => {
-  it('renders a request histogram with cumulative buckets, sum and count, and the request counter', () => {
+  it('renders a request histogram with cumulative buckets, sum and count, and the request counter', async () => {
     const metrics = new Metrics();
     for (const seconds of [0.003, 0.005, 0.02, 0.3, 12]) metrics.observeRequest('GET', '/things/:id', 200, seconds);
     metrics.observeRequest('POST', '/things', 201, 0.04);
-    const text = metrics.render();
+    const text = await metrics.render();
 
     const labels = 'method="GET",route="/things/:id",status="200"';
     const expected: Array<[string, number]> = [
@@ -31,22 +30,22 @@ describe('Metrics', () => {
       ['0.5', 4], ['1', 4], ['2.5', 4], ['5', 4], ['10', 4], ['+Inf', 5],
     ];
     for (const [le, count] of expected) {
-      expect(text).to.include(`http_request_duration_seconds_bucket{${labels},le="${le}"} ${count}\n`);
+      expect(text).to.include(`http_request_duration_seconds_bucket{le="${le}",${labels}} ${count}\n`);
     }
-    expect(samples(text, `http_request_duration_seconds_bucket{${labels},`)).to.have.length(expected.length);
+    expect(samples(text, 'http_request_duration_seconds_bucket{').filter((l) => l.includes(labels))).to.have.length(expected.length);
     expect(sampleValue(text, `http_request_duration_seconds_sum{${labels}}`)).to.be.closeTo(12.328, 1e-9);
     expect(text).to.include(`http_request_duration_seconds_count{${labels}} 5\n`);
     expect(text).to.include(`http_requests_total{${labels}} 5\n`);
     expect(text).to.include('http_requests_total{method="POST",route="/things",status="201"} 1\n');
-    expect(text).to.include('http_request_duration_seconds_bucket{method="POST",route="/things",status="201",le="0.025"} 0\n');
-    expect(text).to.include('http_request_duration_seconds_bucket{method="POST",route="/things",status="201",le="0.05"} 1\n');
+    expect(text).to.include('http_request_duration_seconds_bucket{le="0.025",method="POST",route="/things",status="201"} 0\n');
+    expect(text).to.include('http_request_duration_seconds_bucket{le="0.05",method="POST",route="/things",status="201"} 1\n');
   });
 
-  it('writes HELP and TYPE lines once per family, before its samples, and ends with a newline', () => {
+  it('writes HELP and TYPE lines once per family, before its samples, and ends with a newline', async () => {
     const metrics = new Metrics();
     metrics.observeRequest('GET', '/a', 200, 0.1);
     metrics.observeRequest('GET', '/b', 200, 0.1);
-    const text = metrics.render();
+    const text = await metrics.render();
     const lines = text.split('\n');
 
     expect(text.endsWith('\n')).to.equal(true);
@@ -63,11 +62,11 @@ describe('Metrics', () => {
     }
   });
 
-  it('records event-store appends in an unlabelled histogram', () => {
+  it('records event-store appends in an unlabelled histogram', async () => {
     const metrics = new Metrics();
     metrics.observeAppend(0.002);
     metrics.observeAppend(0.07);
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(text).to.include('eventstore_append_duration_seconds_bucket{le="0.005"} 1\n');
     expect(text).to.include('eventstore_append_duration_seconds_bucket{le="0.1"} 2\n');
     expect(text).to.include('eventstore_append_duration_seconds_bucket{le="+Inf"} 2\n');
@@ -75,31 +74,31 @@ describe('Metrics', () => {
     expect(text).to.include('eventstore_append_duration_seconds_count 2\n');
   });
 
-  it('rejects observations that are negative or not finite', () => {
+  it('rejects observations that are negative or not finite', async () => {
     const metrics = new Metrics();
     expect(() => metrics.observeAppend(-1)).to.throw(RangeError);
     expect(() => metrics.observeRequest('GET', '/a', 200, Number.NaN)).to.throw(RangeError);
-    expect(metrics.render()).not.to.include('http_requests_total{');
+    expect(await metrics.render()).not.to.include('http_requests_total{');
   });
 
-  it('sets projection lag gauges, keeping the latest value', () => {
+  it('sets projection lag gauges, keeping the latest value', async () => {
     const metrics = new Metrics();
     metrics.setProjectionLag('balances', 10, 2.5);
     metrics.setProjectionLag('balances', 3, 0.25);
     metrics.setProjectionLag('statements', 0, 0);
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(text).to.include('projection_lag_events{projection="balances"} 3\n');
     expect(text).to.include('projection_lag_seconds{projection="balances"} 0.25\n');
     expect(text).to.include('projection_lag_events{projection="statements"} 0\n');
   });
 
-  it('sets generic gauges and refuses names used by another metric type', () => {
+  it('sets generic gauges and refuses names used by another metric type', async () => {
     const metrics = new Metrics();
     metrics.setGauge('db_pool_idle', 'Idle connections\nin the pool \\ "main".', 4, { pool: 'main' });
     metrics.setGauge('db_pool_idle', 'ignored: the first help text wins', 5, { pool: 'main' });
     metrics.setGauge('build_info', 'Build information.', 1);
     metrics.setGauge('weird_values', 'Special values.', Number.POSITIVE_INFINITY);
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(text).to.include('# HELP db_pool_idle Idle connections\\nin the pool \\\\ "main".\n');
     expect(text).to.include('db_pool_idle{pool="main"} 5\n');
     expect(text).to.include('build_info 1\n');
@@ -112,28 +111,65 @@ describe('Metrics', () => {
     expect(() => metrics.setGauge('ok_name', 'x', 1, { 'bad-label': 'v' })).to.throw(/invalid label name/);
   });
 
-  it('escapes backslash, double quote and newline in label values', () => {
-    expect(escapeLabelValue('a\\b"c\nd')).to.equal('a\\\\b\\"c\\nd');
-
+  it('escapes backslash, double quote and newline in label values', async () => {
     const metrics = new Metrics();
     metrics.setProjectionLag('we"ird\\name\nx', 1, 1);
-    expect(metrics.render()).to.include('projection_lag_events{projection="we\\"ird\\\\name\\nx"} 1\n');
+    expect(await metrics.render()).to.include('projection_lag_events{projection="we\\"ird\\\\name\\nx"} 1\n');
   });
 
-  it('renders the runtime gauges computed at render time', () => {
-    const text = new Metrics().render();
+  it('renders the runtime gauges computed at render time', async () => {
+    const text = await new Metrics().render();
     expect(sampleValue(text, 'process_uptime_seconds ')).to.be.greaterThan(0);
     expect(sampleValue(text, 'nodejs_heap_used_bytes ')).to.be.greaterThan(0);
   });
 
-  it(`folds label sets beyond ${MAX_LABEL_SETS_PER_METRIC} per metric into route="__other__"`, () => {
+  it('adds the default process metrics: CPU, memory, event-loop lag, garbage collection', async () => {
+    const text = await new Metrics().render();
+    for (const [name, type] of [
+      ['process_cpu_seconds_total', 'counter'], ['process_resident_memory_bytes', 'gauge'],
+      ['nodejs_heap_size_used_bytes', 'gauge'], ['nodejs_eventloop_lag_seconds', 'gauge'],
+      ['nodejs_eventloop_lag_p99_seconds', 'gauge'], ['nodejs_gc_duration_seconds', 'histogram'],
+    ] as const) {
+      expect(text, name).to.include(`# TYPE ${name} ${type}\n`);
+    }
+    expect(sampleValue(text, 'process_resident_memory_bytes ')).to.be.greaterThan(0);
+  });
+
+  it('keeps each instance\'s series in its own registry', async () => {
+    const first = new Metrics();
+    const second = new Metrics();
+    first.observeRequest('GET', '/only-first', 200, 0.01);
+    second.counter('jobs_started_total', 'Jobs started.', ['job']).inc({ job: 'expiry' });
+    const [a, b] = [await first.render(), await second.render()];
+    expect(a).to.include('http_requests_total{method="GET",route="/only-first",status="200"} 1\n');
+    expect(b).not.to.include('/only-first');
+    expect(b).to.include('jobs_started_total{job="expiry"} 1\n');
+    expect(a).not.to.include('jobs_started_total');
+    expect(first.contentType).to.equal('text/plain; version=0.0.4; charset=utf-8');
+  });
+
+  it('declares a counter where it is used: the same name gives the same counter, another type is refused', async () => {
+    const metrics = new Metrics();
+    metrics.counter('leases_total', 'Leases taken.', ['projection']).inc({ projection: 'a' });
+    metrics.counter('leases_total', 'Leases taken.', ['projection']).inc({ projection: 'a' }, 2);
+    metrics.counter('plain_total', 'No labels.').inc();
+    const text = await metrics.render();
+    expect(text).to.include('leases_total{projection="a"} 3\n');
+    expect(text).to.include('plain_total 1\n');
+    expect(() => metrics.gauge('leases_total', 'x')).to.throw(/counter/);
+    expect(() => metrics.counter('projection_lag_events', 'x')).to.throw(/gauge/);
+    expect(() => metrics.counter('process_cpu_seconds_total', 'x')).to.throw(/clashes/);
+    expect(() => metrics.counter('nodejs_gc_duration_seconds_sum', 'x')).to.throw(/clashes/);
+  });
+
+  it(`folds label sets beyond ${MAX_LABEL_SETS_PER_METRIC} per metric into route="__other__"`, async () => {
     const metrics = new Metrics();
     for (let i = 0; i < MAX_LABEL_SETS_PER_METRIC; i++) metrics.observeRequest('GET', `/r${i}`, 200, 0.001);
     // Past the cap: new routes fold into one series per method and status; known routes still count.
     for (let i = 0; i < 500; i++) metrics.observeRequest('GET', `/extra${i}`, 200, 0.001);
     metrics.observeRequest('GET', '/extra-failing', 500, 0.001);
     metrics.observeRequest('GET', '/r7', 200, 0.001);
-    const text = metrics.render();
+    const text = await metrics.render();
 
     const counterLines = samples(text, 'http_requests_total{');
     expect(counterLines).to.have.length(MAX_LABEL_SETS_PER_METRIC + 2);
@@ -145,8 +181,9 @@ describe('Metrics', () => {
 
     // Gauges without a route label fold into a single route="__other__" series.
     for (let i = 0; i <= MAX_LABEL_SETS_PER_METRIC; i++) metrics.setProjectionLag(`p${i}`, i, 0);
-    expect(samples(metrics.render(), 'projection_lag_events{')).to.have.length(MAX_LABEL_SETS_PER_METRIC + 1);
-    expect(metrics.render()).to.include(`projection_lag_events{route="__other__"} ${MAX_LABEL_SETS_PER_METRIC}\n`);
+    const folded = await metrics.render();
+    expect(samples(folded, 'projection_lag_events{')).to.have.length(MAX_LABEL_SETS_PER_METRIC + 1);
+    expect(folded).to.include(`projection_lag_events{route="__other__"} ${MAX_LABEL_SETS_PER_METRIC}\n`);
   });
 });
 
@@ -166,8 +203,8 @@ describe('metricsMiddleware', () => {
       res.status(201).end();
     });
     app.use('/nested', router);
-    app.get('/metrics', (_req, res) => {
-      res.type(PROMETHEUS_CONTENT_TYPE).send(metrics.render());
+    app.get('/metrics', async (_req, res) => {
+      res.type(metrics.contentType).send(await metrics.render());
     });
     server = await new Promise<Server>((resolve) => {
       const listening = app.listen(0, '127.0.0.1', () => resolve(listening));
@@ -181,11 +218,7 @@ describe('metricsMiddleware', () => {
 
   /** Responses can reach the client just before the server's 'finish' event, so wait for the count. */
   async function waitForCount(line: string, count: number): Promise<void> {
-    const deadline = Date.now() + 2_000;
-    while (!metrics.render().includes(`${line} ${count}\n`)) {
-      if (Date.now() > deadline) throw new Error(`expected "${line} ${count}" in:\n${metrics.render()}`);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    await until(async () => (await metrics.render()).includes(`${line} ${count}\n`), { what: `${line} ${count}` });
   }
 
   it('labels requests with the matched route pattern, or "unmatched"', async () => {
@@ -207,12 +240,12 @@ describe('metricsMiddleware', () => {
     await waitForCount('http_requests_total{method="GET",route="unmatched",status="404"}', 2);
     await waitForCount('http_requests_total{method="POST",route="/nested/items/:itemId",status="201"}', 1);
 
-    const text = metrics.render();
+    const text = await metrics.render();
     expect(text).to.include(
       'http_request_duration_seconds_count{method="GET",route="/things/:id",status="200"} 3\n',
     );
     expect(text).to.include(
-      'http_request_duration_seconds_bucket{method="GET",route="unmatched",status="404",le="+Inf"} 2\n',
+      'http_request_duration_seconds_bucket{le="+Inf",method="GET",route="unmatched",status="404"} 2\n',
     );
     expect(text).not.to.match(/route="\/things\/(1|2|abc)"/);
     expect(text).not.to.include('/nope');

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import SwaggerParser from '@apidevtools/swagger-parser';
+import { Ajv } from 'ajv';
 import type { Database } from '../src/db/database.ts';
 import { defineRoute } from '../src/http/route.ts';
 import { openApiPath } from '../src/http/openapi.ts';
@@ -38,6 +39,15 @@ for (const target of databaseTargets()) {
         expect(response.status).to.equal(200);
         expect(response.body.openapi).to.equal('3.1.0');
         await SwaggerParser.validate(structuredClone(response.body));
+      });
+
+      it('every request schema of every route is a valid JSON Schema (the service compiles them unchecked)', () => {
+        const ajv = new Ajv({ strict: false });
+        const invalid = service.routes.flatMap((route) => Object.entries(route.schemas)
+          .filter(([, schema]) => schema !== undefined && !ajv.validateSchema(schema as object))
+          .map(([part]) => `${route.method} ${route.path} ${part}: ${ajv.errorsText(ajv.errors)}`));
+        expect(service.routes.length).to.be.greaterThan(5);
+        expect(invalid).to.deep.equal([]);
       });
 
       it('documents every registered express route, and every documented operation is served', async () => {

@@ -1,8 +1,12 @@
 import { expect } from 'chai';
-import { identityDecider, type IdentityCommand } from '../src/identities/decider.ts';
+import { identityDecider, type IdentityCommand as TenantCommand } from '../src/identities/decider.ts';
 import type { IdentityEvent } from '../src/identities/events.ts';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
+import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
+
+/** Commands of the identity's own client unless they name another tenant. */
+type IdentityCommand = AsOwner<TenantCommand>;
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
@@ -10,7 +14,8 @@ const created: IdentityEvent = { type: 'IdentityCreated', data: { identityId: 'i
 
 function given(events: IdentityEvent[]) {
   return {
-    when(command: IdentityCommand) {
+    when(untenanted: IdentityCommand) {
+      const command = asOwner<TenantCommand>(untenanted);
       const state = foldEvents(identityDecider, events);
       return {
         then: (expected: IdentityEvent[]) => expect(identityDecider.decide(command, state)).to.deep.equal(expected),
@@ -42,6 +47,20 @@ describe('identity decider', () => {
       given(history).when({ type: 'UpdateIdentity', changes: { name: 'B' }, now }).thenRefused('notFound', /not found/);
       given(history).when({ type: 'DeleteIdentity', now }).thenRefused('notFound', /not found/);
     }
+  });
+
+  it('answers another client\'s identity as not found, exactly as a missing one, and lets an operator (any tenant) act on it', () => {
+    const changes: IdentityCommand[] = [
+      { type: 'UpdateIdentity', changes: { name: 'B' }, now }, { type: 'ChangeIdentityStatus', status: 'ACTIVE', now },
+      { type: 'AddAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ'] }, now },
+      { type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now }, { type: 'DeleteIdentity', now },
+    ];
+    for (const command of changes) {
+      given([created]).when({ ...command, tenant: OTHER_CLIENT }).thenRefused('notFound', /^identity not found$/);
+      given([]).when(command).thenRefused('notFound', /^identity not found$/);
+    }
+    given([created]).when({ type: 'ChangeIdentityStatus', tenant: 'any', status: 'ACTIVE', now })
+      .then([{ type: 'IdentityStatusChanged', data: { identityId: 'i1', from: 'PENDING', to: 'ACTIVE', changedAt: at } }]);
   });
 
   it('changes status only when it differs', () => {

@@ -11,8 +11,9 @@ import fc from 'fast-check';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import { expectRefused } from './support/refused.ts';
+import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 import {
-  MAX_REVIEW_DOCUMENTS, paymentDecider, type AccountAnswer, needsAccountAnswer, type PaymentCommand, type PaymentState, type Screening,
+  MAX_REVIEW_DOCUMENTS, paymentDecider, type AccountAnswer, needsAccountAnswer, type PaymentCommand as TenantCommand, type PaymentState, type Screening,
 } from '../src/payments/decider.ts';
 import {
   TERMINAL_STATUSES, type PaymentCreatedData, type PaymentEvent, type PaymentFlow, type PaymentStatus,
@@ -24,6 +25,8 @@ const PAST = '2026-03-04T05:00:00.000Z'; // a deadline already gone at `now`
 const SOON = '2026-03-04T05:30:00.000Z';
 const LATER = '2026-03-04T06:00:00.000Z';
 
+/** Commands of the payment's own client unless they name another tenant. */
+type PaymentCommand = AsOwner<TenantCommand>;
 type Payment = Omit<PaymentCreatedData, 'createdAt'>;
 const base: Payment = {
   paymentId: 'p1', clientId: 'c1', externalId: 'order-1', identityId: 'i1', identityExternalId: null, identityEmail: null,
@@ -66,7 +69,7 @@ const refusedBy = (status: string, settlementBatchId: string | null): AccountAns
 const now1 = (account: AccountAnswer | null): PaymentCommand => ({ type: 'Settle', batchId: null, account, now });
 
 const fold = (history: PaymentEvent[]) => foldEvents(paymentDecider, history);
-const decide = (history: PaymentEvent[], command: PaymentCommand) => paymentDecider.decide(command, fold(history));
+const decide = (history: PaymentEvent[], command: PaymentCommand) => paymentDecider.decide(asOwner<TenantCommand>(command), fold(history));
 /** Histories are built by the decider itself; each step it takes is pinned by the explicit tests below. */
 function given(payment: Payment, ...commands: PaymentCommand[]): PaymentEvent[] {
   const history: PaymentEvent[] = [];
@@ -104,6 +107,14 @@ describe('payment decider', () => {
 
     it('answers notFound to every other command on an empty history', () => {
       for (const name of COMMAND_NAMES.filter((n) => n !== 'CreatePayment')) refused([], COMMANDS[name], 'notFound', /not found/);
+    });
+
+    it('answers notFound to every command of another client, and lets operators, the provider and the jobs (any tenant) act', () => {
+      const history = given(card());
+      for (const name of COMMAND_NAMES.filter((n) => n !== 'CreatePayment')) {
+        refused(history, { ...COMMANDS[name], tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
+      }
+      expect(decide(history, { ...A, tenant: 'any' })).to.deep.equal([{ type: 'PaymentAuthorized', data: moved('CREATED', 'AUTHORIZED') }]);
     });
 
     it('card: authorizes, captures, then receives', () => {
@@ -346,12 +357,12 @@ describe('payment decider', () => {
             state = paymentDecider.evolve(state, event);
           }
         };
-        apply(paymentDecider.decide({ type: 'CreatePayment', payment: p, screening: screen, now }, state));
+        apply(decide([], { type: 'CreatePayment', payment: p, screening: screen, now }));
         for (const next of commands) {
           const before = state.status!;
           let events: PaymentEvent[];
           try {
-            events = paymentDecider.decide(next, state);
+            events = paymentDecider.decide(asOwner<TenantCommand>(next), state);
           } catch (error) {
             // Once created, the machine only ever refuses on preconditions (or the duplicate create).
             expect(error).to.be.instanceOf(DomainError);

@@ -8,7 +8,7 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector, Reactor } from '../src/projection/projector.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
-import { positionReached } from '../src/eventstore/position.ts';
+import { positionReached, type Position } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
 import { totalsProjector } from './support/totalsProjector.ts';
 import { until } from './support/until.ts';
@@ -104,7 +104,7 @@ for (const target of databaseTargets()) {
       const poisonId = randomUUID();
       await store.append(streams[0]!, [deposit(1), deposit(2), deposit(3)], 'no_stream');
       await store.append(streams[1]!, [deposit(10), deposit(20, poisonId), deposit(30)], 'no_stream');
-      await store.append(streams[0]!, [deposit(4)], 2n);
+      const last = await store.append(streams[0]!, [deposit(4)], 2n);
 
       let failing = true;
       const first = new ProjectionDaemon(database, store, { ...fast, batchSize: 10_000 })
@@ -123,7 +123,7 @@ for (const target of databaseTargets()) {
       failing = false;
       const second = daemon().addProjector(totalsProjector(name, 1));
       second.start();
-      expect(await second.waitFor((await store.headPosition())!, 5_000)).to.equal(true);
+      expect(await second.waitFor(last.position, 5_000)).to.equal(true);
       const applied = await applications(`${name}_applied`, streams);
       expect(applied).to.have.length(7);
       for (const row of applied) expect(row.n).to.equal(1);
@@ -141,15 +141,15 @@ for (const target of databaseTargets()) {
       a.start();
       await until(() => a.projectionRunners[0]!.holdsLease);
       b.start();
-      await store.append(stream, [deposit(1), deposit(2)], 'no_stream');
-      expect(await a.waitFor((await store.headPosition())!, 5_000)).to.equal(true);
+      const first = await store.append(stream, [deposit(1), deposit(2)], 'no_stream');
+      expect(await a.waitFor(first.position, 5_000)).to.equal(true);
       expect(b.projectionRunners[0]!.holdsLease).to.equal(false);
       await until(() => b.projectionRunners[0]!.state === 'standby');
 
       await a.stop(); // releases the lease
-      await store.append(stream, [deposit(3)], 1n);
+      const third = await store.append(stream, [deposit(3)], 1n);
       await until(() => b.projectionRunners[0]!.holdsLease);
-      expect(await b.waitFor((await store.headPosition())!, 5_000)).to.equal(true);
+      expect(await b.waitFor(third.position, 5_000)).to.equal(true);
       const applied = await applications(`${name}_applied`, [stream]);
       expect(applied.map((r) => r.n)).to.deep.equal([1, 1, 1]);
       expect(await rows(`${name}_totals`, [stream])).to.deep.equal([{ stream, events: 3, balance: '6', last_revision: '2' }]);
@@ -158,10 +158,10 @@ for (const target of databaseTargets()) {
     it('a version bump rebuilds from zero beside the serving version, then swaps it in', async () => {
       const name = uniqueName('bump');
       const stream = `acct-${randomUUID()}`;
-      await store.append(stream, [deposit(2), deposit(3)], 'no_stream');
+      const appended = await store.append(stream, [deposit(2), deposit(3)], 'no_stream');
       const v1 = daemon().addProjector(totalsProjector(name, 1));
       v1.start();
-      expect(await v1.waitFor((await store.headPosition())!)).to.equal(true);
+      expect(await v1.waitFor(appended.position)).to.equal(true);
       await v1.stop();
       const before = await rows(`${name}_totals`, [stream]);
 
@@ -176,7 +176,8 @@ for (const target of databaseTargets()) {
       expect(schemas.rows.map((r) => r.nspname)).to.deep.equal([`${database.schema}__${name}_v2`]);
     });
 
-    it('a full rebuild yields rows identical to the incremental run (property)', async () => {
+    it('a full rebuild yields rows identical to the incremental run (property)', async function () {
+      this.timeout(120_000); // up to 20 runs, each a build and a rebuild
       const event = fc.record({
         stream: fc.integer({ min: 0, max: 4 }),
         type: fc.constantFrom('Deposited', 'Withdrawn', 'Ignored'),
@@ -189,14 +190,17 @@ for (const target of databaseTargets()) {
         const incremental = daemon().addProjector(totalsProjector(name, 1));
         incremental.start();
         const revisions = new Map<number, bigint>();
+        // Not headPosition(): on Postgres the readable head stays behind any transaction open in the cluster.
+        let last: Position | null = null;
         for (const step of script) {
           const previous = revisions.get(step.stream);
           const { nextRevision, position } = await store.append(streams[step.stream]!,
             [{ type: step.type, data: { amount: step.amount } }], previous === undefined ? 'no_stream' : previous);
           revisions.set(step.stream, nextRevision);
+          last = position;
           if (step.catchUp) expect(await incremental.waitFor(position)).to.equal(true);
         }
-        expect(await incremental.waitFor((await store.headPosition())!)).to.equal(true);
+        expect(await incremental.waitFor(last!)).to.equal(true);
         const incrementalRows = await rows(`${name}_totals`, streams);
         await incremental.stop();
 

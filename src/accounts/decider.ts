@@ -13,12 +13,14 @@
 import type { Decider } from '../domain/decider.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import type { AccountCreditedData } from '../ledger/events.ts';
 import type { AccountCreditRefusedData, AccountEvent, AccountOpenedData, AccountStatus } from './events.ts';
 import type { UpdateAccount } from '../../schemas/accounts.ts';
 
-export type AccountCommand =
+/** Every command acts for a tenant (src/domain/tenancy.ts): another client's account is not found. */
+export type AccountCommand = (
   | { type: 'OpenAccount'; account: Omit<AccountOpenedData, 'openedAt'>; now: Date }
   | { type: 'UpdateAccount'; changes: UpdateAccount; now: Date }
   /** `amount` already canonical at the currency's scale; `adjustmentId` makes a retried command a no-op. */
@@ -31,7 +33,8 @@ export type AccountCommand =
   | { type: 'HoldFunds'; holdId: string; amount: string; reason: string; now: Date }
   | { type: 'ReleaseHold'; holdId: string; now: Date }
   | { type: 'DebitHold'; holdId: string; now: Date }
-  | { type: 'CloseAccount'; now: Date };
+  | { type: 'CloseAccount'; now: Date }
+) & TenantScoped;
 
 /** What the account answered to a settlement. */
 export type SettlementAnswer =
@@ -94,6 +97,7 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
 
   decide(command, state) {
     const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.account?.clientId ?? null, 'account not found');
     switch (command.type) {
       case 'OpenAccount':
         if (state.account) throw domainConflict(`account ${command.account.accountId} already exists`);

@@ -35,7 +35,6 @@ export type AccountOpenedData = FromSchema<typeof accountOpenedSchema>;
 
 /** The fields a PATCH changes besides its status (recorded apart, as AccountStatusChanged). */
 const accountChangesSchema = closed({ name: textSchema, externalId: textSchema }, ['name', 'externalId']);
-export type AccountChanges = FromSchema<typeof accountChangesSchema>;
 
 const accountCreditRefusedSchema = closed({
   accountId: textSchema,

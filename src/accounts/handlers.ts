@@ -7,8 +7,9 @@ import { handleCommand } from '../eventstore/commandHandler.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { findOwned } from '../http/tenancy.ts';
-import type { Services } from '../http/services.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Tenant } from '../domain/tenancy.ts';
+import type { Platform } from '../platform.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
 import { accountNumberStream, accountStream, type AccountNumberEvent } from './events.ts';
@@ -16,24 +17,25 @@ import { definedOnly } from '../../schemas/events/common.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
 
-export function ownedAccount(db: Kysely<any>, clientId: string, accountId: string): Promise<AccountRow> {
-  return findOwned<AccountRow>(db, 'accounts', clientId, 'account_id', accountId, 'account');
+/** The account's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedAccount(db: Kysely<any>, tenant: Tenant, accountId: string): Promise<AccountRow> {
+  return findOwned<AccountRow>(db, 'accounts', tenant, 'account_id', accountId, 'account');
 }
 
-async function run(services: Services, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
-  const { position, events } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider, command, metadata);
-  await services.readYourWrites(position, events.map((e) => e.type));
+async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
+  const { position, events } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider, command, metadata);
+  await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
 /**
  * A 12-digit account number, reserved by appending to its own stream with `no_stream`: two accounts can
  * never get the same number, and a deleted account's number stays reserved for ever.
  */
-async function reserveAccountNumber(services: Services, accountId: string, metadata: EventMetadata): Promise<string> {
+async function reserveAccountNumber(platform: Platform, accountId: string, metadata: EventMetadata): Promise<string> {
   for (let attempt = 0; attempt < ACCOUNT_NUMBER_ATTEMPTS; attempt++) {
     const number = `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
     try {
-      await services.storage.store.append(accountNumberStream(number),
+      await platform.storage.store.append(accountNumberStream(number),
         [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } } satisfies AccountNumberEvent], 'no_stream');
       return number;
     } catch (error) {
@@ -43,20 +45,21 @@ async function reserveAccountNumber(services: Services, accountId: string, metad
   throw new Error('could not reserve an unused account number');
 }
 
-export async function openAccount(services: Services, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
-  const db = services.storage.database.db;
-  const identity = await ownedIdentity(db, clientId, input.identityId);
+export async function openAccount(platform: Platform, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
+  const db = platform.storage.database.db;
+  const tenant = { clientId };
+  const identity = await ownedIdentity(db, tenant, input.identityId);
   if (input.parentId) {
-    const parent = await ownedAccount(db, clientId, input.parentId);
+    const parent = await ownedAccount(db, tenant, input.parentId);
     if (parent.identity_id !== input.identityId) throw domainInvalid('parentId: a sub-account must belong to the parent’s identity');
     if (parent.currency !== input.currency) {
       throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);
     }
   }
-  const accountId = services.runtime.newId();
-  const accountNumber = await reserveAccountNumber(services, accountId, metadata);
+  const accountId = platform.runtime.newId();
+  const accountNumber = await reserveAccountNumber(platform, accountId, metadata);
   const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
-  await run(services, accountId, { type: 'OpenAccount', now: services.runtime.now(), account: {
+  await run(platform, accountId, { type: 'OpenAccount', tenant, now: platform.runtime.now(), account: {
     accountId, clientId, identityId: input.identityId, externalId: input.externalId ?? null, type: input.type,
     custody: input.custody ?? 'PLATFORM', currency: input.currency, name: input.name ?? null, accountNumber,
     accountHolder: holder || null, country: identity.country, parentId: input.parentId ?? null,
@@ -64,15 +67,17 @@ export async function openAccount(services: Services, clientId: string, input: C
   return accountId;
 }
 
-export function updateAccount(services: Services, accountId: string, input: UpdateAccount, metadata: EventMetadata): Promise<void> {
+export function updateAccount(
+  platform: Platform, tenant: Tenant, accountId: string, input: UpdateAccount, metadata: EventMetadata,
+): Promise<void> {
   // Field by field: a field added to the request reaches no event until the event's contract has it too.
   const changes = definedOnly({ name: input.name, externalId: input.externalId, status: input.status });
-  return run(services, accountId, { type: 'UpdateAccount', changes, now: services.runtime.now() }, metadata);
+  return run(platform, accountId, { type: 'UpdateAccount', tenant, changes, now: platform.runtime.now() }, metadata);
 }
 
 /** Closes the account; the account's own stream decides whether it still holds money. */
-export function closeAccount(services: Services, accountId: string, metadata: EventMetadata): Promise<void> {
-  return run(services, accountId, { type: 'CloseAccount', now: services.runtime.now() }, metadata);
+export function closeAccount(platform: Platform, tenant: Tenant, accountId: string, metadata: EventMetadata): Promise<void> {
+  return run(platform, accountId, { type: 'CloseAccount', tenant, now: platform.runtime.now() }, metadata);
 }
 
 export interface SettlementCredit {
@@ -89,19 +94,20 @@ export interface SettlementCredit {
  * ACTIVE), and the same answer to every later ask, so a settlement that runs again moves nothing twice.
  */
 export async function creditSettlement(
-  services: Services, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
+  platform: Platform, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
 ): Promise<SettlementAnswer> {
-  const { state } = await handleCommand(services.storage.store, accountStream(accountId), accountDecider,
-    { type: 'CreditSettlement', ...credit, now: services.runtime.now() }, metadata);
+  const { state } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+    // A settlement credits the account its payment names, whichever client's: the service's own flow.
+    { type: 'CreditSettlement', tenant: 'any', ...credit, now: platform.runtime.now() }, metadata);
   const answer = settlementAnswerOf(state, credit.paymentId);
   if (!answer) throw new Error(`account ${accountId} recorded no answer to the settlement of payment ${credit.paymentId}`);
   return answer;
 }
 
 export function adjustAccount(
-  services: Services, accountId: string, amount: string, reason: string, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, accountId: string, amount: string, reason: string, metadata: EventMetadata,
 ): Promise<void> {
-  return run(services, accountId, {
-    type: 'AdjustAccount', amount, reason, adjustmentId: services.runtime.newId(), now: services.runtime.now(),
+  return run(platform, accountId, {
+    type: 'AdjustAccount', tenant, amount, reason, adjustmentId: platform.runtime.newId(), now: platform.runtime.now(),
   }, metadata);
 }

@@ -11,14 +11,14 @@ import { balancesOf } from '../../projections/ledger.ts';
 import { formatAmount, parseAmount } from '../ledger/money.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo } from '../http/tenancy.ts';
-import { invalidParam, notFound } from '../http/errors.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
 
 const tags = ['Accounts'];
-const notFoundResponse = { description: 'no such account for this client', schema: { $ref: '#/components/schemas/Error' } } as const;
+const notFoundResponse = { description: 'no such account for this client; another client’s account answers the same, and nothing changes', schema: { $ref: '#/components/schemas/Error' } } as const;
 
 async function accountRecords(db: Kysely<any>, rows: AccountRow[]): Promise<AccountRecord[]> {
   const balances = await balancesOf(db, rows.map((r) => ({ accountId: r.account_id, currency: r.currency })));
@@ -37,7 +37,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, accountId: string) =>
-    (await accountRecords(db, [await ownedAccount(db, clientId, accountId)]))[0]!;
+    (await accountRecords(db, [await ownedAccount(db, { clientId }, accountId)]))[0]!;
 
   return [
     defineRoute({
@@ -88,8 +88,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       responses: { 200: { description: 'the account', schema: accountSchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedAccount(db, clientIdOf(req), id);
-        await updateAccount(services, id, body as UpdateAccount, meta(req));
+        await updateAccount(services, tenantOf(req), id, body as UpdateAccount, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -99,8 +98,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
       async handler({ params, req }) {
         const { id } = params as IdParams;
-        await ownedAccount(db, clientIdOf(req), id);
-        await closeAccount(services, id, meta(req));
+        await closeAccount(services, tenantOf(req), id, meta(req));
         return { status: 200 };
       },
     }),
@@ -108,19 +106,20 @@ export function accountRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/operator/accounts/:id/adjustments', operationId: 'adjustAccount',
       summary: 'Test deposit or correction: a balanced ledger entry against the currency’s adjustments account',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: adjustmentSchema },
-      responses: { 201: { description: 'the account after the adjustment', schema: accountSchema }, 404: notFoundResponse },
+      description: 'Operators act on the accounts of every client.',
+      responses: { 201: { description: 'the account after the adjustment', schema: accountSchema }, 404: { description: 'no such account (of any client)', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         const { amount, reason } = body as Adjustment;
-        const row = await db.selectFrom('accounts').selectAll().where('account_id', '=', id).executeTakeFirst() as AccountRow | undefined;
-        if (!row) throw notFound(`account ${id} not found`);
+        // Operators act across clients: the account of whichever client, whose id the events record.
+        const row = await ownedAccount(db, 'any', id);
         let canonical: string;
         try {
           canonical = formatAmount(parseAmount(amount, row.currency), row.currency);
         } catch (error) {
           throw invalidParam(`body field amount: ${(error as Error).message}`);
         }
-        await adjustAccount(services, id, canonical, reason, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
+        await adjustAccount(services, 'any', id, canonical, reason, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
         return { status: 201, body: await recordOf(row.client_id, id) };
       },
     }),

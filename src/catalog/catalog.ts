@@ -13,7 +13,7 @@ import {
 } from '../../schemas/catalog.ts';
 import { AmountError, parseAmount } from '../ledger/money.ts';
 
-export type { Bank, CatalogNodeType, Direction, NodeTypeName };
+export type { Bank, CatalogNodeType, Direction };
 
 export class CatalogError extends Error {
   override readonly name = 'CatalogError';

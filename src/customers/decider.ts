@@ -1,6 +1,7 @@
 import type { AddCustomerDocument, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type {
   CustomerChanges, CustomerDocument, CustomerEvent, CustomerFields, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason,
   OperationLevel,
@@ -9,14 +10,16 @@ import type {
 /** Bounds a customer's stream and record. */
 export const MAX_DOCUMENTS = 100;
 
-export type CustomerCommand =
+/** Every command acts for a tenant (src/domain/tenancy.ts): another client's customer is not found. */
+export type CustomerCommand = (
   /** `fields` and `changes` are already event data: the handler maps the request to them field by field. */
   | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CustomerFields; autoCreated: boolean; now: Date }
   | { type: 'UpdateCustomer'; changes: CustomerChanges; now: Date }
   | { type: 'AddDocument'; documentId: string; document: AddCustomerDocument; now: Date }
   | { type: 'UploadDocument'; documentId: string; upload: UploadCustomerDocument; now: Date }
   | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
-  | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date };
+  | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date }
+) & TenantScoped;
 
 type PayerField = 'firstName' | 'lastName' | 'email' | 'phoneNumber' | 'phoneNumberPrefix' | 'documentType' | 'documentNumber';
 
@@ -33,8 +36,10 @@ export interface CustomerState {
 
 const payerFields: readonly PayerField[] = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'];
 
+const NOT_FOUND = 'customer not found';
+
 function live(state: CustomerState): { customerId: string; clientId: string } {
-  if (!state.exists) throw domainNotFound('customer not found');
+  if (!state.exists) throw domainNotFound(NOT_FOUND);
   return { customerId: state.customerId!, clientId: state.clientId! };
 }
 
@@ -62,6 +67,7 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
 
   decide(command, state) {
     const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.clientId, NOT_FOUND);
     switch (command.type) {
       case 'CreateCustomer': {
         if (state.exists) throw domainConflict(`customer ${command.customerId} already exists`);

@@ -8,15 +8,17 @@ import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict } from '../domain/errors.ts';
-import { findOwned } from '../http/tenancy.ts';
-import type { Services } from '../http/services.ts';
+import { domainConflict, domainNotFound } from '../domain/errors.ts';
+import type { Tenant } from '../domain/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
 import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
 
-export function ownedCustomer(db: Kysely<any>, clientId: string, customerId: string): Promise<CustomerRow> {
-  return findOwned<CustomerRow>(db, 'customers', clientId, 'customer_id', customerId, 'customer');
+/** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedCustomer(db: Kysely<any>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
+  return findOwned<CustomerRow>(db, 'customers', tenant, 'customer_id', customerId, 'customer');
 }
 
 /**
@@ -30,11 +32,11 @@ const HOLDER_POLL_MS = 10;
 
 /** A stream folded whole, page by page, as its decider sees it. */
 async function fold<Event extends { type: string; data: unknown }, State>(
-  services: Services, stream: string, decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
+  platform: Platform, stream: string, decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
 ): Promise<State> {
   let state = decider.initialState;
   for (let from = 0n; ;) {
-    const page = await services.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
+    const page = await platform.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
     for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
     if (page.length < MAX_READ_LIMIT) return state;
     from = page[page.length - 1]!.revision + 1n;
@@ -42,8 +44,8 @@ async function fold<Event extends { type: string; data: unknown }, State>(
 }
 
 /** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
-export async function customerOfClient(services: Services, clientId: string, customerId: string): Promise<CustomerState | null> {
-  const state = await fold(services, customerStream(customerId), customerDecider);
+export async function customerOfClient(platform: Platform, clientId: string, customerId: string): Promise<CustomerState | null> {
+  const state = await fold(platform, customerStream(customerId), customerDecider);
   return state.exists && state.clientId === clientId ? state : null;
 }
 
@@ -54,13 +56,13 @@ export async function customerOfClient(services: Services, clientId: string, cus
  * answers null if the number is given back meanwhile (that creation failed).
  */
 export async function customerHoldingDocumentNumber(
-  services: Services, clientId: string, documentNumber: string,
+  platform: Platform, clientId: string, documentNumber: string,
 ): Promise<CustomerState | null> {
   const deadline = Date.now() + HOLDER_CREATION_WAIT_MS;
   for (;;) {
-    const { holder } = await fold(services, documentNumberStream(clientId, documentNumber), documentNumberDecider);
+    const { holder } = await fold(platform, documentNumberStream(clientId, documentNumber), documentNumberDecider);
     if (holder === null) return null;
-    const customer = await customerOfClient(services, clientId, holder);
+    const customer = await customerOfClient(platform, clientId, holder);
     if (customer) return customer;
     if (Date.now() >= deadline) {
       throw domainConflict(`documentNumber ${documentNumber} is reserved by customer ${holder}, whose creation has not completed`);
@@ -70,40 +72,40 @@ export async function customerHoldingDocumentNumber(
 }
 
 /** Waits (bounded, as after a command) until the read models include the customer as its stream has it now. */
-export async function customerInReadModels(services: Services, customerId: string): Promise<void> {
-  const [last] = await services.storage.store.readStream(customerStream(customerId), { direction: 'backwards', limit: 1 });
-  if (last) await services.readYourWrites(last.position, [last.type]);
+export async function customerInReadModels(platform: Platform, customerId: string): Promise<void> {
+  const [last] = await platform.storage.store.readStream(customerStream(customerId), { direction: 'backwards', limit: 1 });
+  if (last) await platform.readYourWrites(last.position, [last.type]);
 }
 
-async function run(services: Services, customerId: string, command: CustomerCommand, metadata: EventMetadata) {
-  return handleCommand(services.storage.store, customerStream(customerId), customerDecider, command, metadata);
+async function run(platform: Platform, customerId: string, command: CustomerCommand, metadata: EventMetadata) {
+  return handleCommand(platform.storage.store, customerStream(customerId), customerDecider, command, metadata);
 }
 
 async function reserveDocumentNumber(
-  services: Services, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata,
+  platform: Platform, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata,
 ): Promise<boolean> {
-  const { events } = await handleCommand(services.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
-    { type: 'ReserveDocumentNumber', clientId, documentNumber, customerId, now: services.runtime.now() }, metadata);
+  const { events } = await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
+    { type: 'ReserveDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now() }, metadata);
   return events.length > 0;
 }
 
 async function releaseDocumentNumber(
-  services: Services, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata,
+  platform: Platform, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata,
 ): Promise<void> {
-  await handleCommand(services.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
-    { type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, now: services.runtime.now() }, metadata);
+  await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
+    { type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now() }, metadata);
 }
 
 /** Runs `work` holding a reservation of `documentNumber`; a reservation taken here is given back if it fails. */
 async function withDocumentNumber<T>(
-  services: Services, clientId: string, documentNumber: string | undefined, customerId: string, metadata: EventMetadata,
+  platform: Platform, clientId: string, documentNumber: string | undefined, customerId: string, metadata: EventMetadata,
   work: () => Promise<T>,
 ): Promise<T> {
-  const reserved = documentNumber !== undefined && await reserveDocumentNumber(services, clientId, documentNumber, customerId, metadata);
+  const reserved = documentNumber !== undefined && await reserveDocumentNumber(platform, clientId, documentNumber, customerId, metadata);
   try {
     return await work();
   } catch (error) {
-    if (reserved) await releaseDocumentNumber(services, clientId, documentNumber, customerId, metadata).catch(() => undefined);
+    if (reserved) await releaseDocumentNumber(platform, clientId, documentNumber, customerId, metadata).catch(() => undefined);
     throw error;
   }
 }
@@ -124,55 +126,58 @@ function payerFieldsOf(input: UpdateCustomer): CustomerChanges {
 }
 
 export async function createCustomer(
-  services: Services, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
+  platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
 ): Promise<string> {
-  const customerId = services.runtime.newId();
+  const customerId = platform.runtime.newId();
   const fields = customerFieldsOf(input);
-  const { position } = await withDocumentNumber(services, clientId, fields.documentNumber, customerId, metadata, () =>
-    run(services, customerId, { type: 'CreateCustomer', customerId, clientId, fields, autoCreated, now: services.runtime.now() }, metadata));
-  await services.readYourWrites(position);
+  const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
+    run(platform, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
+  await platform.readYourWrites(position);
   return customerId;
 }
 
 export async function updateCustomer(
-  services: Services, clientId: string, customerId: string, input: UpdateCustomer, metadata: EventMetadata,
+  platform: Platform, clientId: string, customerId: string, input: UpdateCustomer, metadata: EventMetadata,
 ): Promise<void> {
   const changes = payerFieldsOf(input);
-  const { events, position } = await withDocumentNumber(services, clientId, changes.documentNumber, customerId, metadata, () =>
-    run(services, customerId, { type: 'UpdateCustomer', changes, now: services.runtime.now() }, metadata));
+  // The new number is reserved before the customer's stream decides: another client's customer (or none) must
+  // reserve nothing, so its stream is asked first, and answers as the decider would.
+  if (changes.documentNumber !== undefined && !(await customerOfClient(platform, clientId, customerId))) throw domainNotFound('customer not found');
+  const { events, position } = await withDocumentNumber(platform, clientId, changes.documentNumber, customerId, metadata, () =>
+    run(platform, customerId, { type: 'UpdateCustomer', tenant: { clientId }, changes, now: platform.runtime.now() }, metadata));
   for (const event of events) {
     const previous = event.type === 'CustomerUpdated' ? event.data.previousDocumentNumber : undefined;
-    if (previous) await releaseDocumentNumber(services, clientId, previous, customerId, metadata);
+    if (previous) await releaseDocumentNumber(platform, clientId, previous, customerId, metadata);
   }
-  await services.readYourWrites(position);
+  await platform.readYourWrites(position);
 }
 
 export async function addCustomerDocument(
-  services: Services, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
 ): Promise<string> {
-  const documentId = services.runtime.newId();
-  const { position } = await run(services, customerId, { type: 'AddDocument', documentId, document, now: services.runtime.now() }, metadata);
-  await services.readYourWrites(position);
+  const documentId = platform.runtime.newId();
+  const { position } = await run(platform, customerId, { type: 'AddDocument', tenant, documentId, document, now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(position);
   return documentId;
 }
 
 export async function uploadCustomerDocument(
-  services: Services, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(services, customerId, { type: 'UploadDocument', documentId, upload, now: services.runtime.now() }, metadata);
-  await services.readYourWrites(position);
+  const { position } = await run(platform, customerId, { type: 'UploadDocument', tenant, documentId, upload, now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(position);
 }
 
 export async function decideCustomerDocument(
-  services: Services, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(services, customerId, { type: 'DecideDocument', documentId, decision, now: services.runtime.now() }, metadata);
-  await services.readYourWrites(position);
+  const { position } = await run(platform, customerId, { type: 'DecideDocument', tenant, documentId, decision, now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(position);
 }
 
 export async function changeCustomerOperationLevel(
-  services: Services, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(services, customerId, { type: 'ChangeOperationLevel', operationLevel, now: services.runtime.now() }, metadata);
-  await services.readYourWrites(position);
+  const { position } = await run(platform, customerId, { type: 'ChangeOperationLevel', tenant, operationLevel, now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(position);
 }

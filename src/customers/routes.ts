@@ -10,7 +10,7 @@ import { idParamSchema, type IdParams } from '../../schemas/common.ts';
 import { customerDocumentRecord, customerRecords, type CustomerDocumentRow, type CustomerRow } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
 import { missingParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
@@ -20,19 +20,15 @@ import {
 
 const tags = ['Customers'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
-const notFoundResponse = { description: 'no such customer for this client', schema: errorSchema } as const;
+const notFoundResponse = { description: 'no such customer for this client; another client’s customer answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function customerRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, customerId: string) =>
-    (await customerRecords(db, [await ownedCustomer(db, clientId, customerId)]))[0]!;
+    (await customerRecords(db, [await ownedCustomer(db, { clientId }, customerId)]))[0]!;
   /** Operators act across clients: the customer is looked up by id alone, and its client recorded. */
-  const anyCustomer = async (customerId: string) => {
-    const row = await db.selectFrom('customers').selectAll().where('customer_id', '=', customerId).executeTakeFirst() as CustomerRow | undefined;
-    if (!row) throw notFound(`customer ${customerId} not found`);
-    return row;
-  };
+  const anyCustomer = (customerId: string) => ownedCustomer(db, 'any', customerId);
   const documentRecordOf = async (customerId: string, documentId: string) => {
     const row = await db.selectFrom('customer_documents').selectAll()
       .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst() as CustomerDocumentRow | undefined;
@@ -94,7 +90,6 @@ export function customerRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedCustomer(db, clientIdOf(req), id);
         await updateCustomer(services, clientIdOf(req), id, body as UpdateCustomer, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
@@ -107,8 +102,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
       responses: { 201: { description: 'the document', schema: customerDocumentSchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedCustomer(db, clientIdOf(req), id);
-        const documentId = await addCustomerDocument(services, id, body as AddCustomerDocument, meta(req));
+        const documentId = await addCustomerDocument(services, tenantOf(req), id, body as AddCustomerDocument, meta(req));
         return { status: 201, body: await documentRecordOf(id, documentId) };
       },
     }),
@@ -126,8 +120,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const { id, documentId } = params as CustomerDocumentParams;
-        await ownedCustomer(db, clientIdOf(req), id);
-        await uploadCustomerDocument(services, id, documentId, body as UploadCustomerDocument, meta(req));
+        await uploadCustomerDocument(services, tenantOf(req), id, documentId, body as UploadCustomerDocument, meta(req));
         return { status: 200, body: await documentRecordOf(id, documentId) };
       },
     }),
@@ -144,7 +137,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
       async handler({ params, body, req }) {
         const { id, documentId } = params as CustomerDocumentParams;
         const row = await anyCustomer(id);
-        await decideCustomerDocument(services, id, documentId, (body as DocumentDecisionBody).decision, operatorMeta(req, row));
+        await decideCustomerDocument(services, 'any', id, documentId, (body as DocumentDecisionBody).decision, operatorMeta(req, row));
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),
@@ -157,7 +150,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         const row = await anyCustomer(id);
-        await changeCustomerOperationLevel(services, id, (body as OperationLevelBody).operationLevel, operatorMeta(req, row));
+        await changeCustomerOperationLevel(services, 'any', id, (body as OperationLevelBody).operationLevel, operatorMeta(req, row));
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),

@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { runMigrations } from './migrations.ts';
+import { copyPgliteTemplate } from './pgliteTemplate.ts';
 import { quoteIdent } from './sql.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -31,7 +32,14 @@ export interface Database {
 }
 
 export type DatabaseTarget =
-  | { kind: 'pglite'; dataDir: string | 'memory://'; /** a dumped data dir to start from (tests) */ loadDataDir?: Blob }
+  | {
+    kind: 'pglite';
+    dataDir: string | 'memory://';
+    /** a dumped data dir to start from (tests) */
+    loadDataDir?: Blob;
+    /** an initialised cluster to copy when dataDir has none (src/db/pgliteTemplate.ts) */
+    template?: string;
+  }
   | { kind: 'postgres'; connectionString: string; poolSize?: number };
 
 export interface OpenDatabaseOptions {
@@ -44,6 +52,13 @@ export interface OpenDatabaseOptions {
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,23}$/;
 export const DEFAULT_SCHEMA = 'payments_ledger';
 
+/**
+ * PGlite's shared buffers live in its WebAssembly memory, and Postgres touches all of them when it starts, so
+ * they are resident from the first moment: initdb's 128 MB default was a quarter of the service's memory.
+ * A page missing from them is read from the operating system's page cache, not from disk.
+ */
+const PGLITE_SHARED_BUFFERS_MB = 32;
+
 export async function openDatabase(target: DatabaseTarget, options: OpenDatabaseOptions = {}): Promise<Database> {
   const schema = options.schema ?? DEFAULT_SCHEMA;
   if (!SCHEMA_NAME.test(schema)) throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
@@ -52,9 +67,11 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   let pool: pg.Pool;
   let pglite: PGlite | undefined;
   if (target.kind === 'pglite') {
+    if (target.template && target.dataDir !== 'memory://') copyPgliteTemplate(target.template, target.dataDir);
     pglite = new PGlite({
       ...(target.dataDir === 'memory://' ? {} : { dataDir: target.dataDir }),
       ...(target.loadDataDir ? { loadDataDir: target.loadDataDir } : {}),
+      startParams: [...PGlite.defaultStartParams, '-c', `shared_buffers=${PGLITE_SHARED_BUFFERS_MB}MB`],
     });
     await pglite.waitReady;
     // PGlite is one backend session: a session setting made once holds for every pooled client object.
@@ -71,6 +88,10 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   }
   // An idle client that dies (server restart) must not crash the process; the pool replaces it.
   pool.on('error', () => undefined);
+  // Nor one that dies while checked out (the database unreachable mid-query): pg fails its queries, which their
+  // callers see, and also emits 'error' on the client, which the pool listens for only while the client is idle.
+  // Released, a dead client is discarded.
+  pool.on('connect', (client) => client.on('error', () => undefined));
 
   const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
   const close = async () => {

@@ -1,7 +1,12 @@
-/** Decorates an event store so every append's latency lands in the metrics. */
-import type { EventStore } from './port.ts';
+/**
+ * Decorates an event store so every append's latency lands in the metrics, and `recorded` hears of every
+ * successful append with the position it reached.
+ */
+import type { AppendResult, EventStore, NewEvent } from './port.ts';
 
-export function measureAppends(store: EventStore, observe: (seconds: number) => void): EventStore {
+export function measureAppends(
+  store: EventStore, observe: (seconds: number) => void, recorded?: (result: AppendResult, events: readonly NewEvent[]) => void,
+): EventStore {
   return new Proxy(store, {
     get(target, property, receiver) {
       if (property !== 'append') {
@@ -11,7 +16,9 @@ export function measureAppends(store: EventStore, observe: (seconds: number) => 
       const append: EventStore['append'] = async (stream, events, expected) => {
         const started = process.hrtime.bigint();
         try {
-          return await target.append(stream, events, expected);
+          const result = await target.append(stream, events, expected);
+          recorded?.(result, events);
+          return result;
         } finally {
           observe(Number(process.hrtime.bigint() - started) / 1e9);
         }

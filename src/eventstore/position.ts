@@ -23,12 +23,6 @@ export function formatPosition(p: Position): string {
   return `${p.commit}-${p.prepare}`;
 }
 
-export function parsePosition(text: string): Position | null {
-  const match = /^(\d{1,20})-(\d{1,20})$/.exec(text);
-  if (!match) return null;
-  return { commit: BigInt(match[1]!), prepare: BigInt(match[2]!) };
-}
-
 /** Drivers hand back 64-bit integers as bigint, number or string; normalise at the boundary. */
 export function toBigInt(value: bigint | number | string): bigint {
   if (typeof value === 'bigint') return value;

@@ -23,5 +23,5 @@ export function apiVersionOf(req: Request): ApiVersion {
 export const apiVersionHeaderDoc = {
   name: API_VERSION_HEADER,
   description: `empty or absent: v1 (flat records); ${V2_DATE}: v2 (detailed shapes); anything else: 400`,
-  schema: { type: 'string', enum: ['', V2_DATE] },
+  schema: { type: 'string', enum: ['', V2_DATE], examples: [V2_DATE] },
 } as const;

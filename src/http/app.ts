@@ -3,12 +3,7 @@
  * OpenAPI document built from the same declarations, then 404 and the error payload for everything else.
  */
 import express, { type Express } from 'express';
-import { clientRoutes } from '../clients/routes.ts';
-import { identityRoutes } from '../identities/routes.ts';
-import { customerRoutes } from '../customers/routes.ts';
-import { accountRoutes } from '../accounts/routes.ts';
-import { catalogRoutes } from '../catalog/routes.ts';
-import { paymentRoutes } from '../payments/routes.ts';
+import { contexts } from '../contexts.ts';
 import { errorHandler, unknownRoute } from './errors.ts';
 import { jsonBody } from './jsonBody.ts';
 import { metricsMiddleware } from './metrics.ts';
@@ -25,9 +20,7 @@ export interface AppOptions {
 }
 
 export function allRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
-  return [...systemRoutes(services, document), ...clientRoutes(services), ...identityRoutes(services), ...customerRoutes(services), ...accountRoutes(services), ...catalogRoutes(services),
-    // After the catalog: its GET /payments/banks/:country and /payments/available-products must win over GET /payments/:id.
-    ...paymentRoutes(services)];
+  return [...systemRoutes(services, document), ...contexts.flatMap((context) => context.routes?.(services) ?? [])];
 }
 
 export function createApp(services: Services, options: AppOptions = {}): { app: Express; routes: AnyRoute[] } {
@@ -47,6 +40,7 @@ export function createApp(services: Services, options: AppOptions = {}): { app: 
     rateLimiter: services.rateLimiter,
     addressRateLimiter: services.addressRateLimiter,
     idempotency: services.idempotency,
+    freshness: services.freshness,
   });
   app.use(unknownRoute);
   app.use(errorHandler(services.logger));

@@ -29,8 +29,6 @@ export const missingParam = (message: string) => new HttpError(400, 'missingPara
 export const unauthorized = (message = 'authentication failed') => new HttpError(401, 'unauthorized', message);
 export const forbidden = (message: string) => new HttpError(403, 'forbiddenOperation', message);
 export const notFound = (message: string) => new HttpError(404, 'notFound', message);
-export const alreadyExists = (message: string) => new HttpError(409, 'alreadyExist', message);
-export const failedPrecondition = (message: string) => new HttpError(422, 'failedPrecondition', message);
 export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'tooManyRequests', `rate limit exceeded; retry after ${retryAfterSeconds} s`,
     { 'Retry-After': String(retryAfterSeconds) });

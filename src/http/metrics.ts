@@ -1,29 +1,20 @@
 /**
- * Prometheus metrics in the text exposition format (version 0.0.4), written out by hand.
+ * Prometheus metrics, kept and rendered by prom-client in a registry of this service instance's own (tests
+ * start several instances in one process; each must count only its own requests).
  *
- * The service needs a handful of series: request latency and counts, event-store append latency,
- * projection lag and a few process gauges. That is small enough that a registry, a renderer and the
- * label-value escaping rules fit in one file, and we keep full control over cardinality.
- *
- * Format reminders (https://prometheus.io/docs/instrumenting/exposition_formats/):
- * - one `# HELP` and one `# TYPE` line per metric family, before its samples;
- * - in HELP text, backslash and newline are escaped; in label values, backslash, double quote and
- *   newline are escaped;
- * - a histogram exposes cumulative `_bucket{le="..."}` samples ending with `le="+Inf"`, then `_sum`
- *   and `_count` (and the +Inf bucket equals `_count`);
- * - the body ends with a newline.
+ * What this file adds to prom-client: the service's named series (request latency and counts, event-store
+ * append latency, projection lag), the default process metrics (CPU, memory, event-loop lag, GC), and a bound
+ * on the number of label sets per metric (see `LabelSetCap`), which prom-client leaves to its callers.
  */
 import type { Request, Response, NextFunction } from 'express';
-
-/** The Content-Type to send with `Metrics.render()`. */
-export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Upper bounds (seconds) of the latency histogram buckets; `+Inf` is implied. */
 export const LATENCY_BUCKETS: readonly number[] = Object.freeze([0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
 
 /**
- * At most this many distinct label sets are kept per metric family; further label sets are folded into
- * an overflow series labelled route="__other__" (see `Family.seriesFor`).
+ * At most this many distinct label sets (series) are kept per metric; further label sets are folded into an
+ * overflow series labelled route="__other__" (see `LabelSetCap`).
  */
 export const MAX_LABEL_SETS_PER_METRIC = 2_000;
 
@@ -32,175 +23,116 @@ export const OVERFLOW_ROUTE = '__other__';
 
 export type Labels = Readonly<Record<string, string>>;
 
-type MetricType = 'counter' | 'gauge' | 'histogram';
-
-interface Series {
-  labels: Labels;
-  /** Counter or gauge value; for a histogram, the sum of observations. */
-  value: number;
-  /** Histograms only: observations per bucket (not cumulative), one entry per finite bound. */
-  bucketCounts: number[] | null;
-  /** Histograms only: number of observations. */
-  count: number;
-}
-
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
 
-class Family {
-  private readonly series = new Map<string, Series>();
-  /** Label sets created from callers' values, i.e. not counting the overflow series. */
-  private distinct = 0;
+/**
+ * Why the cap: every distinct label set is a separate time series for as long as the process lives, both here
+ * in memory and in Prometheus' storage. Route labels come from route patterns rather than raw URLs, so in
+ * normal operation the number of label sets is small; but a bug (say, a raw path reaching the route label) or
+ * a caller recording unbounded values would otherwise grow memory and the scrape without limit and can knock
+ * over the monitoring system. Past the cap, new label sets are folded into one overflow series per combination
+ * of the labels in `keptOnFold`, with route="__other__". Totals stay correct, only the breakdown is lost, and
+ * a visible "__other__" series is the signal that something produces too many label sets. The overflow series
+ * are not counted against the cap; there are few of them because only small, closed label sets are kept.
+ */
+class LabelSetCap {
+  private readonly seen = new Set<string>();
 
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: MetricType,
-    /**
-     * Labels whose values are kept when a label set is folded into the overflow series. Only labels
-     * with a small, closed set of values belong here, so that the overflow series stay few.
-     */
-    private readonly keptOnFold: readonly string[] = [],
-    private readonly buckets: readonly number[] = [],
-  ) {}
+  /** `keptOnFold`: labels with a small, closed set of values, kept in the overflow series. */
+  constructor(private readonly keptOnFold: readonly string[]) {}
 
-  /** The sample names this family writes, to detect clashes with other families. */
-  sampleNames(): string[] {
-    return this.type === 'histogram'
-      ? [`${this.name}_bucket`, `${this.name}_sum`, `${this.name}_count`]
-      : [this.name];
-  }
-
-  inc(labels: Labels, by = 1): void {
-    this.seriesFor(labels).value += by;
-  }
-
-  set(labels: Labels, value: number): void {
-    this.seriesFor(labels).value = value;
-  }
-
-  observe(labels: Labels, value: number): void {
-    if (!Number.isFinite(value) || value < 0) {
-      throw new RangeError(`${this.name}: an observation must be a finite, non-negative number, got ${value}`);
-    }
-    const series = this.seriesFor(labels);
-    const index = this.buckets.findIndex((bound) => value <= bound);
-    // Values above the largest bound only show up in the implied +Inf bucket, i.e. in the count.
-    if (index >= 0) series.bucketCounts![index]! += 1;
-    series.value += value;
-    series.count += 1;
-  }
-
-  /**
-   * The series for a label set, created on first use.
-   *
-   * Why the cap: every distinct label set is a separate time series for as long as the process lives,
-   * both here in memory and in Prometheus' storage. Route labels come from route patterns rather than
-   * raw URLs, so in normal operation the number of label sets is small; but a bug (say, a raw path
-   * reaching the route label) or a caller recording unbounded values would otherwise grow memory and
-   * the scrape without limit and can knock over the monitoring system. Past the cap, new label sets are
-   * folded into one overflow series per combination of the labels in `keptOnFold`, with
-   * route="__other__". Totals stay correct, only the breakdown is lost, and a visible "__other__" series
-   * is the signal that something produces too many label sets. The overflow series themselves are not
-   * counted against the cap; there are few of them because only small, closed label sets are kept.
-   */
-  private seriesFor(labels: Labels): Series {
+  /** The labels to record under: `labels` itself, or past the cap its overflow series. */
+  bound(labels: Labels): Labels {
     const key = labelKey(labels);
-    const existing = this.series.get(key);
-    if (existing) return existing;
-    if (this.distinct < MAX_LABEL_SETS_PER_METRIC) {
-      const created = this.create(key, labels);
-      this.distinct += 1;
-      return created;
+    if (this.seen.has(key)) return labels;
+    if (this.seen.size < MAX_LABEL_SETS_PER_METRIC) {
+      this.seen.add(key);
+      return labels;
     }
+    // Built in the order of `labels`, which is the order prom-client writes them in.
     const folded: Record<string, string> = {};
-    for (const name of this.keptOnFold) {
-      const value = labels[name];
-      if (value !== undefined) folded[name] = value;
+    for (const [name, value] of Object.entries(labels)) {
+      if (name === 'route') folded.route = OVERFLOW_ROUTE;
+      else if (this.keptOnFold.includes(name)) folded[name] = value;
     }
     folded.route = OVERFLOW_ROUTE;
-    const foldedKey = labelKey(folded);
-    return this.series.get(foldedKey) ?? this.create(foldedKey, folded);
-  }
-
-  private create(key: string, labels: Labels): Series {
-    for (const name of Object.keys(labels)) {
-      if (!LABEL_NAME.test(name) || name.startsWith('__') || (this.type === 'histogram' && name === 'le')) {
-        throw new Error(`${this.name}: invalid label name ${JSON.stringify(name)}`);
-      }
-    }
-    const series: Series = {
-      labels: { ...labels },
-      value: 0,
-      bucketCounts: this.type === 'histogram' ? this.buckets.map(() => 0) : null,
-      count: 0,
-    };
-    this.series.set(key, series);
-    return series;
-  }
-
-  render(out: string[]): void {
-    out.push(`# HELP ${this.name} ${escapeHelp(this.help)}`, `# TYPE ${this.name} ${this.type}`);
-    for (const series of this.series.values()) {
-      if (series.bucketCounts === null) {
-        out.push(`${this.name}${formatLabels(series.labels)} ${formatValue(series.value)}`);
-        continue;
-      }
-      let cumulative = 0;
-      series.bucketCounts.forEach((n, i) => {
-        cumulative += n;
-        const le = formatValue(this.buckets[i]!);
-        out.push(`${this.name}_bucket${formatLabels(series.labels, le)} ${cumulative}`);
-      });
-      out.push(
-        `${this.name}_bucket${formatLabels(series.labels, '+Inf')} ${series.count}`,
-        `${this.name}_sum${formatLabels(series.labels)} ${formatValue(series.value)}`,
-        `${this.name}_count${formatLabels(series.labels)} ${series.count}`,
-      );
-    }
+    return folded;
   }
 }
 
-/** Gauges computed when rendering, rather than stored. */
-const RUNTIME_GAUGES: ReadonlyArray<{ name: string; help: string; read: () => number }> = [
-  { name: 'process_uptime_seconds', help: 'Seconds since the process started.', read: () => process.uptime() },
-  { name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.', read: () => process.memoryUsage().heapUsed },
-];
+/** A counter whose label sets are capped. */
+export interface CappedCounter { inc(labels?: Labels, by?: number): void }
+/** A gauge whose label sets are capped. */
+export interface CappedGauge { set(labels: Labels, value: number): void }
 
 export class Metrics {
-  private readonly families = new Map<string, Family>();
-  /** Every sample name written by a family or a runtime gauge, to reject clashing names. */
-  private readonly sampleNames = new Set<string>(RUNTIME_GAUGES.map((g) => g.name));
+  private readonly registry = new Registry();
+  /** Every sample name a metric in the registry writes, to refuse a metric whose samples would clash. */
+  private readonly sampleNames = new Set<string>();
+  /** The type of every metric in the registry, by name. */
+  private readonly types = new Map<string, string>();
+  /** Metrics declared through `counter`/`gauge`, by name, so a second declaration gets the same one. */
+  private readonly declared = new Map<string, { type: 'counter' | 'gauge'; metric: CappedCounter | CappedGauge }>();
 
-  private readonly requestsTotal = this.register(new Family(
-    'http_requests_total', 'HTTP requests handled, by method, route pattern and status code.', 'counter', ['method', 'status'],
-  ));
-  private readonly requestDuration = this.register(new Family(
-    'http_request_duration_seconds', 'Time from receiving an HTTP request to finishing its response, in seconds.',
-    'histogram', ['method', 'status'], LATENCY_BUCKETS,
-  ));
-  private readonly appendDuration = this.register(new Family(
-    'eventstore_append_duration_seconds', 'Time taken to append events to the event store, in seconds.',
-    'histogram', [], LATENCY_BUCKETS,
-  ));
-  private readonly projectionLagEvents = this.register(new Family(
-    'projection_lag_events', 'Events between a projection checkpoint and the head of the event feed.', 'gauge',
-  ));
-  private readonly projectionLagSeconds = this.register(new Family(
-    'projection_lag_seconds', 'Age in seconds of the newest event a projection has not processed yet.', 'gauge',
-  ));
+  private readonly requestLabels = new LabelSetCap(['method', 'status']);
+  private readonly requestsTotal: Counter;
+  private readonly requestDuration: Histogram;
+  private readonly appendDuration: Histogram;
+  private readonly projectionLagEvents: CappedGauge;
+  private readonly projectionLagSeconds: CappedGauge;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    for (const metric of this.registry.getMetricsAsArray()) {
+      for (const name of samplesOf(metric.name, String(metric.type))) this.sampleNames.add(name);
+      this.types.set(metric.name, String(metric.type));
+    }
+    const registers = [this.registry];
+    this.requestsTotal = this.reserve(new Counter({
+      name: 'http_requests_total', help: 'HTTP requests handled, by method, route pattern and status code.',
+      labelNames: ['method', 'route', 'status'], registers,
+    }));
+    this.requestDuration = this.reserve(new Histogram({
+      name: 'http_request_duration_seconds', help: 'Time from receiving an HTTP request to finishing its response, in seconds.',
+      labelNames: ['method', 'route', 'status'], buckets: [...LATENCY_BUCKETS], registers,
+    }));
+    this.appendDuration = this.reserve(new Histogram({
+      name: 'eventstore_append_duration_seconds', help: 'Time taken to append events to the event store, in seconds.',
+      buckets: [...LATENCY_BUCKETS], registers,
+    }));
+    this.projectionLagEvents = this.gauge('projection_lag_events',
+      'Events between a projection checkpoint and the head of the event feed.', ['projection']);
+    this.projectionLagSeconds = this.gauge('projection_lag_seconds',
+      'Age in seconds of the newest event a projection has not processed yet.', ['projection']);
+    this.reserve(new Gauge({
+      name: 'process_uptime_seconds', help: 'Seconds since the process started.', registers,
+      collect() { this.set(process.uptime()); },
+    }));
+    this.reserve(new Gauge({
+      name: 'nodejs_heap_used_bytes', help: 'V8 heap in use, in bytes.', registers,
+      collect() { this.set(process.memoryUsage().heapUsed); },
+    }));
+  }
+
+  /** The Content-Type to send `render()`'s text with (Prometheus text format 0.0.4). */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
 
   /** Records one handled HTTP request. `route` must be a route pattern, never a raw URL. */
   observeRequest(method: string, route: string, status: number, seconds: number): void {
-    const labels = { method, route, status: String(status) };
-    // Observe first: it rejects invalid durations before anything is counted.
+    // Checked first: an invalid duration is refused before anything is counted.
+    checkObservation('http_request_duration_seconds', seconds);
+    const labels = this.requestLabels.bound({ method, route, status: String(status) });
     this.requestDuration.observe(labels, seconds);
     this.requestsTotal.inc(labels);
   }
 
   /** Records how long one append to the event store took. */
   observeAppend(seconds: number): void {
-    this.appendDuration.observe({}, seconds);
+    checkObservation('eventstore_append_duration_seconds', seconds);
+    this.appendDuration.observe(seconds);
   }
 
   setProjectionLag(projection: string, lagEvents: number, lagSeconds: number): void {
@@ -209,44 +141,85 @@ export class Metrics {
   }
 
   /**
-   * Sets a gauge, registering it on first use. The first `help` given for a name is the one rendered.
-   * Throws when the name is not a valid metric name or is already used by a metric of another type.
+   * A change of a projection's lease in this process: taken (at start, or over from a holder that stopped or whose
+   * lease expired) or lost (taken by another instance, or not renewed before it expired). `by` 0 declares the
+   * series at zero, so a dashboard sees it before the first change.
    */
+  countLeaseChange(projection: string, change: 'acquired' | 'lost', by = 1): void {
+    const counter = change === 'acquired'
+      ? this.counter('projection_lease_acquired_total',
+        'Times this process took a projection\'s lease: at start, or over from a holder that stopped or whose lease expired.', ['projection'])
+      : this.counter('projection_lease_lost_total',
+        'Times this process lost a projection\'s lease: taken by another instance, or not renewed before it expired.', ['projection']);
+    counter.inc({ projection }, by);
+  }
+
+  /**
+   * A counter, declared where it is used: the first call registers it, later calls with the same name get the
+   * same counter (the first `help` and `labelNames` stand). Label sets past the cap fold into route="__other__".
+   * Throws when the name is invalid or taken by a metric of another type, or its samples clash with another's.
+   */
+  counter(name: string, help: string, labelNames: readonly string[] = []): CappedCounter {
+    return this.declare(name, 'counter', () => {
+      const counter = this.reserve(new Counter({ name, help, labelNames: withRoute(labelNames), registers: [this.registry] }));
+      const cap = new LabelSetCap([]);
+      return { inc: (labels: Labels = {}, by = 1) => counter.inc(cap.bound(labels), by) };
+    });
+  }
+
+  /** A gauge, declared where it is used; the same rules as `counter`. */
+  gauge(name: string, help: string, labelNames: readonly string[] = []): CappedGauge {
+    return this.declare(name, 'gauge', () => {
+      const gauge = this.reserve(new Gauge({ name, help, labelNames: withRoute(labelNames), registers: [this.registry] }));
+      const cap = new LabelSetCap([]);
+      return { set: (labels: Labels, value: number) => gauge.set(cap.bound(labels), value) };
+    });
+  }
+
+  /** Sets a gauge, declaring it (with the names of `labels` as its label names) on first use. */
   setGauge(name: string, help: string, value: number, labels: Labels = {}): void {
-    let family = this.families.get(name);
-    if (family === undefined) {
-      family = this.register(new Family(name, help, 'gauge'));
-    } else if (family.type !== 'gauge') {
-      throw new Error(`metric ${name} is already registered as a ${family.type}`);
-    }
-    family.set(labels, value);
+    this.gauge(name, help, Object.keys(labels)).set(labels, value);
   }
 
-  /** All metrics in the Prometheus text format 0.0.4; send with `PROMETHEUS_CONTENT_TYPE`. */
-  render(): string {
-    const out: string[] = [];
-    for (const family of this.families.values()) family.render(out);
-    for (const gauge of RUNTIME_GAUGES) {
-      out.push(`# HELP ${gauge.name} ${escapeHelp(gauge.help)}`, `# TYPE ${gauge.name} gauge`, `${gauge.name} ${formatValue(gauge.read())}`);
-    }
-    return `${out.join('\n')}\n`;
+  /** All metrics in the Prometheus text format 0.0.4; send with `contentType`. */
+  render(): Promise<string> {
+    return this.registry.metrics();
   }
 
-  private register(family: Family): Family {
-    if (!METRIC_NAME.test(family.name)) throw new Error(`invalid metric name ${JSON.stringify(family.name)}`);
-    const names = family.sampleNames();
+  private declare<M extends CappedCounter | CappedGauge>(name: string, type: 'counter' | 'gauge', create: () => M): M {
+    const existing = this.declared.get(name);
+    if (existing !== undefined) {
+      if (existing.type !== type) throw new Error(`metric ${name} is already registered as a ${existing.type}`);
+      return existing.metric as M;
+    }
+    if (!METRIC_NAME.test(name)) throw new Error(`invalid metric name ${JSON.stringify(name)}`);
+    const taken = this.types.get(name);
+    if (taken !== undefined && taken !== type) throw new Error(`metric ${name} is already registered as a ${taken}`);
+    if (taken !== undefined) throw new Error(`metric name ${name} clashes with an existing metric (${name})`);
+    const metric = create();
+    this.declared.set(name, { type, metric });
+    return metric;
+  }
+
+  /** Records the sample names of a metric just registered; refuses (and unregisters) one that clashes. */
+  private reserve<M extends Counter | Gauge | Histogram>(created: M): M {
+    const metric = created as unknown as { name: string; type: string };
+    const names = samplesOf(metric.name, metric.type);
     const clash = names.find((n) => this.sampleNames.has(n));
-    if (clash !== undefined) throw new Error(`metric name ${family.name} clashes with an existing metric (${clash})`);
+    if (clash !== undefined) {
+      this.registry.removeSingleMetric(metric.name);
+      throw new Error(`metric name ${metric.name} clashes with an existing metric (${clash})`);
+    }
     for (const n of names) this.sampleNames.add(n);
-    this.families.set(family.name, family);
-    return family;
+    this.types.set(metric.name, metric.type);
+    return created;
   }
 }
 
 /**
- * Express middleware recording every request in `http_requests_total` and
- * `http_request_duration_seconds`, timed from this middleware to the response's 'finish' event. Mount it
- * before the routes. Requests whose connection closes before the response finishes are not recorded.
+ * Express middleware recording every request in `http_requests_total` and `http_request_duration_seconds`,
+ * timed from this middleware to the response's 'finish' event. Mount it before the routes. Requests whose
+ * connection closes before the response finishes are not recorded.
  *
  * The route label is the matched route pattern (`req.baseUrl + req.route.path`, e.g. "/things/:id"), or
  * "unmatched" when no route handled the request. It is never the raw URL: URLs carry ids and arbitrary
@@ -272,31 +245,28 @@ function routeLabel(req: Request): string {
   return `${req.baseUrl}${path}`;
 }
 
+function checkObservation(metric: string, value: number): void {
+  if (!Number.isFinite(value) || value < 0) {
+    throw new RangeError(`${metric}: an observation must be a finite, non-negative number, got ${value}`);
+  }
+}
+
+/** Declared label names plus `route`, which an overflow series carries; refuses invalid names up front. */
+function withRoute(labelNames: readonly string[]): string[] {
+  for (const name of labelNames) {
+    if (!LABEL_NAME.test(name) || name.startsWith('__')) throw new Error(`invalid label name ${JSON.stringify(name)}`);
+  }
+  return labelNames.includes('route') ? [...labelNames] : [...labelNames, 'route'];
+}
+
+/** The sample names a metric of this type writes (a summary's quantiles are samples of its own name). */
+function samplesOf(name: string, type: string): string[] {
+  return type === 'histogram' || type === 'summary' ? [name, `${name}_bucket`, `${name}_sum`, `${name}_count`] : [name];
+}
+
 /** A stable key for a label set: the same labels in any order give the same key. */
 function labelKey(labels: Labels): string {
-  return JSON.stringify(Object.keys(labels).sort().map((name) => [name, labels[name]]));
-}
-
-/** `{a="x",b="y"}` with label names sorted, an optional `le` last, or '' when there are no labels. */
-function formatLabels(labels: Labels, le?: string): string {
-  const pairs = Object.keys(labels).sort().map((name) => `${name}="${escapeLabelValue(labels[name]!)}"`);
-  if (le !== undefined) pairs.push(`le="${le}"`);
-  return pairs.length === 0 ? '' : `{${pairs.join(',')}}`;
-}
-
-/** Label values: backslash, double quote and line feed are escaped. */
-export function escapeLabelValue(value: string): string {
-  return value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
-}
-
-/** HELP text: backslash and line feed are escaped (double quotes are not). */
-function escapeHelp(text: string): string {
-  return text.replace(/[\\\n]/g, (c) => (c === '\n' ? '\\n' : '\\\\'));
-}
-
-function formatValue(value: number): string {
-  if (Number.isNaN(value)) return 'NaN';
-  if (value === Infinity) return '+Inf';
-  if (value === -Infinity) return '-Inf';
-  return String(value);
+  let key = '';
+  for (const name of Object.keys(labels).sort()) key += `${name}\u0000${labels[name]}\u0001`;
+  return key;
 }

@@ -2,8 +2,10 @@
  * The OpenAPI 3.1 document, built from the route declarations and their JSON Schemas: what is validated is
  * what is documented.
  */
+import { sample } from 'openapi-sampler';
 import { errorSchema } from '../../schemas/common.ts';
 import { MAX_BODY_DEPTH } from './jsonBody.ts';
+import { READ_MODELS_HEADER } from './readModelFreshness.ts';
 import type { AnyRoute } from './route.ts';
 
 export const API_VERSION = '1.0.0';
@@ -17,6 +19,19 @@ export function openApiPath(expressPath: string): string {
 const errorRef = { $ref: '#/components/schemas/Error' };
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: errorRef } } });
 
+/**
+ * An example value for a request schema, shown by the API reference: openapi-sampler's, which takes a
+ * schema's own `examples` first (the schemas carry hand-written ones where a sample made up from the type
+ * alone would be refused, e.g. amounts and dates under a pattern). A body shows its required fields only,
+ * unless it has none. Tests check that every example passes the request validation.
+ */
+function exampleOf(schema: unknown, requiredOnly = false): unknown {
+  const draw = (skipNonRequired: boolean) => sample(schema as object, { skipReadOnly: true, skipNonRequired, quiet: true });
+  const drawn = draw(requiredOnly);
+  const empty = typeof drawn === 'object' && drawn !== null && !Array.isArray(drawn) && Object.keys(drawn).length === 0;
+  return requiredOnly && empty ? draw(false) : drawn;
+}
+
 function parametersOf(route: AnyRoute): Json[] {
   const parameters: Json[] = [];
   const add = (where: 'path' | 'query', schema: unknown) => {
@@ -25,7 +40,7 @@ function parametersOf(route: AnyRoute): Json[] {
       const { description, ...rest } = property as Json & { description?: string };
       parameters.push({
         name, in: where, required: where === 'path' || (s?.required ?? []).includes(name), schema: rest,
-        ...(description ? { description } : {}),
+        ...(description ? { description } : {}), example: exampleOf(rest),
       });
     }
   };
@@ -33,7 +48,7 @@ function parametersOf(route: AnyRoute): Json[] {
   add('query', route.schemas.query);
   if (route.access === 'client') {
     parameters.push({ name: 'User-Agent', in: 'header', required: true, schema: { type: 'string' },
-      description: 'identifies the calling application' });
+      description: 'identifies the calling application', example: 'my-shop/1.0' });
   }
   if (route.method === 'post') {
     parameters.push({ name: 'Idempotency-Key', in: 'header', required: false,
@@ -41,21 +56,35 @@ function parametersOf(route: AnyRoute): Json[] {
       description: 'repeat a POST safely: the same key and body within 24 h replay the first answer ' +
         '(header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is ' +
         'a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only ' +
-        'by requests that passed authentication and validation.' });
+        'by requests that passed authentication and validation.', example: 'order-1042-attempt-1' });
   }
   for (const header of route.headers ?? []) {
     parameters.push({ name: header.name, in: 'header', required: header.required ?? false, schema: header.schema,
-      description: header.description });
+      description: header.description, example: exampleOf(header.schema) });
   }
   return parameters;
 }
 
+/** On the successful answers of every write (the router sets it; see README, HTTP conventions). */
+const readModelsHeader = {
+  [READ_MODELS_HEADER]: {
+    description: '`stale` when the read models had not caught up with this write within READ_YOUR_WRITES_TIMEOUT_MS: ' +
+      'the write is recorded, but this answer and reads made now may not show it yet. Absent when they had.',
+    schema: { type: 'string', enum: ['stale'] },
+  },
+};
+
 function responsesOf(route: AnyRoute): Json {
   const responses: Json = {};
+  const writes = route.method !== 'get' && !route.raw;
   for (const [status, response] of Object.entries(route.responses)) {
-    responses[status] = response.schema === undefined
-      ? { description: response.description }
-      : { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } };
+    responses[status] = {
+      description: response.description,
+      ...(writes && Number(status) < 300 ? { headers: readModelsHeader } : {}),
+      ...(response.schema === undefined
+        ? {}
+        : { content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }),
+    };
   }
   const hasInput = route.schemas.body || route.schemas.query || route.schemas.params || route.access === 'client';
   if (hasInput) responses['400'] ??= errorResponse('invalid or missing parameter (the message names it)');
@@ -98,7 +127,8 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
       security: securityOf[route.access],
       parameters: parametersOf(route),
       ...(route.schemas.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: route.schemas.body } } } }
+        ? { requestBody: { required: true, content: { 'application/json': {
+          schema: route.schemas.body, example: exampleOf(route.schemas.body, true) } } } }
         : {}),
       responses: responsesOf(route),
     };

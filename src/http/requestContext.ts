@@ -1,9 +1,12 @@
 /**
  * Per-request context: a request id (the caller's X-Request-Id when it is sane, else a new one, echoed
- * back), a logger carrying it, and, after authentication, who is calling.
+ * back), a logger carrying it, the request's log line when its response ends (pino-http), and, after
+ * authentication, who is calling.
  */
 import { randomUUID } from 'node:crypto';
-import type { RequestHandler } from 'express';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Request, RequestHandler } from 'express';
+import { pinoHttp } from 'pino-http';
 import type { Logger } from '../logging.ts';
 
 export type Caller = { kind: 'client'; clientId: string } | { kind: 'operator' } | { kind: 'provider' } | { kind: 'anonymous' };
@@ -11,26 +14,45 @@ export type Caller = { kind: 'client'; clientId: string } | { kind: 'operator' }
 declare module 'express-serve-static-core' {
   interface Request {
     id: string;
-    log: Logger;
     caller: Caller;
   }
 }
 
+/** At most 128 characters (plus a closed alphabet): an id of the caller's that is longer or odder is replaced. */
 const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 
+/**
+ * One line per request, when its response has been sent (or its connection closed):
+ * `{requestId, method, path, status, ms, caller, msg: "request"}`. Headers and bodies are not logged; the
+ * logger's redaction (src/logging.ts) covers what other lines may carry.
+ */
 export function requestContext(logger: Logger): RequestHandler {
+  const line = (req: IncomingMessage, res: ServerResponse, ms: number) => {
+    const request = req as Request;
+    const caller = request.caller.kind === 'client' ? request.caller.clientId : request.caller.kind;
+    return { method: request.method, path: request.path, status: res.statusCode, ms, caller };
+  };
+  const http = pinoHttp({
+    logger,
+    // `req.log` carries only the request id: the request itself is summed up once, in the closing line.
+    quietReqLogger: true,
+    quietResLogger: true,
+    customAttributeKeys: { reqId: 'requestId', responseTime: 'ms' },
+    genReqId(req, res) {
+      const given = req.headers['x-request-id'];
+      const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    // Always `info`: a failed request's error is logged where it is handled (src/http/errors.ts).
+    customLogLevel: () => 'info',
+    customSuccessMessage: () => 'request',
+    customErrorMessage: () => 'request',
+    customSuccessObject: (req, res, val: { ms: number }) => line(req, res, val.ms),
+    customErrorObject: (req, res, _error, val: { ms: number }) => line(req, res, val.ms),
+  });
   return (req, res, next) => {
-    const given = req.get('x-request-id');
-    req.id = given && SANE_REQUEST_ID.test(given) ? given : randomUUID();
-    req.log = logger.child({ requestId: req.id });
     req.caller = { kind: 'anonymous' };
-    res.setHeader('X-Request-Id', req.id);
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10,
-        caller: req.caller.kind === 'client' ? req.caller.clientId : req.caller.kind }, 'request');
-    });
-    next();
+    http(req, res, next);
   };
 }

@@ -8,6 +8,7 @@
  * caller is known (a wrong key or signature, a bad provider body) takes one, and past the budget the answer
  * is a 429. A credential that needs a slow verification (scrypt) is verified only while the address has a
  * token left; a client whose key was verified before is served whatever its address's budget.
+ * A write's answer says `X-Read-Models: stale` when its wait for the read models ran out.
  */
 import type { Express, Request, Response } from 'express';
 import { DomainError } from '../domain/errors.ts';
@@ -18,6 +19,7 @@ import { HttpError, invalidParam } from './errors.ts';
 import type { Caller } from './requestContext.ts';
 import { IDEMPOTENCY_KEY, requestFingerprint, type IdempotencyStore } from './idempotency.ts';
 import type { RateLimiter } from './rateLimit.ts';
+import { READ_MODELS_HEADER, type ReadModelFreshness } from './readModelFreshness.ts';
 import type { AnyRoute, HandlerInput, HandlerResult } from './route.ts';
 import { compileValidator } from './validation.ts';
 
@@ -26,6 +28,7 @@ export interface RouterDeps {
   rateLimiter: RateLimiter;
   addressRateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
+  freshness: ReadModelFreshness;
 }
 
 const domainStatus = { notFound: 404, alreadyExists: 409, failedPrecondition: 422, invalid: 400, contention: 409 } as const;
@@ -42,9 +45,10 @@ export function toHttpError(error: unknown): unknown {
   return error;
 }
 
-function send(res: Response, result: HandlerResult, replayed = false): void {
+function send(res: Response, result: HandlerResult, replayed = false, stale = false): void {
   if (result.headers) res.set(result.headers);
   if (replayed) res.set('Idempotent-Replayed', 'true');
+  if (stale) res.set(READ_MODELS_HEADER, 'stale');
   res.status(result.status);
   if (result.body === undefined) res.end();
   else res.json(result.body);
@@ -137,7 +141,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
   for (const route of routes) {
     const admit = admission(route, deps);
 
-    app[route.method](route.path, async (req: Request, res: Response) => {
+    const handle = async (req: Request, res: Response): Promise<void> => {
       const { params, query, body } = await admit(req);
 
       const key = route.method === 'post' ? req.get('idempotency-key') : undefined;
@@ -149,7 +153,7 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         try {
           const result = await route.handler({ params, query, body, req, res });
           await result?.readModels;
-          if (!route.raw && result) send(res, result);
+          if (!route.raw && result) send(res, result, false, deps.freshness.isStale(req.id));
         } catch (error) {
           throw toHttpError(error);
         }
@@ -186,7 +190,21 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields)),
         result.readModels,
       ]);
-      send(res, result);
+      send(res, result, false, deps.freshness.isStale(req.id));
+    };
+
+    if (route.method === 'get') {
+      app.get(route.path, handle);
+      continue;
+    }
+    // Only writes wait for the read models; their appends and waits are followed while they run.
+    app[route.method](route.path, async (req: Request, res: Response) => {
+      deps.freshness.begin(req.id);
+      try {
+        await handle(req, res);
+      } finally {
+        deps.freshness.end(req.id);
+      }
     });
   }
 }

@@ -2,11 +2,12 @@
 import { comparePositions } from '../eventstore/position.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
 import type { Services } from './services.ts';
-import { PROMETHEUS_CONTENT_TYPE } from './metrics.ts';
-import { renderDocsPage, type OpenApiDocument } from './docs.ts';
+import { DOCS_ASSETS, DOCS_ASSETS_PATH, DOCS_CONTENT_SECURITY_POLICY, operationsOf, renderDocsPage } from './docs.ts';
 
 /** A projection behind the head of the feed for longer than this makes the service not ready. */
 const READY_LAG_MS = 5_000;
+/** How long a browser may keep the reference page's assets without asking again (they change with a release). */
+const DOCS_ASSET_MAX_AGE_MS = 3_600_000;
 
 const statusSchema = {
   type: 'object',
@@ -68,13 +69,21 @@ export function systemRoutes(services: Services, document: () => Record<string, 
     }),
     defineRoute({
       method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus metrics',
+      description: 'Request counts and latency by method, route pattern and status; event-store append latency; ' +
+        'projection lag; the process’s CPU, memory, event-loop lag and garbage collection. At most 2,000 label sets ' +
+        'per metric; more are counted under route="__other__".',
       tags: ['Operations'], access: 'public', schemas: {}, raw: true,
       responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
       async handler({ res }) {
         for (const lag of await projectionLag().catch(() => [])) {
           metrics.setProjectionLag(lag.name, lag.lagEvents, lag.lagSeconds);
         }
-        res.type(PROMETHEUS_CONTENT_TYPE).send(metrics.render());
+        // Every projection this process runs shows its lease counters, at 0 until its first lease change.
+        for (const runner of projections.projectionRunners) {
+          metrics.countLeaseChange(runner.name, 'acquired', 0);
+          metrics.countLeaseChange(runner.name, 'lost', 0);
+        }
+        res.type(metrics.contentType).send(await metrics.render());
       },
     }),
     defineRoute({
@@ -86,12 +95,43 @@ export function systemRoutes(services: Services, document: () => Record<string, 
       },
     }),
     defineRoute({
-      method: 'get', path: '/docs', operationId: 'apiReference', summary: 'This API’s reference, rendered (works offline)',
+      method: 'get', path: '/docs', operationId: 'apiReference',
+      summary: 'This API’s interactive reference (Swagger UI, served by the service itself: works offline)',
+      description: 'Every operation with its parameters, schemas and an example request; “Try it out” calls this ' +
+        'service. The page loads its script and styles from /docs/assets only.',
       tags: ['Operations'], access: 'public', schemas: {}, raw: true,
       responses: { 200: { description: 'HTML', contentType: 'text/html', schema: { type: 'string' } } },
       async handler({ res }) {
-        docsHtml ??= renderDocsPage(document() as unknown as OpenApiDocument);
-        res.type('html').send(docsHtml);
+        if (docsHtml === null) {
+          const doc = document();
+          docsHtml = renderDocsPage(String((doc.info as { title?: string } | undefined)?.title ?? 'API'), operationsOf(doc));
+        }
+        res.set({ 'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff',
+          'Referrer-Policy': 'no-referrer' }).type('html').send(docsHtml);
+      },
+    }),
+    defineRoute({
+      method: 'get', path: `${DOCS_ASSETS_PATH}/:file`, operationId: 'apiReferenceAsset',
+      summary: 'A file of the reference page (Swagger UI’s stylesheet and script, its start script, the icon)',
+      tags: ['Operations'], access: 'public', raw: true,
+      schemas: {
+        params: {
+          type: 'object', additionalProperties: false, required: ['file'],
+          properties: { file: { type: 'string', enum: Object.keys(DOCS_ASSETS), description: 'one of the page’s files' } },
+        },
+      },
+      responses: { 200: { description: 'the file (CSS, JavaScript or PNG)', contentType: 'application/octet-stream' } },
+      async handler({ params, res }) {
+        const asset = DOCS_ASSETS[(params as { file: string }).file]!;
+        res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}` })
+          .type(asset.contentType);
+        if (asset.text !== undefined) {
+          res.send(asset.text);
+          return;
+        }
+        await new Promise<void>((resolve, reject) => {
+          res.sendFile(asset.file!, { maxAge: DOCS_ASSET_MAX_AGE_MS }, (error) => (error ? reject(error) : resolve()));
+        });
       },
     }),
   ];

@@ -1,28 +1,23 @@
 /**
- * Tenant scoping. Every query of a client's data goes through these: rows carry `client_id`, and another
- * client's object answers 404, never 403, so ids of other tenants cannot even be probed.
+ * Tenant scoping at the edge: the caller's client, as the tenant its commands act for, and its pages of the
+ * read models. Rows carry `client_id`, and another client's object answers 404, never 403, so ids of other
+ * tenants cannot even be probed; the commands themselves refuse another client's object (src/domain/tenancy.ts).
  */
 import type { Request } from 'express';
-import type { Kysely, SelectQueryBuilder } from 'kysely';
-import { notFound, unauthorized } from './errors.ts';
+import type { SelectQueryBuilder } from 'kysely';
+import { clientTenant, type Tenant } from '../domain/tenancy.ts';
+import { unauthorized } from './errors.ts';
+
+export { scopedTo } from '../db/owned.ts';
 
 export function clientIdOf(req: Request): string {
   if (req.caller.kind !== 'client') throw unauthorized();
   return req.caller.clientId;
 }
 
-/** `SELECT * FROM table WHERE client_id = <caller>`: the start of every tenant query. */
-export function scopedTo(db: Kysely<any>, table: string, clientId: string): SelectQueryBuilder<any, any, any> {
-  return db.selectFrom(table).selectAll().where(`${table}.client_id`, '=', clientId);
-}
-
-/** One row of the caller's, by its id column, or a 404 naming the resource. */
-export async function findOwned<T>(
-  db: Kysely<any>, table: string, clientId: string, idColumn: string, id: string, resource: string,
-): Promise<T> {
-  const row = await scopedTo(db, table, clientId).where(`${table}.${idColumn}`, '=', id).executeTakeFirst();
-  if (!row) throw notFound(`${resource} ${id} not found`);
-  return row as T;
+/** The tenant a client's request acts for: its own objects only. */
+export function tenantOf(req: Request): Tenant {
+  return clientTenant(clientIdOf(req));
 }
 
 /**

@@ -1,18 +1,21 @@
 import type { AccessScope, AccessScopeToRemove } from '../../schemas/identities.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type {
   GraphLink, IdentityChanges, IdentityEvent, IdentityFields, IdentityGraphEvent, IdentityStatus, StoredAccessScope,
 } from './events.ts';
 
-export type IdentityCommand =
+/** Every command acts for a tenant (src/domain/tenancy.ts): another client's identity is not found. */
+export type IdentityCommand = (
   /** `fields` and `changes` are already event data: the handler maps the request to them field by field. */
   | { type: 'CreateIdentity'; identityId: string; clientId: string; fields: IdentityFields; now: Date }
   | { type: 'UpdateIdentity'; changes: IdentityChanges; now: Date }
   | { type: 'ChangeIdentityStatus'; status: IdentityStatus; now: Date }
   | { type: 'AddAccessRule'; scope: AccessScope; now: Date }
   | { type: 'RemoveAccessRule'; scope: AccessScopeToRemove; now: Date }
-  | { type: 'DeleteIdentity'; now: Date };
+  | { type: 'DeleteIdentity'; now: Date }
+) & TenantScoped;
 
 export interface IdentityState {
   exists: boolean;
@@ -26,8 +29,10 @@ export interface IdentityState {
 const sameScope = (a: { resource: string; reference: string }, b: { resource: string; reference: string }) =>
   a.resource === b.resource && a.reference === b.reference;
 
+const NOT_FOUND = 'identity not found';
+
 function live(state: IdentityState): { identityId: string } {
-  if (!state.exists || state.deleted) throw domainNotFound('identity not found');
+  if (!state.exists || state.deleted) throw domainNotFound(NOT_FOUND);
   return { identityId: state.identityId! };
 }
 
@@ -36,6 +41,7 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
 
   decide(command, state) {
     const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.clientId, NOT_FOUND);
     switch (command.type) {
       case 'CreateIdentity':
         if (state.exists) throw domainConflict(`identity ${command.identityId} already exists`);

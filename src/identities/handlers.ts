@@ -8,8 +8,9 @@ import { definedOnly } from '../../schemas/events/common.ts';
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
-import { findOwned } from '../http/tenancy.ts';
-import type { Services } from '../http/services.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Tenant } from '../domain/tenancy.ts';
+import type { Platform } from '../platform.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
 import {
   identityDecider, identityGraphDecider, type GraphMember, type IdentityCommand, type IdentityGraphCommand, type IdentityGraphState,
@@ -19,12 +20,13 @@ import {
   type IdentityStatus,
 } from './events.ts';
 
-export function ownedIdentity(db: Kysely<any>, clientId: string, identityId: string): Promise<IdentityRow> {
-  return findOwned<IdentityRow>(db, 'identities', clientId, 'identity_id', identityId, 'identity');
+/** The identity's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedIdentity(db: Kysely<any>, tenant: Tenant, identityId: string): Promise<IdentityRow> {
+  return findOwned<IdentityRow>(db, 'identities', tenant, 'identity_id', identityId, 'identity');
 }
 
-async function run(services: Services, identityId: string, command: IdentityCommand, metadata: EventMetadata): Promise<Position | null> {
-  const result = await handleCommand(services.storage.store, identityStream(identityId), identityDecider, command, metadata);
+async function run(platform: Platform, identityId: string, command: IdentityCommand, metadata: EventMetadata): Promise<Position | null> {
+  const result = await handleCommand(platform.storage.store, identityStream(identityId), identityDecider, command, metadata);
   return result.position;
 }
 
@@ -47,21 +49,25 @@ function identityChangesOf(input: UpdateIdentity): IdentityChanges {
   });
 }
 
-export async function createIdentity(services: Services, clientId: string, input: CreateIdentity, metadata: EventMetadata): Promise<string> {
-  const identityId = services.runtime.newId();
+export async function createIdentity(platform: Platform, clientId: string, input: CreateIdentity, metadata: EventMetadata): Promise<string> {
+  const identityId = platform.runtime.newId();
   const fields = identityFieldsOf(input);
-  const position = await run(services, identityId, { type: 'CreateIdentity', identityId, clientId, fields, now: services.runtime.now() }, metadata);
-  await services.readYourWrites(position);
+  const position = await run(platform, identityId, { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(position);
   return identityId;
 }
 
-export async function updateIdentity(services: Services, identityId: string, input: UpdateIdentity, metadata: EventMetadata): Promise<void> {
+export async function updateIdentity(
+  platform: Platform, tenant: Tenant, identityId: string, input: UpdateIdentity, metadata: EventMetadata,
+): Promise<void> {
   const changes = identityChangesOf(input);
-  await services.readYourWrites(await run(services, identityId, { type: 'UpdateIdentity', changes, now: services.runtime.now() }, metadata));
+  await platform.readYourWrites(await run(platform, identityId, { type: 'UpdateIdentity', tenant, changes, now: platform.runtime.now() }, metadata));
 }
 
-export async function changeIdentityStatus(services: Services, identityId: string, status: IdentityStatus, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'ChangeIdentityStatus', status, now: services.runtime.now() }, metadata));
+export async function changeIdentityStatus(
+  platform: Platform, tenant: Tenant, identityId: string, status: IdentityStatus, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'ChangeIdentityStatus', tenant, status, now: platform.runtime.now() }, metadata));
 }
 
 /**
@@ -69,24 +75,24 @@ export async function changeIdentityStatus(services: Services, identityId: strin
  * goes; no later link can name it), then the identity's own stream records the deletion. Run again after a
  * failure in between, the graph has nothing more to decide and the identity is deleted then.
  */
-export async function deleteIdentity(services: Services, clientId: string, identityId: string, metadata: EventMetadata): Promise<void> {
-  const left = await decideOnGraph(services, clientId, { type: 'LeaveGraph', identityId }, [identityId], metadata);
-  const deleted = await handleCommand(services.storage.store, identityStream(identityId), identityDecider,
-    { type: 'DeleteIdentity', now: services.runtime.now() }, metadata);
-  await services.readYourWrites(deleted.position ?? left.position, [...left.events, ...deleted.events].map((e) => e.type));
+export async function deleteIdentity(platform: Platform, clientId: string, identityId: string, metadata: EventMetadata): Promise<void> {
+  const left = await decideOnGraph(platform, clientId, { type: 'LeaveGraph', identityId }, [identityId], metadata);
+  const deleted = await handleCommand(platform.storage.store, identityStream(identityId), identityDecider,
+    { type: 'DeleteIdentity', tenant: { clientId }, now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(deleted.position ?? left.position, [...left.events, ...deleted.events].map((e) => e.type));
 }
 
 /** Links children to a parent, as the client's graph decides: same client only, one parent per child, never a cycle. */
-export async function addChildren(services: Services, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
-  const { position, events } = await decideOnGraph(services, clientId, { type: 'LinkChildren', parentId, childIds },
+export async function addChildren(platform: Platform, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
+  const { position, events } = await decideOnGraph(platform, clientId, { type: 'LinkChildren', parentId, childIds },
     [parentId, ...childIds], metadata);
-  await services.readYourWrites(position, events.map((e) => e.type));
+  await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
-export async function removeChildren(services: Services, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
-  const { position, events } = await decideOnGraph(services, clientId, { type: 'UnlinkChildren', parentId, childIds },
+export async function removeChildren(platform: Platform, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
+  const { position, events } = await decideOnGraph(platform, clientId, { type: 'UnlinkChildren', parentId, childIds },
     [parentId, ...childIds], metadata);
-  await services.readYourWrites(position, events.map((e) => e.type));
+  await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
 type GraphDecision = DistributiveOmit<IdentityGraphCommand, 'clientId' | 'members' | 'linksBefore' | 'now'>;
@@ -98,18 +104,18 @@ type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K>
  * before it had one.
  */
 async function decideOnGraph(
-  services: Services, clientId: string, decision: GraphDecision, identityIds: readonly string[], metadata: EventMetadata,
+  platform: Platform, clientId: string, decision: GraphDecision, identityIds: readonly string[], metadata: EventMetadata,
 ): Promise<CommandResult<IdentityGraphEvent, IdentityGraphState>> {
-  const store = services.storage.store;
+  const store = platform.storage.store;
   const stream = identityGraphStream(clientId);
   const [members, linksBefore] = await Promise.all([
-    membersOf(services, identityIds),
-    store.readStream(stream, { limit: 1 }).then((first) => (first.length > 0 ? null : linksBeforeTheGraph(services, clientId))),
+    membersOf(platform, identityIds),
+    store.readStream(stream, { limit: 1 }).then((first) => (first.length > 0 ? null : linksBeforeTheGraph(platform, clientId))),
   ]);
   // Every link, unlink and deletion of a client contends for this one stream: in one process they queue, and a
   // writer of another process that got there first is retried by the command handler (then 409, never a 5xx).
   return handleCommand(store, stream, identityGraphDecider,
-    { ...decision, clientId, members, linksBefore, now: services.runtime.now() } as IdentityGraphCommand, metadata);
+    { ...decision, clientId, members, linksBefore, now: platform.runtime.now() } as IdentityGraphCommand, metadata);
 }
 
 /**
@@ -118,8 +124,8 @@ async function decideOnGraph(
  * deletion is decided by the graph before the identity's stream records it, so the graph itself knows of every
  * deletion that could race with a link.
  */
-async function membersOf(services: Services, identityIds: readonly string[]): Promise<Record<string, GraphMember>> {
-  const store = services.storage.store;
+async function membersOf(platform: Platform, identityIds: readonly string[]): Promise<Record<string, GraphMember>> {
+  const store = platform.storage.store;
   const unique = [...new Set(identityIds)];
   const members = await Promise.all(unique.map(async (identityId): Promise<GraphMember> => {
     const [[first], [last]] = await Promise.all([
@@ -140,13 +146,13 @@ async function membersOf(services: Services, identityIds: readonly string[]): Pr
  * to a parent deleted meanwhile (possible before, when deletion checked for children in the read model) are
  * left out: they could never be removed.
  */
-async function linksBeforeTheGraph(services: Services, clientId: string): Promise<GraphLink[]> {
-  const head = await services.storage.store.headPosition();
-  if (head && !(await services.projections.waitFor(head, services.config.readYourWritesTimeoutMs, identityLinkEventTypes))) {
-    throw new Error(`the identities read model did not reach the head of the feed within ${services.config.readYourWritesTimeoutMs} ms; ` +
+async function linksBeforeTheGraph(platform: Platform, clientId: string): Promise<GraphLink[]> {
+  const head = await platform.storage.store.headPosition();
+  if (head && !(await platform.projections.waitFor(head, platform.config.readYourWritesTimeoutMs, identityLinkEventTypes))) {
+    throw new Error(`the identities read model did not reach the head of the feed within ${platform.config.readYourWritesTimeoutMs} ms; ` +
       `the identity graph of client ${clientId} cannot start without the links made before it`);
   }
-  const rows = await services.storage.database.db.selectFrom('identities as child')
+  const rows = await platform.storage.database.db.selectFrom('identities as child')
     .innerJoin('identities as parent', 'parent.identity_id', 'child.parent_id')
     .select(['child.identity_id as childId', 'child.parent_id as parentId'])
     .where('child.client_id', '=', clientId).where('parent.client_id', '=', clientId)
@@ -157,10 +163,14 @@ async function linksBeforeTheGraph(services: Services, clientId: string): Promis
 /** The events that made links before the graph had a stream. */
 const identityLinkEventTypes = ['IdentityParentSet', 'IdentityParentCleared'] as const;
 
-export async function addAccessRule(services: Services, identityId: string, scope: AccessScope, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'AddAccessRule', scope, now: services.runtime.now() }, metadata));
+export async function addAccessRule(
+  platform: Platform, tenant: Tenant, identityId: string, scope: AccessScope, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'AddAccessRule', tenant, scope, now: platform.runtime.now() }, metadata));
 }
 
-export async function removeAccessRule(services: Services, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata): Promise<void> {
-  await services.readYourWrites(await run(services, identityId, { type: 'RemoveAccessRule', scope, now: services.runtime.now() }, metadata));
+export async function removeAccessRule(
+  platform: Platform, tenant: Tenant, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata,
+): Promise<void> {
+  await platform.readYourWrites(await run(platform, identityId, { type: 'RemoveAccessRule', tenant, scope, now: platform.runtime.now() }, metadata));
 }

@@ -9,8 +9,7 @@ import { idParamSchema, type IdParams } from '../../schemas/common.ts';
 import { identityRecords, type IdentityRow } from '../../projections/identities.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo } from '../http/tenancy.ts';
-import { notFound } from '../http/errors.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import type { Request } from 'express';
 import {
@@ -20,13 +19,13 @@ import {
 
 const tags = ['Identities'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
-const notFoundResponse = { description: 'no such identity for this client', schema: errorSchema } as const;
+const notFoundResponse = { description: 'no such identity for this client; another client’s identity answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function identityRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, identityId: string) =>
-    (await identityRecords(db, [await ownedIdentity(db, clientId, identityId)]))[0]!;
+    (await identityRecords(db, [await ownedIdentity(db, { clientId }, identityId)]))[0]!;
 
   return [
     defineRoute({
@@ -73,8 +72,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedIdentity(db, clientIdOf(req), id);
-        await updateIdentity(services, id, body as UpdateIdentity, meta(req));
+        await updateIdentity(services, tenantOf(req), id, body as UpdateIdentity, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -130,8 +128,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       responses: { 201: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedIdentity(db, clientIdOf(req), id);
-        await addAccessRule(services, id, body as AccessScope, meta(req));
+        await addAccessRule(services, tenantOf(req), id, body as AccessScope, meta(req));
         return { status: 201, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -142,21 +139,21 @@ export function identityRoutes(services: Services): AnyRoute[] {
       responses: { 200: { description: 'revoked (no body)' }, 404: notFoundResponse },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedIdentity(db, clientIdOf(req), id);
-        await removeAccessRule(services, id, body as AccessScopeToRemove, meta(req));
+        await removeAccessRule(services, tenantOf(req), id, body as AccessScopeToRemove, meta(req));
         return { status: 200 };
       },
     }),
     defineRoute({
       method: 'post', path: '/operator/identities/:id/status', operationId: 'setIdentityStatus',
       summary: 'Move an identity through verification (e.g. PENDING → ACTIVE)', tags: ['Operator'], access: 'operator',
+      description: 'Operators act on the identities of every client.',
       schemas: { params: idParamSchema, body: identityStatusBodySchema },
-      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
+      responses: { 200: { description: 'the identity', schema: identitySchema }, 404: { description: 'no such identity (of any client)', schema: errorSchema } },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        const row = await db.selectFrom('identities').selectAll().where('identity_id', '=', id).executeTakeFirst() as IdentityRow | undefined;
-        if (!row) throw notFound(`identity ${id} not found`);
-        await changeIdentityStatus(services, id, (body as IdentityStatusBody).status, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
+        // Operators act across clients: the identity of whichever client, whose id the events record.
+        const row = await ownedIdentity(db, 'any', id);
+        await changeIdentityStatus(services, 'any', id, (body as IdentityStatusBody).status, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),

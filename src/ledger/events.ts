@@ -28,11 +28,6 @@ export type AccountAdjustedData = FromSchema<typeof accountAdjustedSchema>;
 
 export const ACCOUNT_ADJUSTED = 'AccountAdjusted';
 
-export interface AccountAdjusted {
-  type: typeof ACCOUNT_ADJUSTED;
-  data: AccountAdjustedData;
-}
-
 /**
  * A payment's funds credited to its destination account: the account's answer to a settlement (or, with
  * `fundsFrom: 'suspense'`, to an assignment of unassigned funds). Stream: `account-<accountId>`, decided by the
@@ -110,8 +105,6 @@ export const statusChangeProperties = {
   to: textSchema,
   at: instantSchema,
 } as const;
-const statusChangeSchema = closed(statusChangeProperties);
-export type PaymentStatusChange = FromSchema<typeof statusChangeSchema>;
 
 /**
  * A received payment reconciled to its destination account. Its money moved on the account's stream: the
@@ -137,7 +130,6 @@ export const paymentSettledSchema = closed(paymentSettledProperties, ['creditEve
 export type PaymentSettledData = FromSchema<typeof paymentSettledSchema>;
 
 export const unsettledReasons = ['ACCOUNT_NOT_ACTIVE', 'AMOUNT_MISMATCH'] as const;
-export type UnsettledReason = (typeof unsettledReasons)[number];
 
 /**
  * Funds the provider delivered that could not be reconciled (account not ACTIVE, amount differs). The ledger
@@ -158,12 +150,3 @@ export type PaymentUnsettledData = FromSchema<typeof paymentUnsettledSchema>;
 export const PAYMENT_SETTLED = 'PaymentSettled';
 export const PAYMENT_UNSETTLED = 'PaymentUnsettled';
 
-/** Every event type the ledger turns into journal entries or holds. */
-export type LedgerSourceEvent =
-  | AccountAdjusted
-  | { type: typeof ACCOUNT_CREDITED; data: AccountCreditedData }
-  | { type: typeof ACCOUNT_FUNDS_HELD; data: AccountFundsHeldData }
-  | { type: typeof ACCOUNT_HOLD_RELEASED; data: AccountHoldReleasedData }
-  | { type: typeof ACCOUNT_HOLD_DEBITED; data: AccountHoldDebitedData }
-  | { type: typeof PAYMENT_SETTLED; data: PaymentSettledData }
-  | { type: typeof PAYMENT_UNSETTLED; data: PaymentUnsettledData };

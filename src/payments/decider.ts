@@ -14,6 +14,7 @@
  */
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
 import {
   TERMINAL_STATUSES, type ExpiryReason, type PaymentCreatedData, type PaymentDocument, type PaymentEvent,
@@ -33,7 +34,8 @@ export type AccountAnswer =
 
 export const MAX_REVIEW_DOCUMENTS = 20;
 
-export type PaymentCommand =
+/** Every command acts for a tenant (src/domain/tenancy.ts): another client's payment is not found. */
+export type PaymentCommand = (
   | { type: 'CreatePayment'; payment: Omit<PaymentCreatedData, 'createdAt'>; screening: Screening; now: Date }
   | { type: 'MarkPending'; now: Date }
   | { type: 'Authorize'; now: Date }
@@ -51,7 +53,8 @@ export type PaymentCommand =
   | { type: 'Expire'; now: Date }
   | { type: 'RequireReview'; reason: string; now: Date }
   | { type: 'ResolveReview'; decision: 'APPROVED' | 'REJECTED'; actor: string; now: Date }
-  | { type: 'AttachDocument'; document: Omit<PaymentDocument, 'attachedAt'>; now: Date };
+  | { type: 'AttachDocument'; document: Omit<PaymentDocument, 'attachedAt'>; now: Date }
+) & TenantScoped;
 
 export interface PaymentState {
   payment: PaymentCreatedData | null;
@@ -126,6 +129,7 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
 
   decide(command, state) {
     const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.payment?.clientId ?? null, 'payment not found');
     if (command.type === 'CreatePayment') {
       if (state.payment) throw domainConflict(`a payment with externalId ${JSON.stringify(state.payment.externalId)} already exists`);
       const payment = { ...command.payment, createdAt: at };

@@ -12,11 +12,8 @@ import {
 } from '../../schemas/events/common.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
-import { paymentSettledProperties, paymentUnsettledProperties, type PaymentSettledData, type PaymentUnsettledData } from '../ledger/events.ts';
+import { paymentSettledProperties, paymentUnsettledProperties } from '../ledger/events.ts';
 import { storedPaymentNodeSchema } from './events/nodes.ts';
-
-export type { PaymentSettledData, PaymentUnsettledData };
-export type { StoredPaymentNode } from './events/nodes.ts';
 
 export const paymentStatuses = [
   'CREATED', 'PENDING', 'ATTEMPT', 'AUTHORIZED', 'CAPTURED', 'RECEIVED', 'SETTLED', 'EXPIRED', 'UNSETTLED',

@@ -11,8 +11,9 @@ import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
-import { findOwned } from '../http/tenancy.ts';
-import type { Services } from '../http/services.ts';
+import { findOwned } from '../db/owned.ts';
+import { visibleTo, type Tenant } from '../domain/tenancy.ts';
+import type { Platform } from '../platform.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
 import type { CustomerState } from '../customers/decider.ts';
@@ -26,33 +27,32 @@ import { validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 
-export function ownedPayment(db: Kysely<any>, clientId: string, paymentId: string): Promise<PaymentRow> {
-  return findOwned<PaymentRow>(db, 'payments', clientId, 'payment_id', paymentId, 'payment');
+/** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedPayment(db: Kysely<any>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
+  return findOwned<PaymentRow>(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
 }
 
 /** Operators and the provider act across clients: the payment by its id alone. */
-export async function anyPayment(db: Kysely<any>, paymentId: string): Promise<PaymentRow> {
-  const row = await db.selectFrom('payments').selectAll().where('payment_id', '=', paymentId).executeTakeFirst();
-  if (!row) throw domainNotFound(`payment ${paymentId} not found`);
-  return row as PaymentRow;
+export function anyPayment(db: Kysely<any>, paymentId: string): Promise<PaymentRow> {
+  return ownedPayment(db, 'any', paymentId);
 }
 
 /** The payment folded from its stream: the truth, even before the read models have caught up. */
-export function loadPayment(services: Services, paymentId: string): Promise<PaymentState> {
-  return readState(services.storage.store, paymentStream(paymentId), paymentDecider);
+export function loadPayment(platform: Platform, paymentId: string): Promise<PaymentState> {
+  return readState(platform.storage.store, paymentStream(paymentId), paymentDecider);
 }
 
 /** Runs the command; `readModels` settles once the read models that its events touch have caught up. */
 async function record(
-  services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata,
+  platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata,
 ): Promise<{ events: PaymentEvent[]; readModels: Promise<void> }> {
-  const { position, events } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, command, metadata,
+  const { position, events } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, command, metadata,
     { expectNewStream: command.type === 'CreatePayment' });
-  return { events, readModels: services.readYourWrites(position, events.map((e) => e.type)) };
+  return { events, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
 }
 
-async function run(services: Services, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<PaymentEvent[]> {
-  const { events, readModels } = await record(services, paymentId, command, metadata);
+async function run(platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<PaymentEvent[]> {
+  const { events, readModels } = await record(platform, paymentId, command, metadata);
   await readModels;
   return events;
 }
@@ -112,16 +112,16 @@ function payerOf(customer: CustomerState): Payer {
  * streams that own them (the customer's, and the document number's reservation), not from the read model,
  * which may not have a customer created a moment ago, or its latest operation level.
  */
-async function knownPayer(services: Services, clientId: string, input: CreatePayment): Promise<Payer | null> {
+async function knownPayer(platform: Platform, clientId: string, input: CreatePayment): Promise<Payer | null> {
   if (input.customerId && input.customer) throw domainInvalid('customer: send customerId or customer, not both');
   if (input.customerId) {
-    const customer = await customerOfClient(services, clientId, input.customerId);
+    const customer = await customerOfClient(platform, clientId, input.customerId);
     if (!customer) throw domainNotFound(`customer ${input.customerId} not found`);
     return payerOf(customer);
   }
   if (input.customer && !input.customer.documentNumber && !input.customer.email) throw domainInvalid('customer: needs documentNumber or email');
   if (!input.customer?.documentNumber) return null;
-  const holder = await customerHoldingDocumentNumber(services, clientId, input.customer.documentNumber);
+  const holder = await customerHoldingDocumentNumber(platform, clientId, input.customer.documentNumber);
   return holder ? payerOf(holder) : null;
 }
 
@@ -133,25 +133,25 @@ const MAX_NEW_PAYER_ATTEMPTS = 3;
  * When another request takes the payer's document number first, the number's reservation names the customer
  * it took it for: that customer is the payer.
  */
-async function newPayer(services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<Payer | null> {
+async function newPayer(platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<Payer | null> {
   if (!input.customer) return null;
   // A reused externalId must change nothing, not even create its payer.
-  if ((await loadPayment(services, paymentIdFor(clientId, input.externalId))).payment) {
+  if ((await loadPayment(platform, paymentIdFor(clientId, input.externalId))).payment) {
     throw domainConflict(`a payment with externalId ${JSON.stringify(input.externalId)} already exists`);
   }
   const { documentNumber } = input.customer;
   for (let attempt = 1; ; attempt++) {
     try {
-      const customerId = await createCustomer(services, clientId, input.customer, metadata, true);
-      return payerOf((await customerOfClient(services, clientId, customerId))!);
+      const customerId = await createCustomer(platform, clientId, input.customer, metadata, true);
+      return payerOf((await customerOfClient(platform, clientId, customerId))!);
     } catch (error) {
       const numberTaken = documentNumber !== undefined && error instanceof DomainError && error.kind === 'alreadyExists';
       if (!numberTaken || attempt >= MAX_NEW_PAYER_ATTEMPTS) throw error;
     }
-    const holder = await customerHoldingDocumentNumber(services, clientId, documentNumber);
+    const holder = await customerHoldingDocumentNumber(platform, clientId, documentNumber);
     if (holder) {
       // Created a moment ago by the request that won: the payment's customer is readable once this one answers.
-      await customerInReadModels(services, holder.customerId!);
+      await customerInReadModels(platform, holder.customerId!);
       return payerOf(holder);
     }
   }
@@ -162,14 +162,14 @@ async function newPayer(services: Services, clientId: string, input: CreatePayme
  * catching up (the caller answers once they have).
  */
 export async function createPayment(
-  services: Services, clientId: string, input: CreatePayment, metadata: EventMetadata,
+  platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata,
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
-  const { catalog, config, provider } = services;
-  const db = services.storage.database.db;
-  const now = services.runtime.now();
+  const { catalog, config, provider } = platform;
+  const db = platform.storage.database.db;
+  const now = platform.runtime.now();
   const [{ identity, account }, knownCustomer] = await Promise.all([
     payerAndAccount(db, clientId, input.identityId, input.accountNumber),
-    knownPayer(services, clientId, input),
+    knownPayer(platform, clientId, input),
   ]);
   if (!identity) throw domainNotFound(`identity ${input.identityId} not found`);
   if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
@@ -199,7 +199,7 @@ export async function createPayment(
   if (toDecimal(feeAmount).greaterThanOrEqualTo(toDecimal(totalAmount))) {
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
-  const customer = knownCustomer ?? await newPayer(services, clientId, input, metadata);
+  const customer = knownCustomer ?? await newPayer(platform, clientId, input, metadata);
   const operationLevel: OperationLevel = customer?.operation_level ?? 'BASIC';
   const screening = screenPayment({
     catalog, operationLevel, totalAmount, currency: input.currency, providerReview: provider.reviewReason(input),
@@ -207,8 +207,8 @@ export async function createPayment(
   });
 
   const paymentId = paymentIdFor(clientId, input.externalId);
-  const { events, readModels } = await record(services, paymentId, {
-    type: 'CreatePayment', now, screening,
+  const { events, readModels } = await record(platform, paymentId, {
+    type: 'CreatePayment', tenant: { clientId }, now, screening,
     payment: {
       paymentId, clientId, externalId: input.externalId, identityId: identity.identity_id,
       identityExternalId: input.identityExternalId ?? null, identityEmail: identity.email, accountId: account.account_id,
@@ -225,31 +225,32 @@ export async function createPayment(
 }
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
-export async function authorizePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const state = await loadPayment(services, paymentId);
-  if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
+export async function authorizePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  const state = await loadPayment(platform, paymentId);
+  // Another client's payment is not found before the issuer hears of it, as the decider would answer.
+  if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
   // Only ask the issuer about a payment the machine would let through; the decider names the refusal.
-  const decision = state.status === 'CREATED' && state.payment.flow === 'CARD' ? services.provider.authorize(state.payment) : { approved: true as const };
-  const now = services.runtime.now();
-  await run(services, paymentId, decision.approved ? { type: 'Authorize', now } : { type: 'Reject', reason: decision.reason, now }, metadata);
+  const decision = state.status === 'CREATED' && state.payment.flow === 'CARD' ? platform.provider.authorize(state.payment) : { approved: true as const };
+  const now = platform.runtime.now();
+  await run(platform, paymentId, decision.approved ? { type: 'Authorize', tenant, now } : { type: 'Reject', tenant, reason: decision.reason, now }, metadata);
 }
 
-export async function capturePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(services, paymentId, { type: 'Capture', now: services.runtime.now() }, metadata);
+export async function capturePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata);
 }
 
-export async function markPaymentPending(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(services, paymentId, { type: 'MarkPending', now: services.runtime.now() }, metadata);
+export async function markPaymentPending(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(platform, paymentId, { type: 'MarkPending', tenant, now: platform.runtime.now() }, metadata);
 }
 
 /** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
-export async function receivePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const received = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
-    if (!state.payment) throw domainNotFound(`payment ${paymentId} not found`);
-    return { type: 'Receive', now: services.runtime.now(), receivedAmount: services.provider.receivedAmount(state.payment) } as const;
+export async function receivePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
+    if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
+    return { type: 'Receive', tenant, now: platform.runtime.now(), receivedAmount: platform.provider.receivedAmount(state.payment) } as const;
   }, metadata);
-  const settled = await settleReceived(services, paymentId, null, metadata);
-  await services.readYourWrites(settled ?? received.position, [...received.events.map((e) => e.type), ...SETTLEMENT_EVENT_TYPES]);
+  const settled = await settleReceived(platform, paymentId, null, metadata);
+  await platform.readYourWrites(settled ?? received.position, [...received.events.map((e) => e.type), ...SETTLEMENT_EVENT_TYPES]);
 }
 
 /** The events a settlement may record, on the payment's and the account's streams. */
@@ -266,15 +267,15 @@ const SETTLEMENT_EVENT_TYPES = ['PaymentSettled', 'PaymentUnsettled', 'AccountCr
  * position of the last event appended, or null.
  */
 export async function settleReceived(
-  services: Services, paymentId: string, batchId: string | null, metadata: EventMetadata,
+  platform: Platform, paymentId: string, batchId: string | null, metadata: EventMetadata,
 ): Promise<Position | null> {
-  const state = await loadPayment(services, paymentId);
+  const state = await loadPayment(platform, paymentId);
   const payment = state.payment;
   if (!payment || state.status !== 'RECEIVED' || (payment.settlement === 'INSTANT') !== (batchId === null)) return null;
   let account: AccountAnswer | null = null;
   let position: Position | null = null;
   if (needsAccountAnswer(state)) {
-    const answer = await creditSettlement(services, payment.accountId, {
+    const answer = await creditSettlement(platform, payment.accountId, {
       paymentId, totalAmount: payment.totalAmount, feeAmount: payment.feeAmount,
       netAmount: formatAmount(toDecimal(payment.totalAmount).minus(toDecimal(payment.feeAmount)), payment.currency),
       fundsFrom: 'clearing', settlementBatchId: batchId,
@@ -284,8 +285,8 @@ export async function settleReceived(
       : { outcome: 'REFUSED', status: answer.data.status, settlementBatchId: answer.data.settlementBatchId };
   }
   try {
-    ({ position } = await handleCommand(services.storage.store, paymentStream(paymentId), paymentDecider,
-      { type: 'Settle', batchId, account, now: services.runtime.now() }, metadata));
+    ({ position } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
+      { type: 'Settle', tenant: 'any', batchId, account, now: platform.runtime.now() }, metadata));
   } catch (error) {
     // Another process recorded the same answer first.
     if (!isRefusedMove(error)) throw error;
@@ -295,30 +296,31 @@ export async function settleReceived(
 
 /** One payment of a settlement batch: answers its status afterwards, or null when it was not due. */
 export async function settlePayment(
-  services: Services, paymentId: string, batchId: string, metadata: EventMetadata,
+  platform: Platform, paymentId: string, batchId: string, metadata: EventMetadata,
 ): Promise<PaymentStatus | null> {
-  const position = await settleReceived(services, paymentId, batchId, metadata);
+  const position = await settleReceived(platform, paymentId, batchId, metadata);
   if (position === null) return null;
-  await services.readYourWrites(position, SETTLEMENT_EVENT_TYPES);
-  return (await loadPayment(services, paymentId)).status;
+  await platform.readYourWrites(position, SETTLEMENT_EVENT_TYPES);
+  return (await loadPayment(platform, paymentId)).status;
 }
 
-export async function expirePayment(services: Services, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(services, paymentId, { type: 'Expire', now: services.runtime.now() }, metadata);
+/** The expiry job's and the sandbox provider's (no client route expires a payment): any client's payment. */
+export async function expirePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await run(platform, paymentId, { type: 'Expire', tenant: 'any', now: platform.runtime.now() }, metadata);
 }
 
 export async function resolvePaymentReview(
-  services: Services, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  await run(services, paymentId, { type: 'ResolveReview', decision, actor: metadata.actor ?? 'operator', now: services.runtime.now() }, metadata);
+  await run(platform, paymentId, { type: 'ResolveReview', tenant, decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
 }
 
 export async function attachPaymentDocument(
-  services: Services, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
-  const documentId = services.runtime.newId();
-  await run(services, paymentId, {
-    type: 'AttachDocument', now: services.runtime.now(),
+  const documentId = platform.runtime.newId();
+  await run(platform, paymentId, {
+    type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
   }, metadata);
   return documentId;

@@ -3,7 +3,7 @@
  * from the read model and sends each payment through the state machine, which refuses anything that moved
  * meanwhile; so a run that overlaps another (on this or another instance) changes nothing twice.
  */
-import type { Services } from '../http/services.ts';
+import type { Platform } from '../platform.ts';
 import { EXPIRABLE_STATUSES } from '../../projections/payments.ts';
 import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
 
@@ -17,17 +17,17 @@ export interface SettlementBatchResult {
 }
 
 /** One settlement batch: every RECEIVED payment whose period is not INSTANT, oldest first, stamped with one id. */
-export async function runSettlementBatch(services: Services): Promise<SettlementBatchResult> {
-  const db = services.storage.database.db;
+export async function runSettlementBatch(platform: Platform): Promise<SettlementBatchResult> {
+  const db = platform.storage.database.db;
   const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
     .where('status', '=', 'RECEIVED').where('settlement', '<>', 'INSTANT')
     .orderBy('received_at').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
   const result: SettlementBatchResult = { batchId: null, settled: 0, unsettled: 0, skipped: 0 };
   if (due.length === 0) return result;
-  const batchId = services.runtime.newId();
+  const batchId = platform.runtime.newId();
   result.batchId = batchId;
   for (const { payment_id: paymentId, client_id: clientId } of due) {
-    const status = await settlePayment(services, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
+    const status = await settlePayment(platform, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
     if (status === 'SETTLED') result.settled++;
     else if (status === 'UNSETTLED') result.unsettled++;
     else result.skipped++;
@@ -36,9 +36,9 @@ export async function runSettlementBatch(services: Services): Promise<Settlement
 }
 
 /** Expires every payment whose `expiresAt` or quote has passed before it was received. */
-export async function expireDuePayments(services: Services): Promise<{ expired: number; skipped: number }> {
-  const db = services.storage.database.db;
-  const now = services.runtime.now();
+export async function expireDuePayments(platform: Platform): Promise<{ expired: number; skipped: number }> {
+  const db = platform.storage.database.db;
+  const now = platform.runtime.now();
   const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
     .where('status', 'in', EXPIRABLE_STATUSES).where('payable_until', '<=', now)
     .orderBy('payable_until').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
@@ -46,7 +46,7 @@ export async function expireDuePayments(services: Services): Promise<{ expired: 
   let skipped = 0;
   for (const { payment_id: paymentId, client_id: clientId } of due) {
     try {
-      await expirePayment(services, paymentId, { clientId, actor: 'expiry-job' });
+      await expirePayment(platform, paymentId, { clientId, actor: 'expiry-job' });
       expired++;
     } catch (error) {
       if (!isRefusedMove(error)) throw error;

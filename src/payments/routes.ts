@@ -15,7 +15,7 @@ import type { PaymentRow } from '../../projections/payments.ts';
 import { customerRecords, type CustomerRow } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
 import { unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -30,7 +30,7 @@ import {
 
 const tags = ['Payments'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
-const notFoundResponse = { description: 'no such payment for this client', schema: errorSchema } as const;
+const notFoundResponse = { description: 'no such payment for this client; another client’s payment answers the same, and nothing changes', schema: errorSchema } as const;
 const illegalMove = { description: 'the state machine does not allow this move from the current status (named in the message)', schema: errorSchema } as const;
 
 /**
@@ -58,12 +58,11 @@ function signatureMatches(secret: string, transactionId: string, signature: stri
 export function paymentRoutes(services: Services): AnyRoute[] {
   const db = services.storage.database.db;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
-  const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, clientId, paymentId));
-  /** A client's move on its own payment: 404 for anyone else's, then the command, then the record. */
+  const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, { clientId }, paymentId));
+  /** A client's move on its own payment (the command answers 404 for anyone else's), then the record. */
   const clientMove = (move: typeof authorizePayment) => async ({ params, req }: { params: unknown; req: Request }) => {
     const { id } = params as IdParams;
-    await ownedPayment(db, clientIdOf(req), id);
-    await move(services, id, meta(req));
+    await move(services, tenantOf(req), id, meta(req));
     return { status: 200, body: await recordOf(clientIdOf(req), id) };
   };
 
@@ -120,7 +119,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 of transactionId under ' +
         'PROVIDER_SECRET (a bad signature is 401 and changes nothing). The signature is checked before Idempotency-Key ' +
         'is claimed, so a request whose signature does not match claims no key; keys are the provider\'s own scope. Requests that fail ' +
-        'before the signature matches count against the per-address rate limit. INSTANT payments reconcile at once ' +
+        'before the signature matches count against the per-address rate limit. The provider notifies of any client’s payment. INSTANT payments reconcile at once ' +
         'to SETTLED or UNSETTLED; others wait for the next settlement batch.',
       tags, access: 'provider', schemas: { body: providerNotificationSchema },
       responses: {
@@ -133,8 +132,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       },
       async handler({ body, req }) {
         const { transactionId } = body as ProviderNotification;
+        // The provider notifies of any client's payment.
         const row = await anyPayment(db, transactionId);
-        await receivePayment(services, transactionId, { clientId: row.client_id, actor: 'provider', correlationId: req.id });
+        await receivePayment(services, 'any', transactionId, { clientId: row.client_id, actor: 'provider', correlationId: req.id });
         return { status: 200, body: paymentRecord(await anyPayment(db, transactionId)) };
       },
     }),
@@ -143,7 +143,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payment', schema: detailedPaymentSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: detailedPayment(await ownedPayment(db, clientIdOf(req), (params as IdParams).id), services.provider.name) };
+        return { status: 200, body: detailedPayment(await ownedPayment(db, tenantOf(req), (params as IdParams).id), services.provider.name) };
       },
     }),
     defineRoute({
@@ -166,8 +166,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       responses: { 201: { description: 'the document', schema: paymentDocumentSchema }, 404: notFoundResponse, 422: illegalMove },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
-        await ownedPayment(db, clientIdOf(req), id);
-        const documentId = await attachPaymentDocument(services, id, body as AttachPaymentDocument, meta(req));
+        const documentId = await attachPaymentDocument(services, tenantOf(req), id, body as AttachPaymentDocument, meta(req));
         const row = await db.selectFrom('payment_documents').selectAll().where('document_id', '=', documentId).executeTakeFirstOrThrow();
         return { status: 201, body: {
           id: row.document_id, paymentId: row.payment_id, type: row.type, url: row.url, contentType: row.content_type,
@@ -180,7 +179,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payer, or attached false', schema: paymentCustomerSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        const row = await ownedPayment(db, clientIdOf(req), (params as IdParams).id);
+        const row = await ownedPayment(db, tenantOf(req), (params as IdParams).id);
         const customer = row.customer_id
           ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst() as CustomerRow | undefined
           : undefined;
@@ -195,7 +194,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       responses: { 200: { description: 'the events', schema: paymentHistorySchema }, 404: notFoundResponse },
       async handler({ params, req }) {
         const { id } = params as IdParams;
-        await ownedPayment(db, clientIdOf(req), id);
+        await ownedPayment(db, tenantOf(req), id);
         const events = await services.storage.store.readStream(paymentStream(id), { limit: MAX_READ_LIMIT });
         return { status: 200, body: { paymentId: id, events: events.map((event) => ({
           revision: Number(event.revision), type: event.type, occurredAt: event.recordedAt.toISOString(),
@@ -205,13 +204,13 @@ export function paymentRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/operator/payments/:id/review', operationId: 'reviewPayment', summary: 'Approve or reject a payment under review',
-      description: 'APPROVED returns the payment to the status it had before the review; REJECTED fails it.',
+      description: 'APPROVED returns the payment to the status it had before the review; REJECTED fails it. Operators act on the payments of every client.',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: reviewDecisionSchema },
-      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
+      responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: { description: 'no such payment (of any client)', schema: errorSchema }, 422: illegalMove },
       async handler({ params, body, req }) {
         const { id } = params as IdParams;
         const row = await anyPayment(db, id);
-        await resolvePaymentReview(services, id, (body as ReviewDecision).decision, { clientId: row.client_id, actor: 'operator', correlationId: req.id });
+        await resolvePaymentReview(services, 'any', id, (body as ReviewDecision).decision, { clientId: row.client_id, actor: 'operator', correlationId: req.id });
         return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
       },
     }),

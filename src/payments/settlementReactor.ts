@@ -7,14 +7,14 @@
  */
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { Reactor } from '../projection/projector.ts';
-import type { Services } from '../http/services.ts';
+import type { Platform } from '../platform.ts';
 import type { AccountCreditedData } from '../ledger/events.ts';
 import type { AccountCreditRefusedData } from '../accounts/events.ts';
 import { settleReceived } from './handlers.ts';
 
 export const SETTLEMENT_REACTOR_NAME = 'settlement';
 
-export function settlementReactor(services: Services): Reactor {
+export function settlementReactor(platform: Platform): Reactor {
   return {
     name: SETTLEMENT_REACTOR_NAME,
     handles: ['PaymentReceived', 'AccountCredited', 'AccountCreditRefused'],
@@ -23,11 +23,11 @@ export function settlementReactor(services: Services): Reactor {
       if (event.type === 'PaymentReceived') {
         const { paymentId } = event.data as { paymentId: string };
         // Only INSTANT payments settle on receipt; settleReceived leaves the others to their batch.
-        await settleReceived(services, paymentId, null, metadata);
+        await settleReceived(platform, paymentId, null, metadata);
         return;
       }
       const answer = event.data as AccountCreditedData | AccountCreditRefusedData;
-      await settleReceived(services, answer.paymentId, answer.settlementBatchId, metadata);
+      await settleReceived(platform, answer.paymentId, answer.settlementBatchId, metadata);
     },
   };
 }

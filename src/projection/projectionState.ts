@@ -55,6 +55,15 @@ function toRow(raw: RawRow): ProjectionStateRow {
   };
 }
 
+export interface LeaseClaim {
+  held: boolean;
+  retired: boolean;
+  /** When not held: how long the holder's lease still runs, in ms (0 when it has just run out). */
+  remainingMs: number;
+  /** Who held the lease before this claim (null when nobody). */
+  previousOwner: string | null;
+}
+
 export class ProjectionStateStore {
   constructor(private readonly database: Database) {}
 
@@ -95,6 +104,33 @@ export class ProjectionStateStore {
           AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires_at < now())`,
       [name, version, owner, ttlMs]);
     return rowCount === 1;
+  }
+
+  /**
+   * Takes the lease if it is free, ours or expired, in one statement that also tells, when it is not granted,
+   * whether the version is retired and how long the holder's lease still runs (by the database's clock).
+   */
+  async claimLease(name: string, version: number, owner: string, ttlMs: number): Promise<LeaseClaim> {
+    const { rows } = await this.database.query<{ taken: boolean; status: ProjectionStatus; lease_owner: string | null; remaining_ms: number | null }>(
+      `WITH taken AS (
+         UPDATE projection_state
+            SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
+          WHERE name = $1 AND version = $2 AND status <> 'retired'
+            AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires_at < now())
+          RETURNING 1)
+       SELECT EXISTS (SELECT 1 FROM taken) AS taken, status, lease_owner,
+              (extract(epoch FROM lease_expires_at - now()) * 1000)::double precision AS remaining_ms
+         FROM projection_state WHERE name = $1 AND version = $2`,
+      [name, version, owner, ttlMs]);
+    const row = rows[0];
+    if (!row) return { held: false, retired: false, remainingMs: 0, previousOwner: null };
+    return {
+      held: row.taken,
+      retired: !row.taken && row.status === 'retired',
+      remainingMs: Math.max(0, row.remaining_ms ?? 0),
+      // The row as it was before this statement (the CTE's update is not visible to it).
+      previousOwner: row.lease_owner,
+    };
   }
 
   async releaseLease(name: string, version: number, owner: string): Promise<void> {

@@ -2,8 +2,16 @@
  * Runs one projector version or one reactor: holds its lease, reads the feed after its checkpoint in
  * batches, applies each batch and moves the checkpoint in one transaction, waits for wake-ups when caught up,
  * and backs off (bounded) when a batch fails, retrying the same batch: events are never skipped.
+ *
+ * The lease keeps one instance per projection across processes. Its holder renews it every heartbeat, beside
+ * the batch loop; a standby instance tries to take it every heartbeat, and as soon as the holder's lease runs
+ * out, so a holder that died without releasing it (kill -9, a lost machine) is replaced within about the lease
+ * time. A holder that cannot renew (the database unreachable) counts its lease as lost once it may have
+ * expired, and stops writing; the checkpoint's compare-and-set on the lease owner backs that up in the database.
  */
 import { EventEmitter } from 'node:events';
+import { performance } from 'node:perf_hooks';
+import type { Kysely } from 'kysely';
 import type { Database } from '../db/database.ts';
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
@@ -15,11 +23,18 @@ import { ProjectionStateStore } from './projectionState.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
 
+export type LeaseChange = 'acquired' | 'lost';
+
 export interface RunnerOptions {
   /** Identifies this process in leases. */
   owner: string;
   batchSize?: number;
+  /** How long a lease lasts without renewal: a dead holder's projections resume elsewhere after at most this. */
   leaseTtlMs?: number;
+  /** How often the holder renews its lease and a standby instance looks whether it ran out; at most half the lease. */
+  heartbeatMs?: number;
+  /** Told whenever this process takes a projection's lease or loses it (metrics). */
+  onLeaseChange?: (projection: string, change: LeaseChange) => void;
   /** Poll interval when idle: wake-ups usually come sooner; this bounds the delay when one is lost. */
   idlePollMs?: number;
   initialBackoffMs?: number;
@@ -30,9 +45,20 @@ export interface RunnerOptions {
 /** `retired`: a newer version replaced this one (an old process during a rolling deploy); the runner has ended. */
 export type RunnerState = 'starting' | 'standby' | 'building' | 'active' | 'failing' | 'retired' | 'stopped';
 
+/** Another instance moved the checkpoint or holds the lease: this one must stop writing. */
 class CheckpointConflictError extends Error {
   override readonly name = 'CheckpointConflictError';
 }
+
+/** The lease may have expired without renewal (a reactor checks before each effect). */
+class LeaseLostError extends Error {
+  override readonly name = 'LeaseLostError';
+}
+
+export const DEFAULT_LEASE_TTL_MS = 5_000;
+export const DEFAULT_HEARTBEAT_MS = 1_000;
+/** A standby instance that found the lease just expiring waits at least this long before trying again. */
+const MIN_STANDBY_POLL_MS = 20;
 
 const REACTOR_VERSION = 1;
 
@@ -59,12 +85,19 @@ export class ProjectionRunner extends EventEmitter {
   private readonly schema: string | null;
   private readonly batchSize: number;
   private readonly leaseTtlMs: number;
+  private readonly heartbeatMs: number;
   private readonly idlePollMs: number;
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly logger: Logger;
   private leased = false;
+  private registered = false;
+  /** performance.now() of the latest renewal's start: the lease runs at least until then plus its TTL. */
   private leaseRenewedAt = 0;
+  private heartbeatTimer: NodeJS.Timeout | null = null;
+  /** The renewal in flight, if any: one at a time, and `stop` waits for it before releasing the lease. */
+  private heartbeatRun: Promise<void> | null = null;
+  private heartbeatFailing = false;
   private stopping = false;
   private loop: Promise<void> | null = null;
   private pendingWake = false;
@@ -88,7 +121,8 @@ export class ProjectionRunner extends EventEmitter {
     this.states = new ProjectionStateStore(database);
     this.schema = subject.kind === 'projector' ? projectorSchemaName(database.schema, subject.projector) : null;
     this.batchSize = Math.min(Math.max(options.batchSize ?? (subject.kind === 'projector' ? 1000 : 100), 1), 10_000);
-    this.leaseTtlMs = options.leaseTtlMs ?? 30_000;
+    this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    this.heartbeatMs = Math.max(Math.min(options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, this.leaseTtlMs / 2), 1);
     this.idlePollMs = options.idlePollMs ?? 500;
     this.initialBackoffMs = options.initialBackoffMs ?? 100;
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
@@ -107,6 +141,10 @@ export class ProjectionRunner extends EventEmitter {
   start(): void {
     if (this.loop) return;
     this.unsubscribe = this.store.onAppended(this.wake);
+    this.heartbeatTimer = setInterval(() => {
+      this.heartbeatRun ??= this.heartbeat().finally(() => { this.heartbeatRun = null; });
+    }, this.heartbeatMs);
+    this.heartbeatTimer.unref();
     this.loop = this.run();
   }
 
@@ -114,7 +152,10 @@ export class ProjectionRunner extends EventEmitter {
     this.stopping = true;
     this.nudge();
     this.unsubscribe?.();
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await this.loop;
+    // A renewal landing after the release below would hold the lease from the next instance until it expired.
+    await this.heartbeatRun;
     // Store what was only in memory, so the next holder does not read those events again.
     if (this.leased && this.checkpoint && this.checkpoint !== this.stored) await this.storeBatch([], this.checkpoint).catch(() => undefined);
     if (this.leased) await this.states.releaseLease(this.name, this.version, this.options.owner).catch(() => undefined);
@@ -155,15 +196,17 @@ export class ProjectionRunner extends EventEmitter {
     let backoff = this.initialBackoffMs;
     while (!this.stopping) {
       try {
-        const taken = this.leased || (await this.takeLease());
+        if (this.leased && !this.leaseSurely()) this.loseLease('it was not renewed in time');
+        const taken = this.leased ? true : await this.takeLease();
         if (taken === 'retired') {
           this.state = 'retired';
           this.logger.info('a newer version replaced this one; its runner ends');
           return;
         }
-        if (!taken) {
+        if (taken !== true) {
           this.state = 'standby';
-          await this.sleep(Math.max(this.leaseTtlMs / 3, 50), false);
+          // Back when the holder's lease runs out, or at the next heartbeat if that is sooner.
+          await this.sleep(Math.max(Math.min(taken.retryInMs, this.heartbeatMs), MIN_STANDBY_POLL_MS), false);
           continue;
         }
         const caughtUp = await this.step();
@@ -171,14 +214,17 @@ export class ProjectionRunner extends EventEmitter {
         if (caughtUp) {
           await this.whenCaughtUp();
           await this.sleep(this.idlePollMs, true);
-          await this.renewLeaseIfDue();
         }
       } catch (error) {
         if (this.stopping) break;
+        if (error instanceof CheckpointConflictError || error instanceof LeaseLostError) {
+          // Not this projection's failure: another instance runs it now. Nothing of the batch was stored.
+          this.loseLease(error.message);
+          continue;
+        }
         const message = error instanceof Error ? error.message : String(error);
         this.lastError = message;
         this.state = 'failing';
-        if (error instanceof CheckpointConflictError) this.leased = false;
         this.logger.error({ err: error, retryInMs: backoff }, 'projection batch failed; retrying the same batch');
         await this.states.recordError(this.name, this.version, message).catch(() => undefined);
         await this.sleep(backoff, false);
@@ -187,14 +233,18 @@ export class ProjectionRunner extends EventEmitter {
     }
   }
 
-  private async takeLease(): Promise<boolean | 'retired'> {
-    await this.states.register(this.name, this.version, this.kind, this.schema);
-    if (!(await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs))) {
-      return (await this.states.get(this.name, this.version))?.status === 'retired' ? 'retired' : false;
+  /** True once the lease is ours; otherwise 'retired', or how long the holder's lease still runs. */
+  private async takeLease(): Promise<true | 'retired' | { retryInMs: number }> {
+    if (!this.registered) {
+      await this.states.register(this.name, this.version, this.kind, this.schema);
+      this.registered = true;
     }
-    this.leaseRenewedAt = Date.now();
+    const claimedAt = performance.now();
+    const claim = await this.states.claimLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
+    if (!claim.held) return claim.retired ? 'retired' : { retryInMs: claim.remainingMs };
+    this.leaseRenewedAt = claimedAt;
     const row = await this.states.get(this.name, this.version);
-    if (!row) return false;
+    if (!row) return { retryInMs: this.heartbeatMs };
     this.checkpoint = row.checkpoint;
     this.stored = row.checkpoint;
     this.storedAt = Date.now();
@@ -213,15 +263,47 @@ export class ProjectionRunner extends EventEmitter {
       this.state = 'active';
     }
     this.leased = true;
-    this.logger.debug({ checkpoint: this.checkpoint, state: this.state }, 'lease taken');
+    this.logger.info({ checkpoint: this.checkpoint, state: this.state, previousOwner: claim.previousOwner }, 'lease taken');
+    this.options.onLeaseChange?.(this.name, 'acquired');
     return true;
   }
 
-  private async renewLeaseIfDue(): Promise<void> {
-    if (!this.leased || Date.now() - this.leaseRenewedAt < this.leaseTtlMs / 3) return;
-    this.leased = await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
-    this.leaseRenewedAt = Date.now();
-    if (!this.leased) this.logger.warn('lease lost to another instance');
+  /** Whether the lease certainly has not expired: renewed less than its TTL ago, counted from the renewal's start. */
+  private leaseSurely(): boolean {
+    return performance.now() - this.leaseRenewedAt < this.leaseTtlMs;
+  }
+
+  /** From now on this instance writes nothing for this projection until it takes the lease again. */
+  private loseLease(reason: string): void {
+    if (!this.leased) return;
+    this.leased = false;
+    this.state = 'standby';
+    this.logger.warn({ reason }, 'lease lost; another instance may run this projection now');
+    this.options.onLeaseChange?.(this.name, 'lost');
+    this.nudge();
+  }
+
+  /**
+   * Renews the lease, beside the batch loop so that a long batch or a backoff does not let it lapse. Never
+   * throws: a database that cannot be reached costs the lease once it may have expired, not the process.
+   */
+  private async heartbeat(): Promise<void> {
+    if (this.stopping || !this.leased) return;
+    // A batch stored since the last beat renewed the lease with its checkpoint. (Half a beat, not a whole one:
+    // timers fire a little early or late, and a renewal skipped by a hair would wait a whole beat more.)
+    if (performance.now() - this.leaseRenewedAt < this.heartbeatMs / 2) return;
+    const sentAt = performance.now();
+    try {
+      const kept = await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
+      if (this.heartbeatFailing) this.logger.info('lease renewal works again');
+      this.heartbeatFailing = false;
+      if (kept && this.leased) this.leaseRenewedAt = Math.max(this.leaseRenewedAt, sentAt);
+      else if (!kept) this.loseLease('another instance holds it, or the version was retired');
+    } catch (error) {
+      if (!this.heartbeatFailing) this.logger.warn({ err: error }, 'could not renew the lease; retrying every heartbeat');
+      this.heartbeatFailing = true;
+      if (!this.leaseSurely()) this.loseLease('it could not be renewed before it may have expired');
+    }
   }
 
   /** Reads and applies one batch; true when the feed had nothing more to give. */
@@ -251,11 +333,17 @@ export class ProjectionRunner extends EventEmitter {
     else await this.applyReacted(this.subject.reactor, events, last);
     this.stored = last;
     this.storedAt = Date.now();
-    this.leaseRenewedAt = this.storedAt;
+  }
+
+  /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
+  private async checkpointTransaction(work: (trx: Kysely<any>) => Promise<void>): Promise<void> {
+    const startedAt = performance.now();
+    await this.database.db.transaction().execute(work);
+    this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
   }
 
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
-    await this.database.db.transaction().execute(async (trx) => {
+    await this.checkpointTransaction(async (trx) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, events.length > 0 ? searchPathOf(this.schema!, this.database.schema) : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
@@ -264,8 +352,11 @@ export class ProjectionRunner extends EventEmitter {
   }
 
   private async applyReacted(reactor: Reactor, events: RecordedEvent[], last: Position): Promise<void> {
-    for (const event of events) await reactor.react(event);
-    await this.database.db.transaction().execute(async (trx) => {
+    for (const event of events) {
+      if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
+      await reactor.react(event);
+    }
+    await this.checkpointTransaction(async (trx) => {
       const moved = await this.states.advanceCheckpoint(
         trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.stored, last, events.length);
       if (!moved) throw new CheckpointConflictError(`${this.name}: checkpoint moved by another instance`);

@@ -3,11 +3,12 @@
  * is authorized (or declined), captured and received; a push-rail payment is marked PENDING and waits for the
  * payer (a signed notification); a quote that is already over expires. It reads the payment's current state
  * on every event it sees and takes the one next step, through the same handlers as the API; a step the state
- * machine refuses (someone moved first, or a re-run) is skipped, so running it twice changes nothing.
+ * machine refuses (someone moved first, or a re-run) is skipped, so running it twice changes nothing. It plays
+ * the provider for every client, so it acts on any client's payment.
  */
 import type { Reactor } from '../../projection/projector.ts';
 import type { RecordedEvent } from '../../eventstore/port.ts';
-import type { Services } from '../../http/services.ts';
+import type { Platform } from '../../platform.ts';
 import { expiryOf } from '../decider.ts';
 import {
   authorizePayment, capturePayment, expirePayment, isRefusedMove, loadPayment, markPaymentPending, receivePayment,
@@ -15,26 +16,26 @@ import {
 
 export const AUTOPILOT_NAME = 'sandbox_autopilot';
 
-export function sandboxAutopilot(services: Services): Reactor {
+export function sandboxAutopilot(platform: Platform): Reactor {
   return {
     name: AUTOPILOT_NAME,
     handles: ['PaymentCreated', 'PaymentAuthorized', 'PaymentCaptured', 'PaymentReviewApproved'],
     async react(event: RecordedEvent) {
       const { paymentId } = event.data as { paymentId: string };
-      const state = await loadPayment(services, paymentId);
+      const state = await loadPayment(platform, paymentId);
       const payment = state.payment;
       if (!payment) return;
       const metadata = { clientId: payment.clientId, actor: 'sandbox-provider', causationId: event.id };
       const expiry = expiryOf(payment);
       try {
-        if (expiry && Date.parse(expiry.at) <= services.runtime.now().getTime()) {
-          await expirePayment(services, paymentId, metadata);
+        if (expiry && Date.parse(expiry.at) <= platform.runtime.now().getTime()) {
+          await expirePayment(platform, paymentId, metadata);
         } else if (payment.flow === 'CARD') {
-          if (state.status === 'CREATED') await authorizePayment(services, paymentId, metadata);
-          else if (state.status === 'AUTHORIZED') await capturePayment(services, paymentId, metadata);
-          else if (state.status === 'CAPTURED') await receivePayment(services, paymentId, metadata);
+          if (state.status === 'CREATED') await authorizePayment(platform, 'any', paymentId, metadata);
+          else if (state.status === 'AUTHORIZED') await capturePayment(platform, 'any', paymentId, metadata);
+          else if (state.status === 'CAPTURED') await receivePayment(platform, 'any', paymentId, metadata);
         } else if (state.status === 'CREATED') {
-          await markPaymentPending(services, paymentId, metadata);
+          await markPaymentPending(platform, 'any', paymentId, metadata);
         }
       } catch (error) {
         if (!isRefusedMove(error)) throw error;

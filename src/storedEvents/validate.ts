@@ -1,7 +1,7 @@
 /** Checks an event's data against its type's stored schema (tests run every event a realistic run appends through it). */
 import { Ajv, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
-import type { EventContracts } from '../../src/eventstore/upcasting.ts';
+import type { EventContracts } from '../eventstore/upcasting.ts';
 
 // ajv-formats is CommonJS with a default export; under ESM interop it may arrive wrapped.
 const addFormats = ((addFormatsModule as unknown as { default?: unknown }).default ?? addFormatsModule) as (ajv: Ajv) => Ajv;

@@ -4,9 +4,9 @@
  * it is fixed: a different shape needs a new version, which exists only with an upcaster from the old one.
  */
 import { readFileSync } from 'node:fs';
-import type { EventContracts, JsonSchema } from '../../src/eventstore/upcasting.ts';
+import type { EventContracts, JsonSchema } from '../eventstore/upcasting.ts';
 
-export const SNAPSHOT_FILE = new URL('./snapshot.json', import.meta.url);
+export const SNAPSHOT_FILE = new URL('../../schemas/events/snapshot.json', import.meta.url);
 
 /** Event type → version (as a string key) → canonical schema. */
 export type EventSchemaSnapshot = Record<string, Record<string, unknown>>;

@@ -1,0 +1,48 @@
+/**
+ * The layering of the service, checked by `npm run lint:layers` (part of `npm test`):
+ * - the platform (event store, projection runner, database, domain primitives) knows no context and no HTTP;
+ * - a context (src/<context>/) knows no HTTP, except its routes and its manifest, which declare its endpoints;
+ * - the read side (projections/) knows no HTTP;
+ * - the contracts (schemas/) know nothing of the code.
+ * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts) may see
+ * everything, and so may src/storedEvents/, which gathers every context's stored event contracts.
+ */
+const contexts = '(accounts|catalog|clients|customers|identities|ledger|payments)';
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'platform-knows-no-context',
+      comment: 'The event store, projections runner, database and domain primitives serve every context; none may depend on one.',
+      severity: 'error',
+      from: { path: '^src/(eventstore|projection|db|domain|jobs)/' },
+      to: { path: [`^src/${contexts}/`, '^src/http/', '^projections/'] },
+    },
+    {
+      name: 'context-knows-no-http',
+      comment: 'Handlers, deciders and events are tested without HTTP: only routes.ts and module.ts of a context declare endpoints.',
+      severity: 'error',
+      from: { path: `^src/${contexts}/`, pathNot: ['/routes\\.ts$', '/module\\.ts$'] },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'read-side-knows-no-http',
+      severity: 'error',
+      from: { path: '^projections/' },
+      to: { path: '^src/http/' },
+    },
+    {
+      name: 'contracts-know-no-code',
+      comment: 'schemas/ are the contracts: JSON Schemas and their types, importing nothing of src/ or projections/.',
+      severity: 'error',
+      from: { path: '^schemas/' },
+      to: { path: ['^src/', '^projections/'] },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+  },
+};

@@ -1,0 +1,6 @@
+import { defineContext } from '../module.ts';
+import { identitiesProjector } from '../../projections/identities.ts';
+import { identityRoutes } from './routes.ts';
+
+/** Identities (users and organizations) and their parent/child graph. */
+export const identitiesContext = defineContext({ name: 'identities', routes: identityRoutes, projectors: [identitiesProjector] });

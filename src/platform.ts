@@ -1,0 +1,58 @@
+/**
+ * What the contexts' command handlers, jobs and reactors are given: the platform's parts, and nothing of HTTP.
+ * Built once per process by the composition root (src/assemble.ts); the HTTP edge's own parts (credentials,
+ * idempotency, rate limits, metrics) are added on top of it in src/http/services.ts.
+ */
+import type { Config } from './config.ts';
+import type { Logger } from './logging.ts';
+import type { Runtime } from './domain/runtime.ts';
+import type { Storage } from './storage.ts';
+import type { ProjectionDaemon } from './projection/daemon.ts';
+import type { Position } from './eventstore/position.ts';
+import { loadCatalog, type Catalog } from './catalog/catalog.ts';
+import type { PaymentProvider } from './payments/provider.ts';
+import { SandboxProvider } from './payments/sandbox/provider.ts';
+
+export interface Platform {
+  config: Config;
+  logger: Logger;
+  runtime: Runtime;
+  storage: Storage;
+  projections: ProjectionDaemon;
+  /** The payment catalog (node types, banks, FX rates), loaded and checked once. */
+  catalog: Catalog;
+  /** The payment rails; the sandbox provider until real adapters plug in behind the same port. */
+  provider: PaymentProvider;
+  /**
+   * Waits (bounded, READ_YOUR_WRITES_TIMEOUT_MS) until the read models reflect a write that reached
+   * `position`: those that handle one of `eventTypes`, or all of them when the types are not given. When they
+   * do not in time, `onStale` hears of it (the HTTP edge then answers the request with `X-Read-Models: stale`).
+   */
+  readYourWrites(position: Position | null, eventTypes?: readonly string[]): Promise<void>;
+}
+
+export function createPlatform(deps: {
+  config: Config; logger: Logger; runtime: Runtime; storage: Storage; projections: ProjectionDaemon;
+  onStale?(position: Position): void;
+}): Platform {
+  const { config, logger, projections } = deps;
+  return {
+    config, logger, runtime: deps.runtime, storage: deps.storage, projections,
+    catalog: loadCatalog(),
+    provider: new SandboxProvider(config.quoteTtlSeconds),
+    // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer
+    // (a client retrying after a 5xx would run the command twice).
+    async readYourWrites(position, eventTypes) {
+      if (!position) return;
+      const caughtUp = await projections.waitFor(position, config.readYourWritesTimeoutMs, eventTypes).catch((error: unknown) => {
+        logger.error({ err: error }, 'could not wait for the read models');
+        return false;
+      });
+      if (!caughtUp) {
+        deps.onStale?.(position);
+        logger.warn({ position: `${position.commit}-${position.prepare}` },
+          'read models did not catch up within READ_YOUR_WRITES_TIMEOUT_MS; answering anyway, marked stale');
+      }
+    },
+  };
+}
