@@ -5,7 +5,7 @@
  * - the read side (projections/) knows no HTTP;
  * - the contracts (schemas/) know nothing of the code.
  * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts) may see
- * everything.
+ * everything, and so may src/storedEvents/, which gathers every context's stored event contracts.
  */
 const contexts = '(accounts|catalog|clients|customers|identities|ledger|payments)';
 

@@ -13,6 +13,7 @@ import type { EventStore } from './eventstore/port.ts';
 import { comparePositions, type Position } from './eventstore/position.ts';
 import { PostgresEventStore } from './eventstore/postgres/postgresEventStore.ts';
 import type { UpcasterRegistry } from './eventstore/upcasting.ts';
+import { storedEvents } from './storedEvents/registry.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 
 export interface Storage {
@@ -26,7 +27,8 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-export async function openStorage(config: Config, upcasters?: UpcasterRegistry): Promise<Storage> {
+/** `upcasters`: every stored event type's versions (src/storedEvents/registry.ts) unless a caller brings its own. */
+export async function openStorage(config: Config, upcasters: UpcasterRegistry = storedEvents.upcasters): Promise<Storage> {
   let lock: DataDirLock | null = null;
   let database: Database;
   if (config.databaseUrl) {
@@ -52,11 +54,11 @@ export async function openStorage(config: Config, upcasters?: UpcasterRegistry):
     const states = new ProjectionStateStore(database);
     store = new EventStoreDbEventStore({
       connectionString: config.eventStoreConnectionString,
-      ...(upcasters ? { upcasters } : {}),
+      upcasters,
       checkpointSource: () => lowestCheckpoint(states),
     });
   } else {
-    store = new PostgresEventStore(database, upcasters ? { upcasters } : {});
+    store = new PostgresEventStore(database, { upcasters });
   }
 
   const where = config.databaseUrl ? redact(config.databaseUrl) : config.dataDir;

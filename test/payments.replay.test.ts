@@ -9,7 +9,9 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import type { NewEvent } from '../src/eventstore/port.ts';
 import type { AccountAdjustedData } from '../src/ledger/events.ts';
-import { comparePositions } from '../src/eventstore/position.ts';
+import { comparePositions, type Position } from '../src/eventstore/position.ts';
+import { storedEvents } from '../src/storedEvents/registry.ts';
+import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { identityStream } from '../src/identities/events.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { toDecimal } from '../src/ledger/money.ts';
@@ -305,6 +307,21 @@ for (const target of databaseTargets()) {
       expect(captured.trialBalance.map((r: { currency: string }) => r.currency)).to.include.members(['BRL', 'CLP', 'USD']);
       expect(statesBefore.filter((s) => s.kind === 'projector').map((s) => [s.name, s.version, s.status]).sort())
         .to.deep.equal(allProjectors().map((p) => [p.name, p.version, 'active']).sort());
+    });
+
+    it('every event the mix appended has the data its type\'s stored contract declares', async () => {
+      const problemOf = eventDataValidator(storedEvents);
+      const problems: string[] = [];
+      for (let after: Position | null = null; ;) {
+        const page = await service.services.storage.store.readAll({ after, limit: 1000 });
+        if (page.length === 0) break;
+        for (const event of page) {
+          const problem = problemOf(event.type, event.data);
+          if (problem) problems.push(`${event.stream}@${event.revision}: ${problem}`);
+        }
+        after = page.at(-1)!.position;
+      }
+      expect(problems).to.deep.equal([]);
     });
 
     it('the trial balance is zero in every currency', async () => {

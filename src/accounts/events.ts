@@ -1,31 +1,78 @@
-/** Events of an internal account. Stream: `account-<accountId>`. */
-import type { UpdateAccount } from '../../schemas/accounts.ts';
-import type {
-  AccountAdjustedData, AccountCreditedData, AccountFundsHeldData, AccountHoldDebitedData, AccountHoldReleasedData,
+/**
+ * Events of an internal account. Stream: `account-<accountId>`. The movements of money (adjusted, credited, held,
+ * released, debited) are the ledger's source contracts: their schemas and types are declared once, in
+ * src/ledger/events.ts, and registered here with the account's other events.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import { closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
+import type { ContextEvents } from '../eventstore/upcasting.ts';
+import {
+  accountAdjustedSchema, accountCreditedSchema, accountFundsHeldSchema, accountHoldDebitedSchema, accountHoldReleasedSchema,
+  type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData, type AccountHoldDebitedData,
+  type AccountHoldReleasedData,
 } from '../ledger/events.ts';
 
-export type AccountStatus = 'PENDING' | 'ACTIVE' | 'BLOCKED';
+export const accountStatusValues = ['PENDING', 'ACTIVE', 'BLOCKED'] as const;
+export type AccountStatus = (typeof accountStatusValues)[number];
+const accountStatusSchema = { type: 'string', enum: accountStatusValues } as const;
 
-export interface AccountOpenedData {
-  accountId: string;
-  clientId: string;
-  identityId: string;
-  externalId: string | null;
-  type: 'CHECKING' | 'ASSET' | 'SAVINGS' | 'ESCROW' | 'FEE';
-  custody: 'PLATFORM' | 'PARTNER_BANK' | 'SELF';
-  currency: string;
-  name: string | null;
-  accountNumber: string;
-  accountHolder: string | null;
-  country: string | null;
-  parentId: string | null;
-  openedAt: string;
-}
+const accountOpenedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  identityId: textSchema,
+  externalId: nullableTextSchema,
+  type: { type: 'string', enum: ['CHECKING', 'ASSET', 'SAVINGS', 'ESCROW', 'FEE'] },
+  custody: { type: 'string', enum: ['PLATFORM', 'PARTNER_BANK', 'SELF'] },
+  currency: textSchema,
+  name: nullableTextSchema,
+  accountNumber: textSchema,
+  accountHolder: nullableTextSchema,
+  country: nullableTextSchema,
+  parentId: nullableTextSchema,
+  openedAt: instantSchema,
+});
+export type AccountOpenedData = FromSchema<typeof accountOpenedSchema>;
+
+/** The fields a PATCH changes besides its status (recorded apart, as AccountStatusChanged). */
+const accountChangesSchema = closed({ name: textSchema, externalId: textSchema }, ['name', 'externalId']);
+
+const accountCreditRefusedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  paymentId: textSchema,
+  reason: { type: 'string', enum: ['ACCOUNT_NOT_ACTIVE'] },
+  /** The account's status when it refused: BLOCKED, PENDING, or CLOSED (deleted). */
+  status: { type: 'string', enum: [...accountStatusValues, 'CLOSED'] },
+  settlementBatchId: nullableTextSchema,
+  at: instantSchema,
+});
+export type AccountCreditRefusedData = FromSchema<typeof accountCreditRefusedSchema>;
+
+/** The stored contract of each event's data (see the events section of README.md before changing one). */
+export const accountEventSchemas = {
+  AccountOpened: accountOpenedSchema,
+  AccountUpdated: closed({ accountId: textSchema, changes: accountChangesSchema, updatedAt: instantSchema }),
+  AccountStatusChanged: closed({ accountId: textSchema, from: accountStatusSchema, to: accountStatusSchema, changedAt: instantSchema }),
+  AccountAdjusted: accountAdjustedSchema,
+  AccountCredited: accountCreditedSchema,
+  AccountCreditRefused: accountCreditRefusedSchema,
+  AccountFundsHeld: accountFundsHeldSchema,
+  AccountHoldReleased: accountHoldReleasedSchema,
+  AccountHoldDebited: accountHoldDebitedSchema,
+  AccountClosed: closed({ accountId: textSchema, closedAt: instantSchema }),
+} as const;
+
+/** Reservation of an account number, on its own stream (see accountNumberStream). */
+export const accountNumberEventSchemas = {
+  AccountNumberReserved: closed({ accountNumber: textSchema, accountId: textSchema }),
+} as const;
+
+type Data<K extends keyof typeof accountEventSchemas> = FromSchema<(typeof accountEventSchemas)[K]>;
 
 export type AccountEvent =
   | { type: 'AccountOpened'; data: AccountOpenedData }
-  | { type: 'AccountUpdated'; data: { accountId: string; changes: Omit<UpdateAccount, 'status'>; updatedAt: string } }
-  | { type: 'AccountStatusChanged'; data: { accountId: string; from: AccountStatus; to: AccountStatus; changedAt: string } }
+  | { type: 'AccountUpdated'; data: Data<'AccountUpdated'> }
+  | { type: 'AccountStatusChanged'; data: Data<'AccountStatusChanged'> }
   /** An operator's test deposit or correction; the ledger posts it against the currency's adjustments account. */
   | { type: 'AccountAdjusted'; data: AccountAdjustedData }
   /** The account's answer to a settlement of a payment to it: credited... */
@@ -35,18 +82,11 @@ export type AccountEvent =
   | { type: 'AccountFundsHeld'; data: AccountFundsHeldData }
   | { type: 'AccountHoldReleased'; data: AccountHoldReleasedData }
   | { type: 'AccountHoldDebited'; data: AccountHoldDebitedData }
-  | { type: 'AccountClosed'; data: { accountId: string; closedAt: string } };
+  | { type: 'AccountClosed'; data: Data<'AccountClosed'> };
 
-export interface AccountCreditRefusedData {
-  accountId: string;
-  clientId: string;
-  paymentId: string;
-  reason: 'ACCOUNT_NOT_ACTIVE';
-  /** The account's status when it refused: BLOCKED, PENDING, or CLOSED (deleted). */
-  status: AccountStatus | 'CLOSED';
-  settlementBatchId: string | null;
-  at: string;
-}
+export type AccountNumberEvent = { type: 'AccountNumberReserved'; data: FromSchema<typeof accountNumberEventSchemas.AccountNumberReserved> };
+
+export const accountEvents: ContextEvents = { schemas: { ...accountEventSchemas, ...accountNumberEventSchemas } };
 
 export const accountStream = (accountId: string) => `account-${accountId}`;
 /** Reservation of an account number: appended once with no_stream, never released, so never reused. */

@@ -12,7 +12,8 @@ import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
-import { accountNumberStream, accountStream } from './events.ts';
+import { accountNumberStream, accountStream, type AccountNumberEvent } from './events.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
 
@@ -35,7 +36,7 @@ async function reserveAccountNumber(platform: Platform, accountId: string, metad
     const number = `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
     try {
       await platform.storage.store.append(accountNumberStream(number),
-        [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } }], 'no_stream');
+        [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } } satisfies AccountNumberEvent], 'no_stream');
       return number;
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -67,8 +68,10 @@ export async function openAccount(platform: Platform, clientId: string, input: C
 }
 
 export function updateAccount(
-  platform: Platform, tenant: Tenant, accountId: string, changes: UpdateAccount, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, accountId: string, input: UpdateAccount, metadata: EventMetadata,
 ): Promise<void> {
+  // Field by field: a field added to the request reaches no event until the event's contract has it too.
+  const changes = definedOnly({ name: input.name, externalId: input.externalId, status: input.status });
   return run(platform, accountId, { type: 'UpdateAccount', tenant, changes, now: platform.runtime.now() }, metadata);
 }
 

@@ -1,9 +1,10 @@
-import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
+import type { AddCustomerDocument, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type {
-  CustomerDocument, CustomerEvent, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason, OperationLevel,
+  CustomerChanges, CustomerDocument, CustomerEvent, CustomerFields, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason,
+  OperationLevel,
 } from './events.ts';
 
 /** Bounds a customer's stream and record. */
@@ -11,8 +12,9 @@ export const MAX_DOCUMENTS = 100;
 
 /** Every command acts for a tenant (src/domain/tenancy.ts): another client's customer is not found. */
 export type CustomerCommand = (
-  | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CreateCustomer; autoCreated: boolean; now: Date }
-  | { type: 'UpdateCustomer'; changes: UpdateCustomer; now: Date }
+  /** `fields` and `changes` are already event data: the handler maps the request to them field by field. */
+  | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CustomerFields; autoCreated: boolean; now: Date }
+  | { type: 'UpdateCustomer'; changes: CustomerChanges; now: Date }
   | { type: 'AddDocument'; documentId: string; document: AddCustomerDocument; now: Date }
   | { type: 'UploadDocument'; documentId: string; upload: UploadCustomerDocument; now: Date }
   | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
@@ -80,7 +82,7 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
       case 'UpdateCustomer': {
         const { customerId } = live(state);
         const requested = normalised(command.changes);
-        const changes: UpdateCustomer = {};
+        const changes: CustomerChanges = {};
         for (const field of payerFields) {
           const value = requested[field];
           if (value !== undefined && value !== state.payer[field]) Object.assign(changes, { [field]: value });

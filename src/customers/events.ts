@@ -2,62 +2,115 @@
  * Events of a customer (payer). Stream: `customer-<customerId>`. A client's document numbers are reserved in
  * streams of their own, `customer-doc-<clientId>-<documentNumber>`, so two customers can never share one.
  */
-import type { CreateCustomer, UpdateCustomer, operationLevels } from '../../schemas/customers.ts';
+import type { FromSchema } from 'json-schema-to-ts';
+import { closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
+import type { ContextEvents } from '../eventstore/upcasting.ts';
 
-export type OperationLevel = (typeof operationLevels)[number];
-export type DocumentStatus = 'PENDING_UPLOAD' | 'UPLOADED' | 'APPROVED' | 'REJECTED';
+export const operationLevelValues = ['INACTIVE', 'BASIC', 'STANDARD', 'FULL'] as const;
+export type OperationLevel = (typeof operationLevelValues)[number];
+const operationLevelSchema = { type: 'string', enum: operationLevelValues } as const;
+
+export const documentStatusValues = ['PENDING_UPLOAD', 'UPLOADED', 'APPROVED', 'REJECTED'] as const;
+export type DocumentStatus = (typeof documentStatusValues)[number];
 export type LevelChangeReason = 'DOCUMENTED' | 'OPERATION_LEVEL';
 
-export interface CustomerDocument {
-  documentId: string;
-  type: string;
-  url: string | null;
-  contentType: string | null;
-  status: DocumentStatus;
-  uploadedAt: string | null;
-}
+/** A payer's own fields, as recorded: each present only when known. */
+const payerProperties = {
+  firstName: textSchema,
+  lastName: textSchema,
+  /** Lower-case. */
+  email: textSchema,
+  phoneNumber: textSchema,
+  phoneNumberPrefix: textSchema,
+  documentType: textSchema,
+  documentNumber: textSchema,
+} as const;
+const payerFieldNames = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'] as const;
 
-/**
- * What becomes the `customer.levelChanged` webhook: a snapshot of the customer at the change. It carries the
- * number of documents, never their URLs.
- */
-export interface CustomerLevelChangedData {
-  customerId: string;
-  clientId: string;
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
-  documentNumber: string | null;
-  operationLevel: OperationLevel;
-  previousOperationLevel: OperationLevel;
-  autoCreated: boolean;
-  documentsCount: number;
-  isDocumented: boolean;
-  reason: LevelChangeReason;
-  changedAt: string;
-}
+const customerFieldsSchema = closed({ ...payerProperties, country: textSchema }, [...payerFieldNames, 'country']);
+/** What a customer is created with (the handler maps the request to it field by field). */
+export type CustomerFields = FromSchema<typeof customerFieldsSchema>;
+
+const customerChangesSchema = closed(payerProperties, payerFieldNames);
+/** The payer fields an update changes: only those that differ. */
+export type CustomerChanges = FromSchema<typeof customerChangesSchema>;
+
+const customerDocumentSchema = closed({
+  documentId: textSchema,
+  type: textSchema,
+  url: nullableTextSchema,
+  contentType: nullableTextSchema,
+  status: { type: 'string', enum: documentStatusValues },
+  uploadedAt: { type: ['string', 'null'], format: 'date-time' },
+});
+export type CustomerDocument = FromSchema<typeof customerDocumentSchema>;
+
+const documentDecisionSchema = closed({ customerId: textSchema, documentId: textSchema, decidedAt: instantSchema });
+const documentNumberSchema = closed({ clientId: textSchema, documentNumber: textSchema, customerId: textSchema, at: instantSchema });
+
+/** The stored contract of each event's data (see the events section of README.md before changing one). */
+export const customerEventSchemas = {
+  CustomerCreated: closed({
+    ...payerProperties, country: textSchema, customerId: textSchema, clientId: textSchema, operationLevel: operationLevelSchema,
+    autoCreated: { type: 'boolean' }, createdAt: instantSchema,
+  }, [...payerFieldNames, 'country']),
+  CustomerUpdated: closed({
+    customerId: textSchema, changes: customerChangesSchema, previousDocumentNumber: nullableTextSchema, updatedAt: instantSchema,
+  }, ['previousDocumentNumber']),
+  CustomerDocumentAdded: closed({ customerId: textSchema, document: customerDocumentSchema, addedAt: instantSchema }),
+  CustomerDocumentUploaded: closed({
+    customerId: textSchema, documentId: textSchema, url: textSchema, contentType: nullableTextSchema, uploadedAt: instantSchema,
+  }),
+  CustomerDocumentApproved: documentDecisionSchema,
+  CustomerDocumentRejected: documentDecisionSchema,
+  /**
+   * What becomes the `customer.levelChanged` webhook: a snapshot of the customer at the change. It carries the
+   * number of documents, never their URLs.
+   */
+  CustomerLevelChanged: closed({
+    customerId: textSchema,
+    clientId: textSchema,
+    firstName: nullableTextSchema,
+    lastName: nullableTextSchema,
+    email: nullableTextSchema,
+    documentNumber: nullableTextSchema,
+    operationLevel: operationLevelSchema,
+    previousOperationLevel: operationLevelSchema,
+    autoCreated: { type: 'boolean' },
+    documentsCount: { type: 'integer', minimum: 0 },
+    isDocumented: { type: 'boolean' },
+    reason: { type: 'string', enum: ['DOCUMENTED', 'OPERATION_LEVEL'] },
+    changedAt: instantSchema,
+  }),
+} as const;
+
+export const documentNumberEventSchemas = {
+  CustomerDocumentNumberReserved: documentNumberSchema,
+  CustomerDocumentNumberReleased: documentNumberSchema,
+} as const;
+
+type Data<K extends keyof typeof customerEventSchemas> = FromSchema<(typeof customerEventSchemas)[K]>;
+type NumberData<K extends keyof typeof documentNumberEventSchemas> = FromSchema<(typeof documentNumberEventSchemas)[K]>;
+
+export type CustomerLevelChangedData = Data<'CustomerLevelChanged'>;
 
 export type CustomerEvent =
-  | { type: 'CustomerCreated'; data: CreateCustomer & {
-    customerId: string; clientId: string; operationLevel: OperationLevel; autoCreated: boolean; createdAt: string;
-  } }
+  | { type: 'CustomerCreated'; data: Data<'CustomerCreated'> }
   /** Only the fields that differ; `previousDocumentNumber` is set when the document number changes. */
-  | { type: 'CustomerUpdated'; data: {
-    customerId: string; changes: UpdateCustomer; previousDocumentNumber?: string | null; updatedAt: string;
-  } }
-  | { type: 'CustomerDocumentAdded'; data: { customerId: string; document: CustomerDocument; addedAt: string } }
+  | { type: 'CustomerUpdated'; data: Data<'CustomerUpdated'> }
+  | { type: 'CustomerDocumentAdded'; data: Data<'CustomerDocumentAdded'> }
   /** A file for a document added without one, or a new file for an UPLOADED document not yet decided. */
-  | { type: 'CustomerDocumentUploaded'; data: {
-    customerId: string; documentId: string; url: string; contentType: string | null; uploadedAt: string;
-  } }
-  | { type: 'CustomerDocumentApproved'; data: { customerId: string; documentId: string; decidedAt: string } }
-  | { type: 'CustomerDocumentRejected'; data: { customerId: string; documentId: string; decidedAt: string } }
+  | { type: 'CustomerDocumentUploaded'; data: Data<'CustomerDocumentUploaded'> }
+  | { type: 'CustomerDocumentApproved'; data: Data<'CustomerDocumentApproved'> }
+  | { type: 'CustomerDocumentRejected'; data: Data<'CustomerDocumentRejected'> }
   /** The first approved document, or any change of operationLevel. */
   | { type: 'CustomerLevelChanged'; data: CustomerLevelChangedData };
 
 export type DocumentNumberEvent =
-  | { type: 'CustomerDocumentNumberReserved'; data: { clientId: string; documentNumber: string; customerId: string; at: string } }
-  | { type: 'CustomerDocumentNumberReleased'; data: { clientId: string; documentNumber: string; customerId: string; at: string } };
+  | { type: 'CustomerDocumentNumberReserved'; data: NumberData<'CustomerDocumentNumberReserved'> }
+  | { type: 'CustomerDocumentNumberReleased'; data: NumberData<'CustomerDocumentNumberReleased'> };
+
+export const customerEvents: ContextEvents = { schemas: { ...customerEventSchemas, ...documentNumberEventSchemas } };
 
 export const customerStream = (customerId: string) => `customer-${customerId}`;
 /** Reservation of a document number within a client: appended with `no_stream` first, released on change. */

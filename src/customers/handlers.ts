@@ -12,8 +12,9 @@ import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
-import { customerStream, documentNumberStream, type OperationLevel } from './events.ts';
+import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
 
 /** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedCustomer(db: Kysely<any>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
@@ -109,10 +110,26 @@ async function withDocumentNumber<T>(
   }
 }
 
+/**
+ * What the request's fields become in the stored event, field by field: a field added to the request schema
+ * reaches no event until it is added to the event's contract (src/customers/events.ts) and here.
+ */
+function customerFieldsOf(input: CreateCustomer): CustomerFields {
+  return definedOnly({ ...payerFieldsOf(input), country: input.country });
+}
+
+function payerFieldsOf(input: UpdateCustomer): CustomerChanges {
+  return definedOnly({
+    firstName: input.firstName, lastName: input.lastName, email: input.email, phoneNumber: input.phoneNumber,
+    phoneNumberPrefix: input.phoneNumberPrefix, documentType: input.documentType, documentNumber: input.documentNumber,
+  });
+}
+
 export async function createCustomer(
-  platform: Platform, clientId: string, fields: CreateCustomer, metadata: EventMetadata, autoCreated = false,
+  platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
 ): Promise<string> {
   const customerId = platform.runtime.newId();
+  const fields = customerFieldsOf(input);
   const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
     run(platform, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
   await platform.readYourWrites(position);
@@ -120,8 +137,9 @@ export async function createCustomer(
 }
 
 export async function updateCustomer(
-  platform: Platform, clientId: string, customerId: string, changes: UpdateCustomer, metadata: EventMetadata,
+  platform: Platform, clientId: string, customerId: string, input: UpdateCustomer, metadata: EventMetadata,
 ): Promise<void> {
+  const changes = payerFieldsOf(input);
   // The new number is reserved before the customer's stream decides: another client's customer (or none) must
   // reserve nothing, so its stream is asked first, and answers as the decider would.
   if (changes.documentNumber !== undefined && !(await customerOfClient(platform, clientId, customerId))) throw domainNotFound('customer not found');

@@ -42,3 +42,64 @@ export class UpcasterRegistry {
 }
 
 export const noUpcasting = new UpcasterRegistry();
+
+/** A JSON Schema, as a `const` object (the same object `FromSchema` derives the event's data type from). */
+export type JsonSchema = Readonly<Record<string, unknown>>;
+
+/** The stored contracts of one context: each event type's data schema, and the upcasters of its older versions. */
+export interface ContextEvents {
+  /** Event type → JSON Schema of its `data` at the current version. */
+  readonly schemas: Readonly<Record<string, JsonSchema>>;
+  /** Each step from `fromVersion` to `fromVersion + 1` of a type; its current version is the last step's + 1. */
+  readonly upcasters?: ReadonlyArray<{ readonly type: string; readonly fromVersion: number; readonly upcaster: Upcaster }>;
+}
+
+/**
+ * Every stored event type with its data schema and current version. The version is the upcaster chain's (a type
+ * with upcasters from v1 and v2 is written as v3), so a new version cannot exist without the way up from the old
+ * one; the committed snapshot (schemas/events/snapshot.json) records each version's schema, and a test fails when
+ * a schema changes while its version stays.
+ */
+export class EventContracts {
+  readonly upcasters = new UpcasterRegistry();
+  private readonly schemas = new Map<string, JsonSchema>();
+
+  constructor(contexts: readonly ContextEvents[]) {
+    for (const context of contexts) {
+      for (const [type, schema] of Object.entries(context.schemas)) {
+        if (this.schemas.has(type)) throw new Error(`stored event type ${type} declared twice`);
+        this.schemas.set(type, schema);
+      }
+    }
+    const lastStep = new Map<string, number>();
+    for (const context of contexts) {
+      for (const { type, fromVersion, upcaster } of context.upcasters ?? []) {
+        if (!this.schemas.has(type)) throw new Error(`upcaster for ${type}, which has no declared schema`);
+        this.upcasters.register(type, fromVersion, upcaster);
+        lastStep.set(type, Math.max(lastStep.get(type) ?? 0, fromVersion));
+      }
+    }
+    for (const [type, last] of lastStep) {
+      if (this.upcasters.currentVersion(type) !== last + 1) throw new Error(`${type}: the upcasters up to v${last} leave a gap`);
+    }
+  }
+
+  /** Every stored event type, sorted. */
+  types(): string[] {
+    return [...this.schemas.keys()].sort();
+  }
+
+  has(type: string): boolean {
+    return this.schemas.has(type);
+  }
+
+  schemaOf(type: string): JsonSchema {
+    const schema = this.schemas.get(type);
+    if (!schema) throw new Error(`no stored contract for event type ${type}`);
+    return schema;
+  }
+
+  currentVersion(type: string): number {
+    return this.upcasters.currentVersion(type);
+  }
+}

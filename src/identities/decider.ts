@@ -1,13 +1,16 @@
-import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
+import type { AccessScope, AccessScopeToRemove } from '../../schemas/identities.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
-import type { GraphLink, IdentityEvent, IdentityGraphEvent, IdentityStatus } from './events.ts';
+import type {
+  GraphLink, IdentityChanges, IdentityEvent, IdentityFields, IdentityGraphEvent, IdentityStatus, StoredAccessScope,
+} from './events.ts';
 
 /** Every command acts for a tenant (src/domain/tenancy.ts): another client's identity is not found. */
 export type IdentityCommand = (
-  | { type: 'CreateIdentity'; identityId: string; clientId: string; fields: CreateIdentity; now: Date }
-  | { type: 'UpdateIdentity'; changes: UpdateIdentity; now: Date }
+  /** `fields` and `changes` are already event data: the handler maps the request to them field by field. */
+  | { type: 'CreateIdentity'; identityId: string; clientId: string; fields: IdentityFields; now: Date }
+  | { type: 'UpdateIdentity'; changes: IdentityChanges; now: Date }
   | { type: 'ChangeIdentityStatus'; status: IdentityStatus; now: Date }
   | { type: 'AddAccessRule'; scope: AccessScope; now: Date }
   | { type: 'RemoveAccessRule'; scope: AccessScopeToRemove; now: Date }
@@ -20,7 +23,7 @@ export interface IdentityState {
   identityId: string | null;
   clientId: string | null;
   status: IdentityStatus;
-  scopes: AccessScope[];
+  scopes: StoredAccessScope[];
 }
 
 const sameScope = (a: { resource: string; reference: string }, b: { resource: string; reference: string }) =>
@@ -58,7 +61,8 @@ export const identityDecider: Decider<IdentityCommand, IdentityEvent, IdentitySt
         const existing = state.scopes.find((s) => sameScope(s, command.scope));
         const permissions = [...new Set([...(existing?.permissions ?? []), ...command.scope.permissions])].sort();
         if (existing && permissions.length === existing.permissions.length) return [];
-        return [{ type: 'IdentityAccessRuleAdded', data: { identityId, scope: { ...command.scope, permissions }, at } }];
+        const { resource, reference } = command.scope;
+        return [{ type: 'IdentityAccessRuleAdded', data: { identityId, scope: { resource, reference, permissions }, at } }];
       }
       case 'RemoveAccessRule': {
         const { identityId } = live(state);

@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
@@ -15,7 +16,8 @@ import {
   identityDecider, identityGraphDecider, type GraphMember, type IdentityCommand, type IdentityGraphCommand, type IdentityGraphState,
 } from './decider.ts';
 import {
-  identityGraphStream, identityStream, type GraphLink, type IdentityGraphEvent, type IdentityStatus,
+  identityGraphStream, identityStream, type GraphLink, type IdentityChanges, type IdentityFields, type IdentityGraphEvent,
+  type IdentityStatus,
 } from './events.ts';
 
 /** The identity's read-model row, if `tenant` may see it (notFound otherwise). */
@@ -28,16 +30,37 @@ async function run(platform: Platform, identityId: string, command: IdentityComm
   return result.position;
 }
 
-export async function createIdentity(platform: Platform, clientId: string, fields: CreateIdentity, metadata: EventMetadata): Promise<string> {
+/**
+ * What the request's fields become in the stored event, field by field: a field added to the request schema
+ * reaches no event until it is added to the event's contract (src/identities/events.ts) and here.
+ */
+function identityFieldsOf(input: CreateIdentity): IdentityFields {
+  return definedOnly({
+    type: input.type, name: input.name, nickname: input.nickname, email: input.email, phone: input.phone,
+    documentNumber: input.documentNumber, documentType: input.documentType, idv: input.idv, country: input.country,
+    externalId: input.externalId, lastname: input.lastname, rules: input.rules,
+  });
+}
+
+function identityChangesOf(input: UpdateIdentity): IdentityChanges {
+  return definedOnly({
+    name: input.name, nickname: input.nickname, country: input.country, externalId: input.externalId,
+    lastname: input.lastname, rules: input.rules, gender: input.gender,
+  });
+}
+
+export async function createIdentity(platform: Platform, clientId: string, input: CreateIdentity, metadata: EventMetadata): Promise<string> {
   const identityId = platform.runtime.newId();
+  const fields = identityFieldsOf(input);
   const position = await run(platform, identityId, { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
   return identityId;
 }
 
 export async function updateIdentity(
-  platform: Platform, tenant: Tenant, identityId: string, changes: UpdateIdentity, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, identityId: string, input: UpdateIdentity, metadata: EventMetadata,
 ): Promise<void> {
+  const changes = identityChangesOf(input);
   await platform.readYourWrites(await run(platform, identityId, { type: 'UpdateIdentity', tenant, changes, now: platform.runtime.now() }, metadata));
 }
 

@@ -1,25 +1,30 @@
 /**
  * The events the ledger consumes, as their producers append them. The ledger depends only on these
- * contracts, not on the producing capabilities' code.
+ * contracts, not on the producing capabilities' code. Each data type is derived from its stored schema
+ * (`FromSchema`); the schemas are the ones registered for these event types (see the events section of README.md
+ * before changing one).
  */
+import type { FromSchema } from 'json-schema-to-ts';
+import { amountSchema, closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 
 /**
  * An operator's test deposit or correction of an internal account. Stream: `account-<accountId>`.
  * Appended by the accounts capability after checking `amount` against the currency's scale; the ledger
  * posts +amount to the account and −amount to `system:<currency>:adjustments`.
  */
-export interface AccountAdjustedData {
-  accountId: string;
-  clientId: string;
-  currency: string;
+export const accountAdjustedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
   /** Signed decimal string, non-zero, at most the currency's scale in decimals (`"100.50"`, `"-3"`). */
-  amount: string;
-  reason: string;
+  amount: amountSchema,
+  reason: textSchema,
   /** Unique per adjustment; a retried command carrying the same id appends nothing. */
-  adjustmentId: string;
+  adjustmentId: textSchema,
   /** ISO 8601 timestamp; the journal entry's `occurredAt`. */
-  adjustedAt: string;
-}
+  adjustedAt: instantSchema,
+});
+export type AccountAdjustedData = FromSchema<typeof accountAdjustedSchema>;
 
 export const ACCOUNT_ADJUSTED = 'AccountAdjusted';
 
@@ -29,73 +34,77 @@ export const ACCOUNT_ADJUSTED = 'AccountAdjusted';
  * account from its own status. The ledger posts −totalAmount to `system:<currency>:<fundsFrom>`, +netAmount to
  * the account, +feeAmount (when not zero) to `system:<currency>:fees`; net + fee = total, all at the scale.
  */
-export interface AccountCreditedData {
-  accountId: string;
-  clientId: string;
-  currency: string;
-  paymentId: string;
-  fundsFrom: 'clearing' | 'suspense';
-  totalAmount: string;
-  feeAmount: string;
-  netAmount: string;
+export const accountCreditedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
+  paymentId: textSchema,
+  fundsFrom: { type: 'string', enum: ['clearing', 'suspense'] },
+  totalAmount: amountSchema,
+  feeAmount: amountSchema,
+  netAmount: amountSchema,
   /** The settlement batch that asked, or null (INSTANT settlement, assignment). */
-  settlementBatchId: string | null;
+  settlementBatchId: nullableTextSchema,
   /** ISO 8601 timestamp; the journal entry's `occurredAt`. */
-  at: string;
-}
+  at: instantSchema,
+});
+export type AccountCreditedData = FromSchema<typeof accountCreditedSchema>;
 
 /**
  * Funds set aside on an account (a refund in flight): available funds drop, the balance does not. Stream:
  * `account-<accountId>`. The ledger raises the account's `held`; no journal entry (no money moved yet).
  */
-export interface AccountFundsHeldData {
-  accountId: string;
-  clientId: string;
-  currency: string;
-  holdId: string;
-  amount: string;
-  reason: string;
-  at: string;
-}
+export const accountFundsHeldSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
+  holdId: textSchema,
+  amount: amountSchema,
+  reason: textSchema,
+  at: instantSchema,
+});
+export type AccountFundsHeldData = FromSchema<typeof accountFundsHeldSchema>;
 
 /** A hold given back (the refund failed): available funds rise again. The ledger lowers `held`. */
-export interface AccountHoldReleasedData {
-  accountId: string;
-  clientId: string;
-  currency: string;
-  holdId: string;
-  amount: string;
-  at: string;
-}
+export const accountHoldReleasedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
+  holdId: textSchema,
+  amount: amountSchema,
+  at: instantSchema,
+});
+export type AccountHoldReleasedData = FromSchema<typeof accountHoldReleasedSchema>;
 
 /**
  * A hold spent (the refund settled): the ledger posts −amount to the account and +amount to
  * `system:<currency>:refunds_payable`, and lowers `held` by the same amount.
  */
-export interface AccountHoldDebitedData {
-  accountId: string;
-  clientId: string;
-  currency: string;
-  holdId: string;
-  amount: string;
-  at: string;
-}
+export const accountHoldDebitedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
+  holdId: textSchema,
+  amount: amountSchema,
+  at: instantSchema,
+});
+export type AccountHoldDebitedData = FromSchema<typeof accountHoldDebitedSchema>;
 
 export const ACCOUNT_CREDITED = 'AccountCredited';
 export const ACCOUNT_FUNDS_HELD = 'AccountFundsHeld';
 export const ACCOUNT_HOLD_RELEASED = 'AccountHoldReleased';
 export const ACCOUNT_HOLD_DEBITED = 'AccountHoldDebited';
 
-/** Fields every status change of a payment carries. Stream: `payment-<paymentId>`. */
-export interface PaymentStatusChange<Status extends string = string> {
-  paymentId: string;
-  from: Status;
-  to: Status;
-  /** ISO 8601 timestamp; the journal entry's `occurredAt`. */
-  at: string;
-}
-
-export type UnsettledReason = 'ACCOUNT_NOT_ACTIVE' | 'AMOUNT_MISMATCH';
+/**
+ * Fields every status change of a payment carries. Stream: `payment-<paymentId>`. `at` (ISO 8601) is the journal
+ * entry's `occurredAt`. The payments context narrows `from` and `to` to its statuses.
+ */
+export const statusChangeProperties = {
+  paymentId: textSchema,
+  from: textSchema,
+  to: textSchema,
+  at: instantSchema,
+} as const;
 
 /**
  * A received payment reconciled to its destination account. Its money moved on the account's stream: the
@@ -104,31 +113,39 @@ export type UnsettledReason = 'ACCOUNT_NOT_ACTIVE' | 'AMOUNT_MISMATCH';
  * −totalAmount to `system:<currency>:clearing`, +netAmount to the account, +feeAmount (when not zero) to
  * `system:<currency>:fees`. All three amounts are at the currency's scale; net + fee = total.
  */
-export interface PaymentSettledData extends PaymentStatusChange {
-  clientId: string;
-  accountId: string;
-  currency: string;
-  totalAmount: string;
-  feeAmount: string;
-  netAmount: string;
+export const paymentSettledProperties = {
+  ...statusChangeProperties,
+  clientId: textSchema,
+  accountId: textSchema,
+  currency: textSchema,
+  totalAmount: amountSchema,
+  feeAmount: amountSchema,
+  netAmount: amountSchema,
   /** Null for INSTANT settlement; the batch's id otherwise. */
-  settlementBatchId: string | null;
-  /** Id of the account's `AccountCredited` event that moved the funds; absent on events of earlier versions. */
-  creditEventId?: string;
-}
+  settlementBatchId: nullableTextSchema,
+  /** Id of the account's `AccountCredited` event that moved the funds; absent on events recorded before it existed. */
+  creditEventId: textSchema,
+} as const;
+export const paymentSettledSchema = closed(paymentSettledProperties, ['creditEventId']);
+export type PaymentSettledData = FromSchema<typeof paymentSettledSchema>;
+
+export const unsettledReasons = ['ACCOUNT_NOT_ACTIVE', 'AMOUNT_MISMATCH'] as const;
 
 /**
  * Funds the provider delivered that could not be reconciled (account not ACTIVE, amount differs). The ledger
  * parks them: −receivedAmount to clearing, +receivedAmount to `system:<currency>:suspense`.
  */
-export interface PaymentUnsettledData extends PaymentStatusChange {
-  clientId: string;
-  currency: string;
-  receivedAmount: string;
-  reason: UnsettledReason;
-  detail: string;
-  settlementBatchId: string | null;
-}
+export const paymentUnsettledProperties = {
+  ...statusChangeProperties,
+  clientId: textSchema,
+  currency: textSchema,
+  receivedAmount: amountSchema,
+  reason: { type: 'string', enum: unsettledReasons },
+  detail: textSchema,
+  settlementBatchId: nullableTextSchema,
+} as const;
+export const paymentUnsettledSchema = closed(paymentUnsettledProperties);
+export type PaymentUnsettledData = FromSchema<typeof paymentUnsettledSchema>;
 
 export const PAYMENT_SETTLED = 'PaymentSettled';
 export const PAYMENT_UNSETTLED = 'PaymentUnsettled';

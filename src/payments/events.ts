@@ -6,17 +6,21 @@
  * Every event that changes the status carries `from` and `to`, so read models and the webhook outbox follow
  * transitions without re-deriving the state machine.
  */
+import type { FromSchema } from 'json-schema-to-ts';
+import {
+  amountSchema, closed, instantSchema, nullableAmountSchema, nullableTextSchema, textSchema,
+} from '../../schemas/events/common.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
-import type { PaymentNode } from '../../schemas/paymentNodes.ts';
-import type { PaymentSettledData, PaymentStatusChange, PaymentUnsettledData } from '../ledger/events.ts';
-
-export type { PaymentSettledData, PaymentUnsettledData };
+import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { paymentSettledProperties, paymentUnsettledProperties } from '../ledger/events.ts';
+import { storedPaymentNodeSchema } from './events/nodes.ts';
 
 export const paymentStatuses = [
   'CREATED', 'PENDING', 'ATTEMPT', 'AUTHORIZED', 'CAPTURED', 'RECEIVED', 'SETTLED', 'EXPIRED', 'UNSETTLED',
   'REQUIRES_REVIEW', 'FAILED', 'REFUNDED',
 ] as const;
 export type PaymentStatus = (typeof paymentStatuses)[number];
+const paymentStatusSchema = { type: 'string', enum: paymentStatuses } as const;
 
 /** No move leaves these. */
 export const TERMINAL_STATUSES: ReadonlySet<PaymentStatus> = new Set(['SETTLED', 'UNSETTLED', 'EXPIRED', 'FAILED']);
@@ -28,92 +32,121 @@ export const TERMINAL_STATUSES: ReadonlySet<PaymentStatus> = new Set(['SETTLED',
  */
 export type PaymentFlow = 'CARD' | 'PUSH';
 
-export type SettlementPeriod = 'INSTANT' | 'T+1' | 'T+2';
+export const settlementPeriodValues = ['INSTANT', 'T+1', 'T+2'] as const;
+export type SettlementPeriod = (typeof settlementPeriodValues)[number];
 
-export interface PaymentFee {
-  name: string;
-  type: 'FIXED' | 'PERCENTAGE';
+const paymentFeeSchema = closed({
+  name: textSchema,
+  type: { type: 'string', enum: ['FIXED', 'PERCENTAGE'] },
   /** The catalog's rate (percent) or fixed amount. */
-  value: string;
+  value: amountSchema,
   /** What is charged, in the payment's currency, at its scale. */
-  amount: string;
-  currency: string;
-}
+  amount: amountSchema,
+  currency: textSchema,
+});
+export type PaymentFee = FromSchema<typeof paymentFeeSchema>;
 
-export interface PaymentExchange {
+const paymentExchangeSchema = closed({
   /** `FROM:TO` catalog product, e.g. `CLP:USDC`. */
-  product: string;
+  product: textSchema,
   /** How many `purchaseCurrency` one `currency` buys. */
-  rate: string;
+  rate: amountSchema,
   /** The purchase amount at the catalog rate (what `purchaseAmount` would be without a merchant's quote). */
-  marketValue: string;
-  quotedAt: string;
+  marketValue: amountSchema,
+  quotedAt: instantSchema,
   /** A quote is only good until then; a payment not received by this time expires. */
-  quoteExpiresAt: string;
-}
+  quoteExpiresAt: instantSchema,
+});
+export type PaymentExchange = FromSchema<typeof paymentExchangeSchema>;
 
-export interface PaymentCreatedData {
-  paymentId: string;
-  clientId: string;
-  externalId: string;
-  identityId: string;
-  identityExternalId: string | null;
-  identityEmail: string | null;
-  accountId: string;
-  accountNumber: string;
-  totalAmount: string;
-  currency: string;
-  description: string | null;
-  product: string | null;
-  type: string;
-  purchaseAmount: string | null;
-  purchaseCurrency: string | null;
-  exchange: PaymentExchange | null;
-  origins: PaymentNode[];
-  destinations: PaymentNode[];
-  fees: PaymentFee[];
+const paymentCreatedSchema = closed({
+  paymentId: textSchema,
+  clientId: textSchema,
+  externalId: textSchema,
+  identityId: textSchema,
+  identityExternalId: nullableTextSchema,
+  identityEmail: nullableTextSchema,
+  accountId: textSchema,
+  accountNumber: textSchema,
+  totalAmount: amountSchema,
+  currency: textSchema,
+  description: nullableTextSchema,
+  product: nullableTextSchema,
+  type: textSchema,
+  purchaseAmount: nullableAmountSchema,
+  purchaseCurrency: nullableTextSchema,
+  exchange: { oneOf: [paymentExchangeSchema, { type: 'null' }] },
+  origins: { type: 'array', items: storedPaymentNodeSchema },
+  destinations: { type: 'array', items: storedPaymentNodeSchema },
+  fees: { type: 'array', items: paymentFeeSchema },
   /** Sum of `fees`, in `currency`; settlement credits the account `totalAmount − feeAmount`. */
-  feeAmount: string;
-  flow: PaymentFlow;
+  feeAmount: amountSchema,
+  flow: { type: 'string', enum: ['CARD', 'PUSH'] },
   /** The pay-in method (first origin's type), or null when the payment names none. */
-  method: string | null;
-  settlement: SettlementPeriod;
-  expiresAt: string | null;
-  customerId: string | null;
-  checkoutSessionId: string | null;
-  createdAt: string;
-}
+  method: nullableTextSchema,
+  settlement: { type: 'string', enum: settlementPeriodValues },
+  expiresAt: { type: ['string', 'null'], format: 'date-time' },
+  customerId: nullableTextSchema,
+  checkoutSessionId: nullableTextSchema,
+  createdAt: instantSchema,
+});
+export type PaymentCreatedData = FromSchema<typeof paymentCreatedSchema>;
 
-type Transition = PaymentStatusChange<PaymentStatus>;
+export const expiryReasons = ['EXPIRES_AT', 'QUOTE_EXPIRED'] as const;
+export type ExpiryReason = (typeof expiryReasons)[number];
 
-export type ExpiryReason = 'EXPIRES_AT' | 'QUOTE_EXPIRED';
+const paymentDocumentSchema = closed({
+  documentId: textSchema,
+  type: textSchema,
+  url: nullableTextSchema,
+  contentType: nullableTextSchema,
+  attachedAt: instantSchema,
+});
+export type PaymentDocument = FromSchema<typeof paymentDocumentSchema>;
 
-export interface PaymentDocument {
-  documentId: string;
-  type: string;
-  url: string | null;
-  contentType: string | null;
-  attachedAt: string;
-}
+/** Every event that changes the status: the ledger's status change fields, with this context's statuses. */
+const transitionProperties = { paymentId: textSchema, from: paymentStatusSchema, to: paymentStatusSchema, at: instantSchema } as const;
+const transitionSchema = closed(transitionProperties);
+
+/** The stored contract of each event's data (see the events section of README.md before changing one). */
+export const paymentEventSchemas = {
+  PaymentCreated: paymentCreatedSchema,
+  PaymentPending: transitionSchema,
+  PaymentAuthorized: transitionSchema,
+  PaymentCaptured: transitionSchema,
+  PaymentReceived: closed({ ...transitionProperties, receivedAmount: amountSchema, currency: textSchema }),
+  PaymentSettled: closed({ ...paymentSettledProperties, ...transitionProperties }, ['creditEventId']),
+  PaymentUnsettled: closed({ ...paymentUnsettledProperties, ...transitionProperties }),
+  PaymentExpired: closed({ ...transitionProperties, reason: { type: 'string', enum: expiryReasons } }),
+  PaymentFailed: closed({ ...transitionProperties, reason: textSchema }),
+  PaymentReviewRequired: closed({ ...transitionProperties, reason: textSchema }),
+  PaymentReviewApproved: closed({ ...transitionProperties, actor: textSchema }),
+  PaymentReviewRejected: closed({ ...transitionProperties, actor: textSchema }),
+  PaymentDocumentAttached: closed({ paymentId: textSchema, document: paymentDocumentSchema }),
+} as const;
+
+type Data<K extends keyof typeof paymentEventSchemas> = FromSchema<(typeof paymentEventSchemas)[K]>;
 
 export type PaymentEvent =
   | { type: 'PaymentCreated'; data: PaymentCreatedData }
   /** The payer has to act (redirect, QR, transfer); the provider is waiting for the funds. */
-  | { type: 'PaymentPending'; data: Transition }
-  | { type: 'PaymentAuthorized'; data: Transition }
-  | { type: 'PaymentCaptured'; data: Transition }
-  | { type: 'PaymentReceived'; data: Transition & { receivedAmount: string; currency: string } }
-  | { type: 'PaymentSettled'; data: PaymentSettledData & Transition }
-  | { type: 'PaymentUnsettled'; data: PaymentUnsettledData & Transition }
-  | { type: 'PaymentExpired'; data: Transition & { reason: ExpiryReason } }
-  | { type: 'PaymentFailed'; data: Transition & { reason: string } }
-  | { type: 'PaymentReviewRequired'; data: Transition & { reason: string } }
-  | { type: 'PaymentReviewApproved'; data: Transition & { actor: string } }
-  | { type: 'PaymentReviewRejected'; data: Transition & { actor: string } }
-  | { type: 'PaymentDocumentAttached'; data: { paymentId: string; document: PaymentDocument } };
+  | { type: 'PaymentPending'; data: Data<'PaymentPending'> }
+  | { type: 'PaymentAuthorized'; data: Data<'PaymentAuthorized'> }
+  | { type: 'PaymentCaptured'; data: Data<'PaymentCaptured'> }
+  | { type: 'PaymentReceived'; data: Data<'PaymentReceived'> }
+  | { type: 'PaymentSettled'; data: Data<'PaymentSettled'> }
+  | { type: 'PaymentUnsettled'; data: Data<'PaymentUnsettled'> }
+  | { type: 'PaymentExpired'; data: Data<'PaymentExpired'> }
+  | { type: 'PaymentFailed'; data: Data<'PaymentFailed'> }
+  | { type: 'PaymentReviewRequired'; data: Data<'PaymentReviewRequired'> }
+  | { type: 'PaymentReviewApproved'; data: Data<'PaymentReviewApproved'> }
+  | { type: 'PaymentReviewRejected'; data: Data<'PaymentReviewRejected'> }
+  | { type: 'PaymentDocumentAttached'; data: Data<'PaymentDocumentAttached'> };
 
 export type PaymentEventType = PaymentEvent['type'];
 export type PaymentEventData<T extends PaymentEventType> = Extract<PaymentEvent, { type: T }>['data'];
+
+export const paymentEvents: ContextEvents = { schemas: paymentEventSchemas };
 
 export const paymentStream = (paymentId: string) => `payment-${paymentId}`;
 

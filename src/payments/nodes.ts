@@ -11,8 +11,9 @@ import { domainInvalid } from '../domain/errors.ts';
 import { AmountError, formatAmount, parseAmount, type Decimal } from '../ledger/money.ts';
 import { countryCodes } from '../../schemas/countries.ts';
 import {
-  MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNode, type PaymentNodeInput,
+  MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNodeInput,
 } from '../../schemas/paymentNodes.ts';
+import type { StoredPaymentNode } from './events/nodes.ts';
 
 /** Defaults for nodes that name no currency or amount of their own, and the clock card expiry is judged by. */
 export interface NodeContext {
@@ -27,13 +28,13 @@ type Fields = Record<string, string>;
 
 export function validateNodes(
   catalog: Catalog, nodes: readonly PaymentNodeInput[] | undefined, side: NodeSide, context: NodeContext,
-): PaymentNode[] {
+): StoredPaymentNode[] {
   if (nodes === undefined) return [];
   if (nodes.length > MAX_PAYMENT_NODES) throw domainInvalid(`${side}: at most ${MAX_PAYMENT_NODES} nodes`);
   return nodes.map((node, index) => validateNode(catalog, node, side, `${side}[${index}]`, context));
 }
 
-function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, path: string, context: NodeContext): PaymentNode {
+function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, path: string, context: NodeContext): StoredPaymentNode {
   const type = catalog.nodeType(node.type);
   if (!type) throw domainInvalid(`${path}: unknown node type ${JSON.stringify(node.type)}`);
   const fields = nodeObjectOf(node, type, path);
@@ -85,7 +86,7 @@ function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, 
     identity: node.identity ? pick(node.identity, ['name', 'documentNumber', 'externalId', 'lastname']) : null,
     metaData: { image: type.description.icon, title: type.description.title, description: type.description.title },
     [type.nodeKey]: stored,
-  } as PaymentNode;
+  } as StoredPaymentNode;
 }
 
 /** The one node object the type names, as string fields; any other node object is refused. */

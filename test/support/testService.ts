@@ -7,6 +7,7 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres/postgresEventStore.ts';
+import { storedEvents } from '../../src/storedEvents/registry.ts';
 import { createApp, type AppOptions } from '../../src/http/app.ts';
 import type { Services } from '../../src/http/services.ts';
 import { assembleService } from '../../src/assemble.ts';
@@ -68,7 +69,7 @@ export async function startTestService(
 ): Promise<TestService> {
   const config: Config = loadConfig({
     OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ADDRESS_RATE_LIMIT_PER_SECOND: '0', ...options.env });
-  const store = new PostgresEventStore(database);
+  const store = new PostgresEventStore(database, { upcasters: storedEvents.upcasters });
   const { services, projections, scheduler } = await assembleService({
     config, logger: silentLogger, runtime: options.runtime ?? systemRuntime,
     storage: { mode: 'embedded', database, store, describe: 'test', close: async () => store.close() },

@@ -1,0 +1,32 @@
+/**
+ * Every stored event type of the service, with its data schema and current version, gathered from the contexts
+ * that own them (each context's `events.ts`). The event stores write each type at its current version and upcast
+ * older ones on read; test/events.contracts.test.ts holds the registry to the committed snapshot.
+ */
+import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
+import { clientEvents, type ClientEvent } from '../clients/events.ts';
+import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
+import { EventContracts } from '../eventstore/upcasting.ts';
+import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
+import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
+
+export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents]);
+
+/** Every event the contexts' types name. */
+export type StoredEvent =
+  | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
+  | PaymentEvent;
+
+/** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
+type RegisteredType =
+  | keyof typeof import('../clients/events.ts')['clientEventSchemas']
+  | keyof typeof import('../identities/events.ts')['identityEventSchemas']
+  | keyof typeof import('../identities/events.ts')['identityGraphEventSchemas']
+  | keyof typeof import('../customers/events.ts')['customerEventSchemas']
+  | keyof typeof import('../customers/events.ts')['documentNumberEventSchemas']
+  | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
+  | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
+  | keyof typeof import('../payments/events.ts')['paymentEventSchemas'];
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
+void everyTypeRegistered;
