@@ -216,12 +216,13 @@ for (const target of databaseTargets()) {
       expect(await status(expiring.id)).to.equal('EXPIRED');
 
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
-      const seen = new Set((await allEvents()).map((event) => event.type));
+      const events = await allEvents();
+      const seen = new Set(events.map((event) => event.type));
       const unseen = storedEvents.types().filter((type) => !seen.has(type) && !NO_LONGER_RECORDED.includes(type));
       expect(unseen, 'registered types this run never appended (extend the run)').to.deep.equal([]);
 
       const problemOf = eventDataValidator(storedEvents);
-      const problems = (await allEvents()).flatMap((event) => {
+      const problems = events.flatMap((event) => {
         const problem = problemOf(event.type, event.data);
         return problem ? [`${event.stream}@${event.revision}: ${problem}`] : [];
       });
