@@ -65,8 +65,8 @@ export const accountFundsHeldSchema = closed({
 });
 export type AccountFundsHeldData = FromSchema<typeof accountFundsHeldSchema>;
 
-/** A hold given back (the refund failed): available funds rise again. The ledger lowers `held`. */
-export const accountHoldReleasedSchema = closed({
+/** The end of a hold: which hold, and the amount it set aside (events differ in what the ledger does with it). */
+const holdEndedSchema = closed({
   accountId: textSchema,
   clientId: textSchema,
   currency: textSchema,
@@ -74,20 +74,16 @@ export const accountHoldReleasedSchema = closed({
   amount: amountSchema,
   at: instantSchema,
 });
+
+/** A hold given back (the refund failed): available funds rise again. The ledger lowers `held`. */
+export const accountHoldReleasedSchema = holdEndedSchema;
 export type AccountHoldReleasedData = FromSchema<typeof accountHoldReleasedSchema>;
 
 /**
  * A hold spent (the refund settled): the ledger posts −amount to the account and +amount to
  * `system:<currency>:refunds_payable`, and lowers `held` by the same amount.
  */
-export const accountHoldDebitedSchema = closed({
-  accountId: textSchema,
-  clientId: textSchema,
-  currency: textSchema,
-  holdId: textSchema,
-  amount: amountSchema,
-  at: instantSchema,
-});
+export const accountHoldDebitedSchema = holdEndedSchema;
 export type AccountHoldDebitedData = FromSchema<typeof accountHoldDebitedSchema>;
 
 export const ACCOUNT_CREDITED = 'AccountCredited';
