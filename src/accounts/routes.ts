@@ -16,11 +16,12 @@ import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 const tags = ['Accounts'];
 const notFoundResponse = { description: 'no such account for this client; another client’s account answers the same, and nothing changes', schema: { $ref: '#/components/schemas/Error' } } as const;
 
-async function accountRecords(db: Kysely<any>, rows: AccountRow[]): Promise<AccountRecord[]> {
+async function accountRecords(db: Kysely<ReadModels>, rows: AccountRow[]): Promise<AccountRecord[]> {
   const balances = await balancesOf(db, rows.map((r) => ({ accountId: r.account_id, currency: r.currency })));
   return rows.map((row) => {
     const balance = balances.get(row.account_id)!;
@@ -34,7 +35,7 @@ async function accountRecords(db: Kysely<any>, rows: AccountRow[]): Promise<Acco
 }
 
 export function accountRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, accountId: string) =>
     (await accountRecords(db, [await ownedAccount(db, { clientId }, accountId)]))[0]!;
@@ -58,7 +59,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
         if (from) filtered = filtered.where('created_at', '>=', from);
         if (before) filtered = filtered.where('created_at', '<', before);
         const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage<AccountRow>(filtered, 'account_id', page);
+        const { rows, total } = await newestFirstPage(filtered, 'account_id', page);
         return { status: 200, body: pageOfResults(await accountRecords(db, rows), total, page) };
       },
     }),

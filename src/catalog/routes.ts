@@ -15,13 +15,13 @@ const error = { $ref: '#/components/schemas/Error' } as const;
 
 export function catalogRoutes(services: Services): AnyRoute[] {
   const { catalog } = services;
-  const db = services.storage.database.db;
+  const db = services.readModels;
 
   /** The currency of the caller's account, or a 404 (another client's account is unknown too). */
   async function accountCurrency(req: Request, accountNumber: string): Promise<string> {
     const row = await scopedTo(db, 'accounts', clientIdOf(req)).where('account_number', '=', accountNumber).executeTakeFirst();
     if (!row) throw notFound(`account ${accountNumber} not found`);
-    return row.currency as string;
+    return row.currency;
   }
 
   /** The currency a query narrows to: its `currency`, its account's, or none; both must agree. */

@@ -6,7 +6,7 @@ import {
   uploadCustomerDocumentSchema,
 } from '../../schemas/customers.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import { customerDocumentRecord, customerRecords, type CustomerDocumentRow, type CustomerRow } from '../../projections/customers.ts';
+import { customerDocumentRecord, customerRecords, type CustomerRow } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -22,7 +22,7 @@ const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such customer for this client; another client’s customer answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function customerRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, customerId: string) =>
     (await customerRecords(db, [await ownedCustomer(db, { clientId }, customerId)]))[0]!;
@@ -30,7 +30,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
   const anyCustomer = (customerId: string) => ownedCustomer(db, 'any', customerId);
   const documentRecordOf = async (customerId: string, documentId: string) => {
     const row = await db.selectFrom('customer_documents').selectAll()
-      .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst() as CustomerDocumentRow | undefined;
+      .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst();
     if (!row) throw notFound(`document ${documentId} not found`);
     return customerDocumentRecord(row);
   };
@@ -48,7 +48,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
         if (query.email) filtered = filtered.where('email', '=', query.email.toLowerCase());
         if (query.operationLevel) filtered = filtered.where('operation_level', '=', query.operationLevel);
         const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage<CustomerRow>(filtered, 'customer_id', page);
+        const { rows, total } = await newestFirstPage(filtered, 'customer_id', page);
         return { status: 200, body: pageOfResults(await customerRecords(db, rows), total, page) };
       },
     }),

@@ -4,7 +4,7 @@ import {
   listIdentitiesQuerySchema, removeAccessScopeSchema, updateIdentitySchema,
 } from '../../schemas/identities.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import { identityRecords, type IdentityRow } from '../../projections/identities.ts';
+import { identityRecords } from '../../projections/identities.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -20,7 +20,7 @@ const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such identity for this client; another client’s identity answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function identityRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, identityId: string) =>
     (await identityRecords(db, [await ownedIdentity(db, { clientId }, identityId)]))[0]!;
@@ -41,7 +41,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
         if (query.country) filtered = filtered.where('country', '=', query.country);
         if (query.status) filtered = filtered.where('status', '=', query.status);
         const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage<IdentityRow>(filtered, 'identity_id', page);
+        const { rows, total } = await newestFirstPage(filtered, 'identity_id', page);
         return { status: 200, body: pageOfResults(await identityRecords(db, rows), total, page) };
       },
     }),

@@ -10,8 +10,7 @@ import {
   paymentDocumentSchema, paymentHistorySchema, paymentListSchema, paymentSchema, providerNotificationSchema, reviewDecisionSchema,
 } from '../../schemas/payments.ts';
 import { idParamSchema, type IdParams } from '../../schemas/common.ts';
-import type { PaymentRow } from '../../projections/payments.ts';
-import { customerRecords, type CustomerRow } from '../../projections/customers.ts';
+import { customerRecords } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -55,7 +54,7 @@ function signatureMatches(secret: string, transactionId: string, signature: stri
 }
 
 export function paymentRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, { clientId }, paymentId));
   /** A client's move on its own payment (the command answers 404 for anyone else's), then the record. */
@@ -88,7 +87,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const page = pageRequest(query);
         const [rows, count] = await Promise.all([
           filtered.orderBy(sql.raw(sortOrders[field]!(direction))).orderBy('payment_id', direction)
-            .limit(page.limit).offset(page.offset).execute() as Promise<PaymentRow[]>,
+            .limit(page.limit).offset(page.offset).execute(),
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
         const results = version === 2 ? rows.map((row) => detailedPayment(row, services.provider.name)) : rows.map(paymentRecord);
@@ -168,7 +167,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const row = await db.selectFrom('payment_documents').selectAll().where('document_id', '=', documentId).executeTakeFirstOrThrow();
         return { status: 201, body: {
           id: row.document_id, paymentId: row.payment_id, type: row.type, url: row.url, contentType: row.content_type,
-          createdAt: (row.created_at as Date).toISOString(),
+          createdAt: row.created_at.toISOString(),
         } };
       },
     }),
@@ -179,7 +178,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       async handler({ params, req }) {
         const row = await ownedPayment(db, tenantOf(req), params.id);
         const customer = row.customer_id
-          ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst() as CustomerRow | undefined
+          ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst()
           : undefined;
         const record = customer ? (await customerRecords(db, [customer]))[0]! : null;
         return { status: 200, body: { paymentId: row.payment_id, attached: record !== null, customer: record } };
