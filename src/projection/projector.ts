@@ -15,9 +15,9 @@ import type { NoTables } from '../db/database.ts';
 /**
  * A projector's tables, kysely style: each table's name and its row type, declared once beside its CREATE
  * TABLE, with `ColumnType` where a column is read back in another type than it is written (a timestamp
- * written as the event's ISO string comes back a Date) and `Generated` where the database fills it.
+ * written as the event's ISO string comes back a Date) and `Generated` where the database fills it. The bound
+ * is kysely's own on tables added to a handle (`withTables`).
  */
-// The bound is kysely's own on tables added to a handle (`withTables`).
 export type Tables = Record<string, Record<string, any>>;
 
 export interface Projector {
@@ -36,7 +36,7 @@ export interface Projector {
   readonly derivedViews?: readonly string[];
 }
 
-/** Every one of the names, each once, in any order. */
+/** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */
 type EachOnce<Names, All = Names> = [Names] extends [never] ? [] : Names extends unknown ? [Names, ...EachOnce<Exclude<All, Names>>] : never;
 
 interface ProjectorParts<T extends Tables> {
