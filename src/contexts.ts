@@ -12,9 +12,10 @@ import { accountsContext } from './accounts/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
+import { webhooksContext } from './webhooks/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
+  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext, webhooksContext,
 ];
 
 /** Every read model's projector. */
