@@ -18,12 +18,11 @@ import type { Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
-import { webhookMappings, paymentIdOf, type Emission, type PaymentFacts } from '../src/webhooks/mapping.ts';
+import { webhookMappings, paymentIdOf, type Emission, type Mapping, type PaymentFacts } from '../src/webhooks/mapping.ts';
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { webhookEventSchemas } from '../src/webhooks/events.ts';
 
 export const WEBHOOKS_PROJECTOR = 'webhooks';
-const VERSION = 1;
 /** Rows per INSERT statement (well under Postgres' 65,535 parameters). */
 const ROWS_PER_INSERT = 500;
 
@@ -37,13 +36,13 @@ interface Subscriber {
 
 type Data<T extends WebhookEvent['type']> = Extract<WebhookEvent, { type: T }>['data'];
 
-/** The active version's checkpoint when another version than this one is active: no delivery at or before it. */
-async function emissionFloor(trx: Kysely<any>): Promise<Position | null> {
+/** The active version's checkpoint when another version than `version` is active: no delivery at or before it. */
+async function emissionFloor(trx: Kysely<any>, version: number): Promise<Position | null> {
   const { rows } = await sql<{ version: number; c: string | null; p: string | null }>`
     SELECT version, checkpoint_commit AS c, checkpoint_prepare AS p FROM projection_state
      WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'`.execute(trx);
   const active = rows[0];
-  if (!active || active.version === VERSION) return null;
+  if (!active || active.version === version) return null;
   return active.c === null ? null : { commit: BigInt(active.c), prepare: BigInt(active.p!) };
 }
 
@@ -90,8 +89,10 @@ async function insertChunked(trx: Kysely<any>, table: string, rows: Record<strin
   }
 }
 
-async function apply(trx: Kysely<any>, events: readonly RecordedEvent[]): Promise<void> {
-  const floor = await emissionFloor(trx);
+async function apply(
+  trx: Kysely<any>, events: readonly RecordedEvent[], version: number, mappings: Readonly<Record<string, Mapping>>,
+): Promise<void> {
+  const floor = await emissionFloor(trx, version);
   const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
   const facts = new Map<string, PaymentFacts>();
   if (paymentIds.length > 0) {
@@ -127,7 +128,7 @@ async function apply(trx: Kysely<any>, events: readonly RecordedEvent[]): Promis
       }
       continue;
     }
-    const mapping = webhookMappings[event.type];
+    const mapping = mappings[event.type];
     if (!mapping) continue;
     const paymentId = paymentIdOf(event);
     const mapped = mapping(event, paymentId ? facts.get(paymentId) ?? null : null);
@@ -172,49 +173,56 @@ function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, n
   };
 }
 
-export const webhooksProjector: Projector = {
-  name: WEBHOOKS_PROJECTOR,
-  version: VERSION,
-  tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
-  handles: [...Object.keys(webhookEventSchemas), ...Object.keys(webhookMappings)],
-  async setup(trx) {
-    await trx.schema.createTable('webhook_endpoints')
-      .addColumn('endpoint_id', 'text', (c) => c.primaryKey())
-      .addColumn('client_id', 'text', (c) => c.notNull())
-      .addColumn('url', 'text', (c) => c.notNull())
-      .addColumn('events', 'jsonb')
-      .addColumn('description', 'text')
-      .addColumn('enabled', 'boolean', (c) => c.notNull())
-      .addColumn('secret_key_id', 'text', (c) => c.notNull())
-      .addColumn('secret_sealed', 'text', (c) => c.notNull())
-      .addColumn('registered_commit', 'bigint', (c) => c.notNull())
-      .addColumn('registered_prepare', 'bigint', (c) => c.notNull())
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
-    await sql`CREATE INDEX webhook_endpoints_client ON webhook_endpoints (client_id, created_at DESC, endpoint_id DESC)`.execute(trx);
-    await trx.schema.createTable('webhook_payments')
-      .addColumn('payment_id', 'text', (c) => c.primaryKey())
-      .addColumn('facts', 'jsonb', (c) => c.notNull())
-      .execute();
-    await trx.schema.createTable('webhook_events')
-      .addColumn('event_id', 'text', (c) => c.primaryKey())
-      .addColumn('client_id', 'text', (c) => c.notNull())
-      .addColumn('feed_commit', 'bigint', (c) => c.notNull())
-      .addColumn('feed_prepare', 'bigint', (c) => c.notNull())
-      .addColumn('ordinal', 'integer', (c) => c.notNull())
-      .addColumn('event_type', 'text', (c) => c.notNull())
-      .addColumn('object_id', 'text', (c) => c.notNull())
-      .addColumn('sequence', 'bigint', (c) => c.notNull())
-      .addColumn('occurred_at', 'timestamptz', (c) => c.notNull())
-      // Text, not jsonb: the exact bytes of the payload, as delivered.
-      .addColumn('body', 'text', (c) => c.notNull())
-      .execute();
-    await sql`CREATE INDEX webhook_events_feed ON webhook_events (client_id, feed_commit, feed_prepare, ordinal)`.execute(trx);
-    await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
-  },
-  apply,
-};
+/** The emitter at `version`, with `mappings` (a test bumps it, with a changed mapping, to see history is not resent). */
+export function createWebhooksProjector(version: number, mappings: Readonly<Record<string, Mapping>> = webhookMappings): Projector {
+  return {
+    name: WEBHOOKS_PROJECTOR,
+    version,
+    tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
+    handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
+    setup,
+    apply: (trx, events) => apply(trx, events, version, mappings),
+  };
+}
+
+export const webhooksProjector = createWebhooksProjector(1);
+
+async function setup(trx: Kysely<any>): Promise<void> {
+  await trx.schema.createTable('webhook_endpoints')
+    .addColumn('endpoint_id', 'text', (c) => c.primaryKey())
+    .addColumn('client_id', 'text', (c) => c.notNull())
+    .addColumn('url', 'text', (c) => c.notNull())
+    .addColumn('events', 'jsonb')
+    .addColumn('description', 'text')
+    .addColumn('enabled', 'boolean', (c) => c.notNull())
+    .addColumn('secret_key_id', 'text', (c) => c.notNull())
+    .addColumn('secret_sealed', 'text', (c) => c.notNull())
+    .addColumn('registered_commit', 'bigint', (c) => c.notNull())
+    .addColumn('registered_prepare', 'bigint', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .execute();
+  await sql`CREATE INDEX webhook_endpoints_client ON webhook_endpoints (client_id, created_at DESC, endpoint_id DESC)`.execute(trx);
+  await trx.schema.createTable('webhook_payments')
+    .addColumn('payment_id', 'text', (c) => c.primaryKey())
+    .addColumn('facts', 'jsonb', (c) => c.notNull())
+    .execute();
+  await trx.schema.createTable('webhook_events')
+    .addColumn('event_id', 'text', (c) => c.primaryKey())
+    .addColumn('client_id', 'text', (c) => c.notNull())
+    .addColumn('feed_commit', 'bigint', (c) => c.notNull())
+    .addColumn('feed_prepare', 'bigint', (c) => c.notNull())
+    .addColumn('ordinal', 'integer', (c) => c.notNull())
+    .addColumn('event_type', 'text', (c) => c.notNull())
+    .addColumn('object_id', 'text', (c) => c.notNull())
+    .addColumn('sequence', 'bigint', (c) => c.notNull())
+    .addColumn('occurred_at', 'timestamptz', (c) => c.notNull())
+    // Text, not jsonb: the exact bytes of the payload, as delivered.
+    .addColumn('body', 'text', (c) => c.notNull())
+    .execute();
+  await sql`CREATE INDEX webhook_events_feed ON webhook_events (client_id, feed_commit, feed_prepare, ordinal)`.execute(trx);
+  await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
+}
 
 export interface WebhookEndpointRow {
   endpoint_id: string;
