@@ -215,6 +215,11 @@ for (const target of databaseTargets()) {
       await expireDuePayments(service.services);
       expect(await status(expiring.id)).to.equal('EXPIRED');
 
+      const webhook = ok(await call('POST', '/webhooks', { url: 'https://hooks.example.com/contracts', events: ['payment.settled'] }), 'webhook registered');
+      ok(await call('PATCH', `/webhooks/${webhook.id}`, { events: null, description: 'all of them', enabled: false }), 'webhook updated');
+      ok(await call('POST', `/webhooks/${webhook.id}/rotate-secret`, {}), 'webhook secret rotated');
+      ok(await call('DELETE', `/webhooks/${webhook.id}`), 'webhook deleted');
+
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
       const events = await allEvents();
       const seen = new Set(events.map((event) => event.type));
