@@ -7,13 +7,13 @@
  */
 import { createHmac } from 'node:crypto';
 
-export const SIGNATURE_HEADER = 'x-webhook-signature';
-export const TIMESTAMPED_SIGNATURE_HEADER = 'x-webhook-signature-timestamped';
-export const TIMESTAMP_HEADER = 'x-webhook-timestamp';
-export const ID_HEADER = 'x-webhook-id';
-export const EVENT_ID_HEADER = 'x-webhook-event-id';
-export const SEQUENCE_HEADER = 'x-webhook-sequence';
-export const EVENT_TYPE_HEADER = 'x-webhook-event-type';
+const SIGNATURE_HEADER = 'x-webhook-signature';
+const TIMESTAMPED_SIGNATURE_HEADER = 'x-webhook-signature-timestamped';
+const TIMESTAMP_HEADER = 'x-webhook-timestamp';
+const ID_HEADER = 'x-webhook-id';
+const EVENT_ID_HEADER = 'x-webhook-event-id';
+const SEQUENCE_HEADER = 'x-webhook-sequence';
+const EVENT_TYPE_HEADER = 'x-webhook-event-type';
 
 export function signBody(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body, 'utf8').digest('hex');
