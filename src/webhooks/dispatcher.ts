@@ -107,22 +107,24 @@ export class WebhookDispatcher {
 
   /** One claim, and every attempt it started, to their end: what a test with its own clock drives. */
   async runOnce(): Promise<number> {
-    const started = await this.claimAndSend();
+    const { started } = await this.claimAndSend();
     await Promise.all(this.inFlight.values());
     return started;
   }
 
   private async run(): Promise<void> {
     while (!this.stopping) {
-      let started = 0;
+      let claim: { started: number; asked: number };
       try {
-        started = await this.claimAndSend();
+        claim = await this.claimAndSend();
       } catch (error) {
         this.options.logger.error({ err: error }, 'webhook claim failed; trying again');
         await this.sleep(CLAIM_FAILURE_BACKOFF_MS);
         continue;
       }
-      if (started === 0 || this.inFlight.size >= this.options.maxConcurrent) await this.sleep(this.options.idlePollMs ?? DEFAULT_IDLE_POLL_MS);
+      // Fewer than asked: nothing more is due now (or its endpoints are at their limit). The next look is when an
+      // attempt ends, the emitter writes, or the poll interval passes.
+      if (claim.started < claim.asked || this.inFlight.size >= this.options.maxConcurrent) await this.sleep(this.options.idlePollMs ?? DEFAULT_IDLE_POLL_MS);
     }
   }
 
@@ -144,13 +146,13 @@ export class WebhookDispatcher {
     this.pendingWake = false;
   }
 
-  private async claimAndSend(): Promise<number> {
+  private async claimAndSend(): Promise<{ started: number; asked: number }> {
     const { maxConcurrent, maxPerEndpoint } = this.options;
     const now = this.options.now();
+    const asked = Math.min(maxConcurrent - this.inFlight.size, MAX_ENDPOINTS_PER_CLAIM * maxPerEndpoint);
     const claimed = await claimDue(this.options.database, {
       now, leaseUntil: new Date(now.getTime() + (this.options.leaseMs ?? CLAIM_LEASE_MS)),
-      limit: Math.min(maxConcurrent - this.inFlight.size, MAX_ENDPOINTS_PER_CLAIM * maxPerEndpoint),
-      perEndpoint: maxPerEndpoint, busy: this.perEndpoint, owner: this.options.owner,
+      limit: asked, perEndpoint: maxPerEndpoint, busy: this.perEndpoint, owner: this.options.owner,
     });
     for (const delivery of claimed) {
       this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
@@ -163,7 +165,7 @@ export class WebhookDispatcher {
       });
       this.inFlight.set(delivery.leaseToken + delivery.deliveryId, attempt);
     }
-    return claimed.length;
+    return { started: claimed.length, asked };
   }
 
   /** Sends one claimed delivery and records the attempt. Never throws: a failure is logged, the lease runs out. */

@@ -59,10 +59,13 @@ export async function claimDue(database: Database, request: ClaimRequest): Promi
   const token = `${request.owner}:${randomUUID()}`;
   const { rows } = await database.query(`
     WITH due AS (
-      SELECT d.endpoint_id, min(d.next_attempt_at) AS first_due
-        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.endpoint_id = d.endpoint_id AND e.enabled
-       WHERE d.status = 'PENDING' AND d.next_attempt_at <= $1 AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
-       GROUP BY d.endpoint_id ORDER BY first_due LIMIT $4
+      -- Per enabled endpoint, its first due delivery: one probe of the index each, however long the queue.
+      SELECT e.endpoint_id, f.first_due FROM webhook_endpoints e, LATERAL (
+        SELECT d.next_attempt_at AS first_due FROM webhook_deliveries d
+         WHERE d.endpoint_id = e.endpoint_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
+           AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+         ORDER BY d.next_attempt_at LIMIT 1) f
+       WHERE e.enabled ORDER BY f.first_due LIMIT $4
     ), slots AS (
       SELECT due.endpoint_id, due.first_due, greatest($5::int - coalesce(busy.n, 0), 0) AS free
         FROM due LEFT JOIN unnest($6::text[], $7::int[]) AS busy(endpoint_id, n) USING (endpoint_id)
