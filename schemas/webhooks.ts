@@ -53,8 +53,8 @@ export const updateWebhookSchema = {
   minProperties: 1,
   properties: {
     url: urlSchema,
-    events: { oneOf: [eventsSchema, { type: 'null', description: 'all event types' }] },
-    description: { oneOf: [description, { type: 'null' }] },
+    events: { ...eventsSchema, type: ['array', 'null'], description: 'the event types to receive; null: all of them, including types added later' },
+    description: { ...description, type: ['string', 'null'] },
     enabled: { type: 'boolean', description: 'false: no new deliveries are made for it, and pending ones wait until it is enabled again' },
   },
 } as const;

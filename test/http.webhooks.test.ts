@@ -320,6 +320,28 @@ for (const target of databaseTargets()) {
       await service.request('DELETE', `/webhooks/${flakyId}`, { headers: asAlice });
     });
 
+    it('counts attempts by outcome and their duration, and measures the outbox, in /metrics', async () => {
+      const flaky = await receiver((_request, index) => (index === 0 ? 503 : 200));
+      const { id: webhookId } = await register({ url: flaky.url });
+      const { metrics } = service.services;
+      const run = dispatcher({ metrics: {
+        attempted: (outcome, seconds) => metrics.observeWebhookAttempt(outcome, seconds),
+        outbox: (pending, age) => metrics.setWebhookOutbox(pending, age),
+      } });
+      await post(`/webhooks/${webhookId}/test`);
+      await run.runOnce();
+      run.start();
+      await post(`/webhooks/${webhookId}/deliveries/${(await deliveriesOf(webhookId))[0].id}/retry`);
+      await until(async () => (await deliveriesOf(webhookId, '&status=DELIVERED')).length === 1, { what: 'the retried delivery' });
+      const text = async () => (await service.request('GET', '/metrics', { unchecked: true })).text;
+      expect(await text()).to.include('webhook_delivery_attempts_total{outcome="retrying"} 1')
+        .and.include('webhook_delivery_attempts_total{outcome="delivered"} 1')
+        .and.include('webhook_attempt_duration_seconds_count 2');
+      await until(async () => /webhook_outbox_pending \d+/.test(await text()) && (await text()).includes('webhook_outbox_oldest_age_seconds'),
+        { what: 'the outbox measured (every 5 s)' });
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
     it('a receiver that hangs costs at most 10 s and holds back no other endpoint', async () => {
       const hanging = await receiver(() => 'hang');
       const healthy = await receiver();
