@@ -91,6 +91,15 @@ for (const target of databaseTargets()) {
       expect(created.secretKey).to.match(/^whsec_/);
       const own = await register({ url: 'https://hooks.example.com/b', secretKey: 'my-own-secret-0123456789' });
       expect(own.secretKey).to.equal('my-own-secret-0123456789');
+      // An idempotent replay answers the same webhook without its secret.
+      const once = { url: 'https://hooks.example.com/c' };
+      const first = await service.request('POST', '/webhooks', { headers: { ...asAlice, 'idempotency-key': 'webhook-c' }, body: once });
+      const replay = await service.request('POST', '/webhooks', { headers: { ...asAlice, 'idempotency-key': 'webhook-c' }, body: once });
+      expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+      expect(replay.body.id).to.equal(first.body.id);
+      expect(first.body.secretKey).to.match(/^whsec_/);
+      expect(replay.body).not.to.have.property('secretKey');
+      await service.request('DELETE', `/webhooks/${first.body.id}`, { headers: asAlice });
       const read = await get(`/webhooks/${created.id}`);
       expect(read.body).to.include({ url: 'https://hooks.example.com/a', description: 'settlements', enabled: true });
       expect(read.body).not.to.have.property('secretKey');
@@ -354,7 +363,7 @@ for (const target of databaseTargets()) {
       await until(() => hanging.received.length === 4, { what: 'the hanging endpoint at its limit' });
       await post(`/webhooks/${healthyId}/test`);
       await until(() => healthy.received.length === 1, { what: 'the healthy endpoint served' });
-      expect(hanging.received.length, 'the hanging endpoint still holds its requests').to.equal(4);
+      expect(hanging.open, 'the hanging endpoint still holds requests').to.be.greaterThan(0);
       await until(async () => (await deliveriesOf(hangingId)).filter((d) => d.attempts === 1).length >= 4,
         { what: 'hanging attempts ended by the timeout', timeoutMs: 30_000 });
       const timedOut = (await deliveriesOf(hangingId)).filter((d) => d.attempts === 1);
@@ -362,6 +371,7 @@ for (const target of databaseTargets()) {
         expect(attempt.statusCode).to.equal(null);
         expect(attempt.error).to.include('10000 ms');
       }
+      expect(hanging.maxOpen, 'requests to one endpoint at once').to.equal(4);
       await service.request('DELETE', `/webhooks/${hangingId}`, { headers: asAlice });
       await service.request('DELETE', `/webhooks/${healthyId}`, { headers: asAlice });
     });

@@ -24,6 +24,9 @@ export interface Receiver {
   inFlight: Map<string, number>;
   /** The most requests of one X-Webhook-Id seen in flight at once. */
   maxInFlightPerId: number;
+  /** Requests not answered yet, and the most there were at once. */
+  open: number;
+  maxOpen: number;
   respond: Responder;
   close(): Promise<void>;
 }
@@ -31,7 +34,7 @@ export interface Receiver {
 export async function startReceiver(respond: Responder = () => 200, options: { answerDelayMs?: number } = {}): Promise<Receiver> {
   const held = new Set<ServerResponse>();
   const receiver: Receiver = {
-    url: '', received: [], inFlight: new Map(), maxInFlightPerId: 0, respond,
+    url: '', received: [], inFlight: new Map(), maxInFlightPerId: 0, open: 0, maxOpen: 0, respond,
     async close() {
       for (const response of held) response.destroy();
       server.closeAllConnections();
@@ -47,7 +50,9 @@ export async function startReceiver(respond: Responder = () => 200, options: { a
       const busy = (receiver.inFlight.get(id) ?? 0) + 1;
       receiver.inFlight.set(id, busy);
       receiver.maxInFlightPerId = Math.max(receiver.maxInFlightPerId, busy);
+      receiver.maxOpen = Math.max(receiver.maxOpen, ++receiver.open);
       const done = () => {
+        receiver.open--;
         const left = (receiver.inFlight.get(id) ?? 1) - 1;
         if (left === 0) receiver.inFlight.delete(id);
         else receiver.inFlight.set(id, left);
