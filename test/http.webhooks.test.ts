@@ -325,7 +325,10 @@ for (const target of databaseTargets()) {
       const retried = await post(`/webhooks/${downId}/deliveries/${dropped.id}/retry`);
       expect(retried.status).to.equal(202);
       expect(retried.body).to.include({ status: 'PENDING', droppedAt: null });
+      // Deleting the endpoint drops what it still had pending.
       await service.request('DELETE', `/webhooks/${downId}`, { headers: asAlice });
+      const left = await tenants.database.query('SELECT status, last_error FROM webhook_deliveries WHERE delivery_id = $1', [dropped.id]);
+      expect(left.rows[0]).to.deep.equal({ status: 'DROPPED', last_error: 'the webhook was deleted' });
       await service.request('DELETE', `/webhooks/${flakyId}`, { headers: asAlice });
     });
 

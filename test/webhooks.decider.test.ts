@@ -17,6 +17,7 @@ import type { DomainError } from '../src/domain/errors.ts';
 import { expectRefused } from './support/refused.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 import { payloadProblems } from './support/webhooks.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
 
 type WebhookCommand = AsOwner<TenantCommand>;
 
@@ -149,5 +150,15 @@ describe('webhook secrets and signatures', () => {
     expect(headers['x-webhook-signature']).to.equal(createHmac('sha256', 's3cret-s3cret-s3cret').update('{"a":1}').digest('hex'));
     expect(headers['x-webhook-signature-timestamped']).to.equal(createHmac('sha256', 's3cret-s3cret-s3cret').update('1700000000.{"a":1}').digest('hex'));
     expect(headers).to.include({ 'x-webhook-id': 'd1', 'x-webhook-event-id': 'e1', 'x-webhook-sequence': '4', 'x-webhook-timestamp': '1700000000' });
+  });
+});
+
+describe('webhook settings', () => {
+  it('allow private URLs by default only in the embedded mode, and take a sealing key of exactly 32 bytes', () => {
+    expect(loadConfig({}).webhookAllowPrivate).to.equal(true);
+    expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x' }).webhookAllowPrivate).to.equal(false);
+    expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x', WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate).to.equal(true);
+    expect(loadConfig({ WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') }).webhookSecretsKey).to.deep.equal(Buffer.alloc(32, 1));
+    expect(() => loadConfig({ WEBHOOK_SECRETS_KEY: Buffer.alloc(16, 1).toString('base64') })).to.throw(ConfigError, /WEBHOOK_SECRETS_KEY must be 32 bytes/);
   });
 });
