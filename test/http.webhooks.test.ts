@@ -359,14 +359,17 @@ for (const target of databaseTargets()) {
       const healthy = await receiver();
       const { id: hangingId } = await register({ url: hanging.url });
       const { id: healthyId } = await register({ url: healthy.url });
-      const run = dispatcher();
+      // One slot beyond the hanging endpoint's four: its older deliveries, still due, must not take it.
+      const ended: string[] = [];
+      const run = dispatcher({ maxConcurrent: 5, onAttempt: (claimed) => ended.push(claimed.endpointId) });
       run.start();
       // More pings to the hanging endpoint than it may hold at once (4), then one to the healthy one.
       for (let n = 0; n < 6; n++) await post(`/webhooks/${hangingId}/test`);
       await until(() => hanging.received.length === 4, { what: 'the hanging endpoint at its limit' });
       await post(`/webhooks/${healthyId}/test`);
       await until(() => healthy.received.length === 1, { what: 'the healthy endpoint served' });
-      expect(hanging.open, 'the hanging endpoint still holds requests').to.be.greaterThan(0);
+      await until(() => ended.length > 0, { what: 'an attempt ended' });
+      expect(ended[0], 'the first attempt to end: the healthy endpoint’s, before any hanging one timed out').to.equal(healthyId);
       await until(async () => (await deliveriesOf(hangingId)).filter((d) => d.attempts === 1).length >= 4,
         { what: 'hanging attempts ended by the timeout', timeoutMs: 30_000 });
       const timedOut = (await deliveriesOf(hangingId)).filter((d) => d.attempts === 1);

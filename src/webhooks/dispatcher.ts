@@ -41,6 +41,8 @@ const MAX_ENDPOINTS_PER_CLAIM = 1_000;
 const DEPTH_INTERVAL_MS = 5_000;
 /** After a claim that failed (the database unreachable), the wait before the next one. */
 const CLAIM_FAILURE_BACKOFF_MS = 1_000;
+/** After the webhook secret could not be opened, when the delivery is looked at again. */
+const KEY_ERROR_RETRY_MS = 60_000;
 
 export interface DispatcherMetrics {
   attempted(outcome: AttemptOutcome, seconds: number): void;
@@ -179,7 +181,7 @@ export class WebhookDispatcher {
         // Not the receiver's fault and not worth an attempt: the key changed (WEBHOOK_SECRETS_KEY). Tried again later.
         log.error({ err: error }, 'cannot open the webhook secret; the delivery waits');
         await releaseClaim(this.options.database, claimed, 'the webhook secret cannot be opened with the configured key',
-          new Date(this.options.now().getTime() + FIRST_RETRY_DELAY_ON_KEY_ERROR_MS));
+          new Date(this.options.now().getTime() + KEY_ERROR_RETRY_MS));
         return;
       }
       const startedAt = this.options.now();
@@ -257,9 +259,6 @@ export class WebhookDispatcher {
     }
   }
 }
-
-/** After the webhook secret could not be opened, when the delivery is looked at again. */
-const FIRST_RETRY_DELAY_ON_KEY_ERROR_MS = 60_000;
 
 /** Resolves like dns.lookup, refusing any non-public address the name resolves to (checked at connection time). */
 const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {

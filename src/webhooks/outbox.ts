@@ -58,17 +58,20 @@ export async function claimDue(database: Database, request: ClaimRequest): Promi
   if (request.limit <= 0) return [];
   const token = `${request.owner}:${randomUUID()}`;
   const { rows } = await database.query(`
-    WITH due AS (
-      -- Per enabled endpoint, its first due delivery: one probe of the index each, however long the queue.
-      SELECT e.endpoint_id, f.first_due FROM webhook_endpoints e, LATERAL (
-        SELECT d.next_attempt_at AS first_due FROM webhook_deliveries d
-         WHERE d.endpoint_id = e.endpoint_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
-           AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
-         ORDER BY d.next_attempt_at LIMIT 1) f
-       WHERE e.enabled ORDER BY f.first_due LIMIT $4
-    ), slots AS (
-      SELECT due.endpoint_id, due.first_due, greatest($5::int - coalesce(busy.n, 0), 0) AS free
-        FROM due LEFT JOIN unnest($6::text[], $7::int[]) AS busy(endpoint_id, n) USING (endpoint_id)
+    WITH slots AS (
+      -- Per enabled endpoint with room left in this dispatcher, its first due delivery: one probe of the index
+      -- each, however long the queue. Endpoints at their limit are left out before the LIMIT, so a slow one
+      -- holding its slots never takes the place of another.
+      SELECT e.endpoint_id, f.first_due, $5::int - coalesce(busy.n, 0) AS free
+        FROM webhook_endpoints e
+        LEFT JOIN unnest($6::text[], $7::int[]) AS busy(endpoint_id, n) ON busy.endpoint_id = e.endpoint_id,
+        LATERAL (
+          SELECT d.next_attempt_at AS first_due FROM webhook_deliveries d
+           WHERE d.endpoint_id = e.endpoint_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
+             AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+           ORDER BY d.next_attempt_at LIMIT 1) f
+       WHERE e.enabled AND $5::int - coalesce(busy.n, 0) > 0
+       ORDER BY f.first_due LIMIT $4
     ), picked AS (
       SELECT c.delivery_id FROM slots, LATERAL (
         SELECT delivery_id, next_attempt_at FROM webhook_deliveries d
