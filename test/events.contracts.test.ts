@@ -216,6 +216,11 @@ for (const target of databaseTargets()) {
       await expireDuePayments(service.services);
       expect(await status(expiring.id)).to.equal('EXPIRED');
 
+      const webhook = ok(await call('POST', '/webhooks', { url: 'https://hooks.example.com/contracts', events: ['payment.settled'] }), 'webhook registered');
+      ok(await call('PATCH', `/webhooks/${webhook.id}`, { events: null, description: 'all of them', enabled: false }), 'webhook updated');
+      ok(await call('POST', `/webhooks/${webhook.id}/rotate-secret`, {}), 'webhook secret rotated');
+      ok(await call('DELETE', `/webhooks/${webhook.id}`), 'webhook deleted');
+
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
       expect(await recordFeedDigest(service.services.storage.database, service.services.storage.store, clock.now())).to.not.equal(null);
       const events = await allEvents();
