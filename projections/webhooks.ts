@@ -179,6 +179,7 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
     name: WEBHOOKS_PROJECTOR,
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
+    writesOutside: true,
     handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),
