@@ -59,6 +59,7 @@ async function setup(trx: Kysely<any>): Promise<void> {
       failure_reason       text,
       settlement_batch_id  text,
       review_documents     integer NOT NULL DEFAULT 0,
+      refunded_at          timestamptz,
       UNIQUE (client_id, external_id)
     )`.execute(trx);
   // The default listing order, and each filter followed by that order, so a filtered page is an index range.
@@ -91,7 +92,7 @@ const PATCHABLE: Record<string, 'text' | 'timestamptz'> = {
   status: 'text', updated_at: 'timestamptz', resume_status: 'text', authorized_at: 'timestamptz',
   captured_at: 'timestamptz', received_at: 'timestamptz', received_amount: 'text', settled_at: 'timestamptz',
   settlement_batch_id: 'text', unsettled_at: 'timestamptz', unsettled_reason: 'text', expired_at: 'timestamptz',
-  failed_at: 'timestamptz', failure_reason: 'text',
+  failed_at: 'timestamptz', failure_reason: 'text', refunded_at: 'timestamptz',
 };
 
 /** Rows per INSERT: 43 columns each stays far below Postgres' 65,535 parameters. */
@@ -111,7 +112,7 @@ function createdRow(d: Data<'PaymentCreated'>): Record<string, unknown> {
     checkout_session_id: d.checkoutSessionId, expires_at: d.expiresAt, payable_until: payableUntil,
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
-    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
+    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null,
   };
 }
 
@@ -170,6 +171,11 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       change.documents = 1;
       documents.push({ document_id: d.document.documentId, payment_id: d.paymentId, type: d.document.type,
         url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt });
+    } else if (event.type === 'PaymentRefundSettled') {
+      // A refund child settled: the parent stays SETTLED and records when it was (last) refunded.
+      const d = event.data as { paymentId: string; at: string };
+      paymentId = d.paymentId;
+      Object.assign(change.set, { refunded_at: d.at, updated_at: d.at });
     } else {
       const stamp = stamps[event.type];
       if (!stamp) continue;
@@ -233,7 +239,7 @@ async function applyBatch(trx: Kysely<any>, events: readonly RecordedEvent[]): P
 const JSON_COLUMNS = ['exchange', 'origins', 'destinations', 'fees'] as const;
 const TIME_COLUMNS = [
   'expires_at', 'payable_until', 'created_at', 'updated_at', 'authorized_at', 'captured_at', 'received_at', 'settled_at',
-  'expired_at', 'unsettled_at', 'failed_at',
+  'expired_at', 'unsettled_at', 'failed_at', 'refunded_at',
 ] as const;
 
 /**
@@ -252,9 +258,10 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
 
 export const paymentsProjector: Projector = {
   name: 'payments',
-  version: 1,
+  // 2: refunded_at (the last settled refund of the payment).
+  version: 2,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', ...Object.keys(stamps)],
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', ...Object.keys(stamps)],
   setup,
   apply: applyBatch,
 };
@@ -303,4 +310,5 @@ export interface PaymentRow {
   failure_reason: string | null;
   settlement_batch_id: string | null;
   review_documents: number;
+  refunded_at: Date | null;
 }
