@@ -113,7 +113,8 @@ export async function advanceRefund(
     identityEmail: payment.identityEmail, customerId: payment.customerId, totalAmount: refund.amount, currency: payment.currency,
     description: refund.description, funding: { source: 'ACCOUNT', accountId: payment.accountId, holdId: refundId },
   }, metadata);
-  return { outcome: 'ACCEPTED', position: latest(position, created) };
+  // A child another process created (the reactor, running beside the request) is somewhere before the head.
+  return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created) };
 }
 
 /**
@@ -143,11 +144,14 @@ export async function followRefundEnd(platform: Platform, state: RefundState, me
   const refund = state.refund;
   if (!refund || !state.status || state.status === 'RECEIVED') return null;
   const outcome = state.status;
+  const store = platform.storage.store;
   let held: Position | null = null;
   if (refund.funding.source === 'ACCOUNT') {
-    held = await endHold(platform, refund.funding.accountId, refund.funding.holdId, outcome === 'SETTLED' ? 'DEBITED' : 'RELEASED', metadata);
+    // Null when another process ended the hold first: its event is then before the head.
+    held = await endHold(platform, refund.funding.accountId, refund.funding.holdId, outcome === 'SETTLED' ? 'DEBITED' : 'RELEASED', metadata)
+      ?? await store.headPosition();
   }
-  const { position } = await handleCommand(platform.storage.store, paymentStream(refund.parentPaymentId), parentRefundDecider,
+  const { position } = await handleCommand(store, paymentStream(refund.parentPaymentId), parentRefundDecider,
     { type: 'EndRefund', tenant: 'any', refundId: refund.refundId, outcome, now: platform.runtime.now() }, metadata);
   return latest(held, position);
 }
