@@ -32,7 +32,6 @@ const fundingSchema = {
     closed({ source: { type: 'string', const: 'SUSPENSE' } }),
   ],
 } as const;
-export type RefundFunding = FromSchema<typeof fundingSchema>;
 
 /** A refund child, as created: status RECEIVED (the provider accepted it). */
 const refundCreatedSchema = closed({

@@ -67,15 +67,19 @@ export function refundRoutes(services: Services): AnyRoute[] {
         'and nothing is reserved. The sandbox provider then settles the child (see the README for the triggers of every other end).',
       tags, access: 'client', schemas: { params: idParamSchema, body: createRefundSchema },
       responses: {
-        201: { description: 'the refund child', schema: refundSchema },
+        201: { description: 'the refund child as created (RECEIVED; reads show where the provider has taken it since)', schema: refundSchema },
         404: paymentNotFound,
         422: { description: 'the parent is not SETTLED, the amount exceeds what is left to refund, or the account cannot pay it out', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const clientId = clientIdOf(req);
         const { refundId, readModels } = await requestRefund(services, tenantOf(req), (params as IdParams).id, body as CreateRefund, meta(clientId, req.id));
-        await readModels;
-        return { status: 201, body: refundRecord(await ownedRefund(db, { clientId }, refundId)) };
+        // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
+        const refund = (await loadRefund(services, refundId)).refund!;
+        return { status: 201, readModels, body: {
+          id: refund.refundId, parentPaymentId: refund.parentPaymentId, status: 'RECEIVED', totalAmount: refund.totalAmount,
+          currency: refund.currency, createdAt: refund.createdAt, description: refund.description,
+        } satisfies RefundRecord };
       },
     }),
     defineRoute({
