@@ -29,7 +29,7 @@ import { findOwned } from '../../db/owned.ts';
 import type { RefundRow } from '../../../projections/refunds.ts';
 import { paymentStream } from '../events.ts';
 import { parentRefundDecider, refundDecider, type HoldAnswer, type ParentRefundState, type RefundState } from './decider.ts';
-import { refundStream, type RefundCreatedData, type RefundOutcome } from './events.ts';
+import { OUTCOME_EVENTS, refundStream, type RefundCreatedData, type RefundOutcome } from './events.ts';
 
 /** The refund child's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedRefund(db: Kysely<any>, tenant: Tenant, refundId: string): Promise<RefundRow> {
@@ -48,14 +48,25 @@ export function loadRefund(platform: Platform, refundId: string): Promise<Refund
 const latest = (...positions: Array<Position | null>): Position | null =>
   positions.reduce<Position | null>((a, b) => (!a ? b : !b ? a : comparePositions(a, b) >= 0 ? a : b), null);
 
-/** Event types whose read models a refund's answer waits for. */
-const REFUND_EVENT_TYPES = [
-  'RefundCreated', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired', 'PaymentRefundSettled',
-  'AccountFundsHeld', 'AccountHoldReleased', 'AccountHoldDebited',
-];
+/**
+ * Waits for the read models that handle `eventTypes`: the types the step writes, whoever appended them (this
+ * request, or the reactor beside it), so each runner waited for was woken by its append rather than its idle poll.
+ */
+async function readModelsAt(platform: Platform, position: Position | null, eventTypes: readonly string[]): Promise<void> {
+  await platform.readYourWrites(position ?? await platform.storage.store.headPosition(), eventTypes);
+}
 
-async function readModelsAt(platform: Platform, position: Position | null): Promise<void> {
-  await platform.readYourWrites(position ?? await platform.storage.store.headPosition(), REFUND_EVENT_TYPES);
+/** What a refund's creation writes that the read models show: the account's hold (ledger), the child (refunds). */
+const CREATION_EVENT_TYPES = ['AccountFundsHeld', 'RefundCreated'] as const;
+
+/** What the end of a refund writes that the read models show. */
+function endEventTypes(refund: RefundCreatedData, outcome: RefundOutcome): string[] {
+  const types: string[] = [OUTCOME_EVENTS[outcome]];
+  if (refund.funding.source === 'ACCOUNT') {
+    types.push(outcome === 'SETTLED' ? 'AccountHoldDebited' : 'AccountHoldReleased');
+    if (outcome === 'SETTLED') types.push('PaymentRefundSettled');
+  }
+  return types;
 }
 
 /**
@@ -132,7 +143,7 @@ export async function requestRefund(
   const progress = await advanceRefund(platform, parentId, refundId, metadata);
   if (!progress) throw new Error(`payment ${parentId} lost refund ${refundId}`);
   if (progress.outcome === 'REFUSED') throw domainPrecondition(`refund refused: ${progress.detail}`);
-  return { refundId, readModels: readModelsAt(platform, latest(requested.position, progress.position)) };
+  return { refundId, readModels: readModelsAt(platform, latest(requested.position, progress.position), CREATION_EVENT_TYPES) };
 }
 
 /**
@@ -174,5 +185,5 @@ export async function endRefund(
     { type: 'EndRefund', tenant, outcome, reason, now: platform.runtime.now() }, metadata);
   if (!state.refund) throw domainNotFound('refund not found');
   const followed = await followRefundEnd(platform, state, metadata);
-  await readModelsAt(platform, latest(position, followed));
+  await readModelsAt(platform, latest(position, followed), endEventTypes(state.refund, outcome));
 }
