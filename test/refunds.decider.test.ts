@@ -170,7 +170,8 @@ describe('refund child: its lifecycle', () => {
   });
 
   it('moves once from RECEIVED to each end, carrying its funding; the same end again changes nothing, another is refused', () => {
-    const data = { refundId: 'r1', parentPaymentId: 'p1', clientId: 'c1', currency: 'CLP', amount: '400', fundingSource: 'ACCOUNT', accountId: 'a1', from: 'RECEIVED', at };
+    const data = { refundId: 'r1', parentPaymentId: 'p1', clientId: 'c1', currency: 'CLP', amount: '400', fundingSource: 'ACCOUNT', accountId: 'a1',
+      identityId: 'i1', identityEmail: null, customerId: null, from: 'RECEIVED', at };
     expect(decide([created(fromAccount)], end('SETTLED'))).to.deep.equal([{ type: 'RefundSettled', data: { ...data, to: 'SETTLED' } }]);
     expect(decide([created(fromAccount)], end('FAILED'))).to.deep.equal([{ type: 'RefundFailed', data: { ...data, to: 'FAILED', reason: 'why' } }]);
     expect(decide([created(fromAccount)], end('UNSETTLED'))).to.deep.equal([{ type: 'RefundUnsettled', data: { ...data, to: 'UNSETTLED', reason: 'why' } }]);

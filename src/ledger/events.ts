@@ -163,6 +163,10 @@ export const refundTransitionProperties = {
   fundingSource: { type: 'string', enum: refundFundingSources },
   /** The funding account (fundingSource ACCOUNT), else null. */
   accountId: nullableTextSchema,
+  /** Not the ledger's: who the refund concerns (the parent's payee identity, its email, its payer), for webhooks. */
+  identityId: textSchema,
+  identityEmail: nullableTextSchema,
+  customerId: nullableTextSchema,
   from: textSchema,
   to: textSchema,
   at: instantSchema,

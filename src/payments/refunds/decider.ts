@@ -194,7 +194,8 @@ export const refundDecider: Decider<RefundCommand, RefundEvent, RefundState> = {
     const data = {
       refundId: refund.refundId, parentPaymentId: refund.parentPaymentId, clientId: refund.clientId, currency: refund.currency,
       amount: refund.totalAmount, fundingSource: refund.funding.source,
-      accountId: refund.funding.source === 'ACCOUNT' ? refund.funding.accountId : null, from: 'RECEIVED', to: command.outcome, at,
+      accountId: refund.funding.source === 'ACCOUNT' ? refund.funding.accountId : null, identityId: refund.identityId,
+      identityEmail: refund.identityEmail, customerId: refund.customerId, from: 'RECEIVED', to: command.outcome, at,
     };
     if (command.outcome === 'SETTLED') return [{ type: 'RefundSettled', data }];
     return [{ type: OUTCOME_EVENTS[command.outcome], data: { ...data, reason: command.reason } }];
