@@ -149,19 +149,18 @@ export async function requestRefund(
 /**
  * The parts of a refund's end that follow the child's: the account debits the hold (SETTLED) or gives it back,
  * and the parent records the end (giving the reservation back unless SETTLED). Nothing for a child that has
- * not ended; safe to run again.
+ * not ended, or that is funded from suspense; safe to run again.
  */
 export async function followRefundEnd(platform: Platform, state: RefundState, metadata: EventMetadata): Promise<Position | null> {
   const refund = state.refund;
   if (!refund || !state.status || state.status === 'RECEIVED') return null;
   const outcome = state.status;
+  // A child funded from suspense was reserved on no account and no parent: its end moves nothing else.
+  if (refund.funding.source !== 'ACCOUNT') return null;
   const store = platform.storage.store;
-  let held: Position | null = null;
-  if (refund.funding.source === 'ACCOUNT') {
-    // Null when another process ended the hold first: its event is then before the head.
-    held = await endHold(platform, refund.funding.accountId, refund.funding.holdId, outcome === 'SETTLED' ? 'DEBITED' : 'RELEASED', metadata)
-      ?? await store.headPosition();
-  }
+  // Null when another process ended the hold first: its event is then before the head.
+  const held = await endHold(platform, refund.funding.accountId, refund.funding.holdId, outcome === 'SETTLED' ? 'DEBITED' : 'RELEASED', metadata)
+    ?? await store.headPosition();
   const { position } = await handleCommand(store, paymentStream(refund.parentPaymentId), parentRefundDecider,
     { type: 'EndRefund', tenant: 'any', refundId: refund.refundId, outcome, now: platform.runtime.now() }, metadata);
   return latest(held, position);
