@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { databaseTargets } from './support/targets.ts';
-import { TEST_CARD } from './support/payments.ts';
+import { providerReceipts, TEST_CARD } from './support/payments.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { idParamSchema } from '../schemas/common.ts';
 import { defineRoute } from '../src/http/route.ts';
@@ -30,6 +30,8 @@ interface Owner {
   /** A card payment in CREATED, or under review with `review`. */
   payment(review?: boolean): Promise<string>;
   webhook(): Promise<string>;
+  /** A push payment the provider delivered: SETTLED, its account credited. */
+  settledPayment(): Promise<string>;
 }
 
 interface Fixture {
@@ -38,6 +40,8 @@ interface Fixture {
   /** What Bob's own call answers. */
   ownerStatus: number;
 }
+
+const PROVIDER_SECRET = 'tenancy-provider-secret';
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(['post', 'patch', 'put', 'delete']);
 
@@ -144,6 +148,10 @@ const fixtures: Record<string, Fixture> = {
     async prepare(bob) { return { path: `/payments/${await bob.payment(true)}/documents`, body: { type: 'INVOICE', url: 'https://files.example.com/invoice.pdf' } }; },
     ownerStatus: 201,
   },
+  'post /payments/:id/refund': {
+    async prepare(bob) { return { path: `/payments/${await bob.settledPayment()}/refund`, body: { amount: '10.00' } }; },
+    ownerStatus: 201,
+  },
 };
 
 /** The ids in `path` at the places of `template`'s parameters. */
@@ -172,7 +180,7 @@ for (const target of databaseTargets()) {
     before(async () => {
       // The sandbox waits for explicit calls, so nothing appends events between a test's two counts.
       tenants = await startTwoTenants(target, {
-        env: { SANDBOX_AUTOPILOT: 'false' },
+        env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET },
         // A route written as a careless new one would be: it looks nothing up, and hands the id to the command.
         extraRoutes: [defineRoute({
           method: 'patch', path: '/test/identities/:id', operationId: 'carelessRename', summary: 'renames without any lookup',
@@ -204,6 +212,16 @@ for (const target of databaseTargets()) {
             currency: 'USD', type: 'PURCHASE', origins: [{ type: 'CARD', card: TEST_CARD }], ...(review ? { description: 'sandbox:review' } : {}),
           });
           expect(payment.status).to.equal(review ? 'REQUIRES_REVIEW' : 'CREATED');
+          return payment.id as string;
+        },
+        async settledPayment() {
+          const account = await newAccount();
+          const payment = await post('/payments', {
+            externalId: `bob-${++sequence}`, identityId: account.identityId, accountNumber: account.accountNumber, totalAmount: '100.00',
+            currency: 'USD', type: 'PURCHASE',
+          });
+          const received = await providerReceipts(() => service, PROVIDER_SECRET)(payment.id);
+          expect(received.body.status, received.text).to.equal('SETTLED');
           return payment.id as string;
         },
       };

@@ -11,15 +11,16 @@ import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 import { integrityEvents, type IntegrityEvent } from '../integrity/events.ts';
 import { webhookEvents, type WebhookEvent } from '../webhooks/events.ts';
+import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payments/refunds/events.ts';
 
 export const storedEvents = new EventContracts([
-  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, webhookEvents, integrityEvents,
+  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, webhookEvents, integrityEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | WebhookEvent | IntegrityEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | WebhookEvent | IntegrityEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -31,6 +32,7 @@ type RegisteredType =
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
   | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
+  | keyof typeof import('../payments/refunds/events.ts')['refundEventSchemas']
   | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
   | keyof typeof import('../integrity/events.ts')['integrityEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
