@@ -9,6 +9,7 @@ import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { PaymentEventData, PaymentEventType, PaymentStatus } from '../src/payments/events.ts';
 import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from '../src/payments/events.ts';
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
+import { depositPaymentRows } from './deposits.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
 export const EXPIRABLE_STATUSES: readonly PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'REQUIRES_REVIEW'];
@@ -19,11 +20,11 @@ async function setup(trx: Kysely<any>): Promise<void> {
       payment_id           text PRIMARY KEY,
       client_id            text NOT NULL,
       external_id          text NOT NULL,
-      identity_id          text NOT NULL,
+      identity_id          text,
       identity_external_id text,
       identity_email       text,
-      account_id           text NOT NULL,
-      account_number       text NOT NULL,
+      account_id           text,
+      account_number       text,
       total_amount         numeric NOT NULL,
       currency             text NOT NULL,
       description          text,
@@ -59,6 +60,9 @@ async function setup(trx: Kysely<any>): Promise<void> {
       failure_reason       text,
       settlement_batch_id  text,
       review_documents     integer NOT NULL DEFAULT 0,
+      reconciliation_status text,
+      related_payment_id   text,
+      parent_payment_id    text,
       UNIQUE (client_id, external_id)
     )`.execute(trx);
   // The default listing order, and each filter followed by that order, so a filtered page is an index range.
@@ -92,9 +96,11 @@ const PATCHABLE: Record<string, 'text' | 'timestamptz'> = {
   captured_at: 'timestamptz', received_at: 'timestamptz', received_amount: 'text', settled_at: 'timestamptz',
   settlement_batch_id: 'text', unsettled_at: 'timestamptz', unsettled_reason: 'text', expired_at: 'timestamptz',
   failed_at: 'timestamptz', failure_reason: 'text',
+  // An unassigned deposit gets its account when it is assigned (projections/deposits.ts).
+  account_id: 'text', account_number: 'text', identity_id: 'text', reconciliation_status: 'text', related_payment_id: 'text',
 };
 
-/** Rows per INSERT: 43 columns each stays far below Postgres' 65,535 parameters. */
+/** Rows per INSERT: 46 columns each stays far below Postgres' 65,535 parameters. */
 const INSERT_CHUNK = 500;
 
 function createdRow(d: Data<'PaymentCreated'>): Record<string, unknown> {
@@ -112,6 +118,7 @@ function createdRow(d: Data<'PaymentCreated'>): Record<string, unknown> {
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
     failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
+    reconciliation_status: null, related_payment_id: null, parent_payment_id: null,
   };
 }
 
@@ -161,6 +168,12 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       created.set(d.paymentId, createdRow(d));
       continue;
     }
+    const depositRow = depositPaymentRows.created[event.type];
+    if (depositRow) {
+      const row = depositRow(event.data);
+      created.set(row.payment_id as string, row);
+      continue;
+    }
     let paymentId: string;
     const change: Patch = { set: {}, documents: 0 };
     if (event.type === 'PaymentDocumentAttached') {
@@ -170,6 +183,9 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       change.documents = 1;
       documents.push({ document_id: d.document.documentId, payment_id: d.paymentId, type: d.document.type,
         url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt });
+    } else if (depositPaymentRows.patches[event.type]) {
+      paymentId = (event.data as { paymentId: string }).paymentId;
+      Object.assign(change.set, depositPaymentRows.patches[event.type]!(event.data));
     } else {
       const stamp = stamps[event.type];
       if (!stamp) continue;
@@ -252,9 +268,10 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
 
 export const paymentsProjector: Projector = {
   name: 'payments',
-  version: 1,
+  version: 2,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', ...Object.keys(stamps)],
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', ...Object.keys(stamps),
+    ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],
   setup,
   apply: applyBatch,
 };
@@ -263,11 +280,12 @@ export interface PaymentRow {
   payment_id: string;
   client_id: string;
   external_id: string;
-  identity_id: string;
+  /** Null on a deposit awaiting assignment (as are the account's columns). */
+  identity_id: string | null;
   identity_external_id: string | null;
   identity_email: string | null;
-  account_id: string;
-  account_number: string;
+  account_id: string | null;
+  account_number: string | null;
   total_amount: string;
   currency: string;
   description: string | null;
@@ -303,4 +321,10 @@ export interface PaymentRow {
   failure_reason: string | null;
   settlement_batch_id: string | null;
   review_documents: number;
+  /** An assigned deposit's: PAID, UNDERPAID or OVERPAID. */
+  reconciliation_status: string | null;
+  /** A deposit's companion child, and the companion's deposit. */
+  related_payment_id: string | null;
+  /** A child's parent (a deposit's companion). */
+  parent_payment_id: string | null;
 }

@@ -9,9 +9,9 @@
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import {
-  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, PAYMENT_SETTLED, PAYMENT_UNSETTLED,
+  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, DEPOSIT_RECEIVED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, PAYMENT_SETTLED, PAYMENT_UNSETTLED,
   type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData, type AccountHoldDebitedData, type PaymentSettledData,
-  type PaymentUnsettledData,
+  type PaymentUnsettledData, type UnassignedDepositData,
 } from './events.ts';
 import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
 
@@ -266,6 +266,22 @@ function unsettledEntries(event: RecordedEvent): JournalEntry[] {
   }];
 }
 
+/** An unassigned deposit: clearing −total, suspense +total (its funds wait there until assigned). */
+function unassignedDepositEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as UnassignedDepositData;
+  const currency = field(event, data, 'currency');
+  const total = amountField(event, data, 'totalAmount', currency);
+  if (!total.greaterThan(0)) throw new LedgerInvariantError(`${event.type} event ${event.id}: totalAmount ${total} is not positive`);
+  return [{
+    entryId: entryIdFor(event.id), currency, occurredAt: field(event, data, 'createdAt'),
+    description: `Unassigned deposit ${field(event, data, 'paymentId')}`, sourceEventId: event.id, clientId: field(event, data, 'clientId'),
+    lines: [
+      { accountId: systemAccountId(currency, 'clearing'), amount: formatAmount(total.negated(), currency) },
+      { accountId: systemAccountId(currency, 'suspense'), amount: formatAmount(total, currency) },
+    ],
+  }];
+}
+
 /** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
 const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_ADJUSTED, adjustmentEntries],
@@ -273,6 +289,7 @@ const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_HOLD_DEBITED, holdDebitedEntries],
   [PAYMENT_SETTLED, settlementEntries],
   [PAYMENT_UNSETTLED, unsettledEntries],
+  [DEPOSIT_RECEIVED, unassignedDepositEntries],
 ]);
 
 /** The event types that move or hold money; the ledger projector handles exactly these. */

@@ -5,17 +5,18 @@
  */
 import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
 import { clientEvents, type ClientEvent } from '../clients/events.ts';
+import { depositEvents, type DepositEvent } from '../deposits/events.ts';
 import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
 import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 
-export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents]);
+export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, depositEvents]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent;
+  | PaymentEvent | DepositEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -26,7 +27,8 @@ type RegisteredType =
   | keyof typeof import('../customers/events.ts')['documentNumberEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
-  | keyof typeof import('../payments/events.ts')['paymentEventSchemas'];
+  | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
+  | keyof typeof import('../deposits/events.ts')['depositEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
 void everyTypeRegistered;
