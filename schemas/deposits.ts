@@ -12,9 +12,6 @@ const amount = { type: 'string', pattern: amountPattern, examples: ['1500.00'], 
 const time = { type: 'string', format: 'date-time' } as const;
 const idRef = { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } as const;
 
-/** The provider's string a signature covers, in this order: `<depositId>:<clientId>:<reference>:<amount>:<currency>`. */
-export const depositSignedFields = ['depositId', 'clientId', 'reference', 'amount', 'currency'] as const;
-
 export const depositNotificationSchema = {
   title: 'DepositNotification',
   type: 'object',
