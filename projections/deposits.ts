@@ -122,7 +122,7 @@ function localDepositRow(fields: {
   paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string; description: string;
   status: string; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
   accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
-  reconciliationStatus: string | null;
+  reconciliationStatus: string | null; receivedAmount: string | null;
 }): Record<string, unknown> {
   const f = fields;
   return {
@@ -133,7 +133,8 @@ function localDepositRow(fields: {
     flow: 'PUSH', method: null, settlement: 'INSTANT', customer_id: f.customerId, checkout_session_id: null, expires_at: f.expiresAt,
     // Not the payments' expiry queue: the deposits' own job expires an unassigned deposit.
     payable_until: null,
-    created_at: f.createdAt, updated_at: f.createdAt, authorized_at: null, captured_at: null, received_at: null, received_amount: null,
+    created_at: f.createdAt, updated_at: f.createdAt, authorized_at: null, captured_at: null,
+    received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
     settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
     failure_reason: null, settlement_batch_id: null, review_documents: 0, reconciliation_status: f.reconciliationStatus,
     related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId,
@@ -146,10 +147,12 @@ export const depositPaymentRows = {
     DepositReceived: (d: DepositReceivedData) => localDepositRow({
       ...d, description: `Deposit ${d.providerDepositId} to ${d.reference}`, status: 'CREATED', accountId: null, accountNumber: null,
       identityId: null, parentPaymentId: null, relatedPaymentId: null, reconciliationStatus: null,
+      // The funds arrived with the notification.
+      receivedAmount: d.totalAmount,
     }),
     DepositCompanionCreated: (d: DepositCompanionCreatedData) => localDepositRow({
       ...d, expiresAt: null, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
-      relatedPaymentId: d.parentPaymentId, reconciliationStatus: null,
+      relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
     }),
   } as Record<string, (data: any) => Record<string, unknown>>,
   patches: {
