@@ -107,13 +107,13 @@ export interface ReceivedDeposit {
 }
 
 /** What the stream of `paymentId` already holds: a matched payment, an unassigned deposit, or nothing. */
-async function existingDeposit(platform: Platform, paymentId: string): Promise<ReceivedDeposit | null> {
+async function existingDeposit(platform: Platform, paymentId: string, externalId: string): Promise<ReceivedDeposit | null> {
   const [first] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
   if (!first) return null;
   if (first.type === 'DepositReceived') return { paymentId, outcome: 'UNASSIGNED', recorded: false };
   if (first.type === 'PaymentCreated') return { paymentId, outcome: 'MATCHED', recorded: false };
   // A payment the client created itself with this externalId: the notification must not touch it.
-  throw domainPrecondition(`externalId ${JSON.stringify(paymentId)} names another kind of payment`);
+  throw domainPrecondition(`a payment of the client already has externalId ${JSON.stringify(externalId)}; the deposit is not recorded`);
 }
 
 /**
@@ -133,7 +133,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   }
   const externalId = depositExternalId(platform.provider.name, input.depositId);
   const paymentId = paymentIdFor(clientId, externalId);
-  const known = await existingDeposit(platform, paymentId);
+  const known = await existingDeposit(platform, paymentId, externalId);
   if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
   if (known) return known;
 
@@ -171,7 +171,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   }, metadata, true);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   if (events.length === 0) {
-    const other = await existingDeposit(platform, paymentId);
+    const other = await existingDeposit(platform, paymentId, externalId);
     if (other?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
     return other ?? { paymentId, outcome: 'UNASSIGNED', recorded: false };
   }
