@@ -143,6 +143,20 @@ for (const target of databaseTargets()) {
       expect(await streamTypes(both[0]!.body.id)).to.deep.equal(['DepositReceived', 'PurchasePendingAssignment']);
     });
 
+    it('a payment of the client that took the deposit’s externalId is left alone: the notification is refused', async () => {
+      const taken = await post('/payments', { externalId: `${service.services.provider.name}:taken-1`, identityId, accountNumber: ars.accountNumber,
+        totalAmount: '5000.00', currency: 'ARS', type: 'PURCHASE' });
+      expect(taken.status, taken.text).to.equal(200);
+      const events = await service.eventCount();
+      for (const reference of ['unknown', ars.accountNumber]) {
+        const answer = await deposit({ depositId: 'taken-1', reference });
+        expect(answer.status, answer.text).to.equal(422);
+        expect(answer.body.message).to.include('taken-1');
+      }
+      expect(await service.eventCount()).to.equal(events);
+      expect(await streamTypes(taken.body.id)).to.deep.equal(['PaymentCreated']);
+    });
+
     it('below the currency’s minimum is 422 and records nothing; a forged signature is 401 and records nothing', async () => {
       const events = await service.eventCount();
       const small = await deposit({ amount: '999.99' });

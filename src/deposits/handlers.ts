@@ -111,7 +111,10 @@ async function existingDeposit(platform: Platform, paymentId: string, externalId
   const [first] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
   if (!first) return null;
   if (first.type === 'DepositReceived') return { paymentId, outcome: 'UNASSIGNED', recorded: false };
-  if (first.type === 'PaymentCreated') return { paymentId, outcome: 'MATCHED', recorded: false };
+  // A matched deposit: a LOCAL_DEPOSIT the provider's notification created.
+  if (first.type === 'PaymentCreated' && first.metadata.actor === 'provider' && (first.data as { type: string }).type === 'LOCAL_DEPOSIT') {
+    return { paymentId, outcome: 'MATCHED', recorded: false };
+  }
   // A payment the client created itself with this externalId: the notification must not touch it.
   throw domainPrecondition(`a payment of the client already has externalId ${JSON.stringify(externalId)}; the deposit is not recorded`);
 }
@@ -147,6 +150,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const customerId = await originatorCustomer(platform, clientId, originator, metadata);
   if (matches) {
     const { accountId, accountNumber, identityId } = account.account!;
+    let recorded = true;
     try {
       await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, {
         type: 'CreatePayment', tenant: { clientId }, now: platform.runtime.now(), screening: { outcome: 'CLEAR' },
@@ -158,11 +162,13 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
         },
       }, metadata, { expectNewStream: true });
     } catch (error) {
-      // A notification sent twice at once: the other one recorded it.
+      // A notification sent twice at once: the other one recorded it (or a payment of the client took the externalId).
       if (!(error instanceof DomainError && error.kind === 'alreadyExists')) throw error;
+      recorded = false;
+      await existingDeposit(platform, paymentId, externalId);
     }
     await completeMatched(platform, paymentId, totalAmount, metadata);
-    return { paymentId, outcome: 'MATCHED', recorded: true };
+    return { paymentId, outcome: 'MATCHED', recorded };
   }
   const { events, position } = await run(platform, paymentId, {
     type: 'RecordDeposit', tenant: { clientId }, now: platform.runtime.now(), lifetimeMs: UNASSIGNED_LIFETIME_MS,
