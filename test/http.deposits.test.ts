@@ -137,10 +137,15 @@ for (const target of databaseTargets()) {
       expect(matchedAgain.status).to.equal(200);
       expect(matchedAgain.body).to.include({ id: matched.body.id, status: 'SETTLED' });
       expect(await service.eventCount()).to.equal(events);
-      // Sent twice at once: one payment, one pending assignment.
-      const both = await Promise.all([deposit({ depositId: 'twice' }), deposit({ depositId: 'twice' })]);
-      expect(both.map((a) => a.status).sort()).to.deep.equal([200, 201]);
-      expect(await streamTypes(both[0]!.body.id)).to.deep.equal(['DepositReceived', 'PurchasePendingAssignment']);
+      // Sent twice at once: one payment, one pending assignment (or one settlement), both answering it.
+      for (let round = 0; round < 4; round++) {
+        const reference = round % 2 === 0 ? 'unknown' : ars.accountNumber;
+        const both = await Promise.all([deposit({ depositId: `twice-${round}`, reference }), deposit({ depositId: `twice-${round}`, reference })]);
+        expect(both.map((a) => a.status).sort(), both.map((a) => a.text).join(' | ')).to.deep.equal([200, 201]);
+        expect(both[0]!.body).to.deep.equal(both[1]!.body);
+        expect(await streamTypes(both[0]!.body.id)).to.deep.equal(round % 2 === 0
+          ? ['DepositReceived', 'PurchasePendingAssignment'] : ['PaymentCreated', 'PaymentReceived', 'PaymentSettled']);
+      }
     });
 
     it('a payment of the client that took the deposit’s externalId is left alone: the notification is refused', async () => {

@@ -120,6 +120,22 @@ async function existingDeposit(platform: Platform, paymentId: string, externalId
 }
 
 /**
+ * A repeated notification's answer, once the read models show the deposit as its stream has it now: the first
+ * notification, sent at the same moment, may still be waiting for them.
+ */
+async function repeated(platform: Platform, deposit: ReceivedDeposit): Promise<ReceivedDeposit> {
+  await depositInReadModels(platform, deposit.paymentId);
+  return deposit;
+}
+
+/** Waits (bounded) until the read models show the deposit as its stream has it now, whoever appended last. */
+async function depositInReadModels(platform: Platform, paymentId: string): Promise<void> {
+  const [last] = await platform.storage.store.readStream(paymentStream(paymentId), { direction: 'backwards', limit: 1 });
+  // Every read model of the deposit's events: the last one may be one no read model handles.
+  if (last) await platform.readYourWrites(last.position, [...DEPOSIT_EVENT_TYPES, ...MATCHED_EVENT_TYPES]);
+}
+
+/**
  * The provider's deposit notification (signature already checked). A reference naming an ACTIVE account of
  * the client, in the deposit's currency, pays that account: a LOCAL_DEPOSIT payment received and settled
  * through the account's stream (which may still refuse it: UNSETTLED, funds in suspense). Any other reference
@@ -138,7 +154,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const paymentId = paymentIdFor(clientId, externalId);
   const known = await existingDeposit(platform, paymentId, externalId);
   if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
-  if (known) return known;
+  if (known) return repeated(platform, known);
 
   const originator: Originator = {
     firstName: input.originator.firstName, lastName: input.originator.lastName ?? null,
@@ -168,7 +184,8 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
       await existingDeposit(platform, paymentId, externalId);
     }
     await completeMatched(platform, paymentId, totalAmount, metadata);
-    return { paymentId, outcome: 'MATCHED', recorded };
+    const answer = { paymentId, outcome: 'MATCHED', recorded } as const;
+    return recorded ? answer : repeated(platform, answer);
   }
   const { events, position } = await run(platform, paymentId, {
     type: 'RecordDeposit', tenant: { clientId }, now: platform.runtime.now(), lifetimeMs: UNASSIGNED_LIFETIME_MS,
@@ -177,9 +194,9 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   }, metadata, true);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   if (events.length === 0) {
-    const other = await existingDeposit(platform, paymentId, externalId);
-    if (other?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
-    return other ?? { paymentId, outcome: 'UNASSIGNED', recorded: false };
+    const other = (await existingDeposit(platform, paymentId, externalId))!;
+    if (other.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
+    return repeated(platform, other);
   }
   return { paymentId, outcome: 'UNASSIGNED', recorded: true };
 }
@@ -229,6 +246,8 @@ export async function assignDeposit(
   }, metadata);
   const position = await finishAssignment(platform, paymentId, metadata);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
+  // The reactor may have recorded the outcome first (then this process appended nothing to wait for).
+  await depositInReadModels(platform, paymentId);
   const after = await loadDeposit(platform, paymentId);
   if (after.status !== 'SETTLED' || after.assigned?.accountId !== input.accountId) {
     const refusal = settlementAnswerOf(await readState(platform.storage.store, accountStream(input.accountId), accountDecider), paymentId);
