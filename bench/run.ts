@@ -14,12 +14,12 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import pg from 'pg';
-import { sql } from 'kysely';
+import { sql, type ColumnType } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
-import type { Projector } from '../src/projection/projector.ts';
+import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import { benchHttp } from './http.ts';
 import { benchStartup } from './startup.ts';
 
@@ -52,8 +52,10 @@ async function timed(writers: number, work: (writer: number, i: number) => Promi
   return [done, performance.now() - started];
 }
 
+type BenchTables = { bench_balances: { stream: string; deposits: number; total: ColumnType<string, number, number> } };
+
 /** A read model written the way a throughput-minded projector should: one multi-row upsert per batch. */
-const benchProjector: Projector = {
+const benchProjector: Projector = defineProjector<BenchTables>({
   name: 'bench_balances',
   version: 1,
   handles: ['BenchDeposited'],
@@ -79,7 +81,7 @@ const benchProjector: Projector = {
         .execute();
     }
   },
-};
+});
 
 async function benchTarget(target: string, database: Database, rawPool: () => pg.Pool | null): Promise<void> {
   const store = new PostgresEventStore(database, { crossProcessWakeups: false });

@@ -1,11 +1,33 @@
 /** Read model of internal accounts (balances come from the ledger's read model). */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { AccountEvent } from '../src/accounts/events.ts';
+import type { AccountEvent, AccountStatus } from '../src/accounts/events.ts';
+import type { Instant } from './columns.ts';
 
 type Data<T extends AccountEvent['type']> = Extract<AccountEvent, { type: T }>['data'];
 
-export const accountsProjector = defineProjector({
+/** The accounts table: one row per open account (a closed one is deleted). */
+export interface AccountsTable {
+  account_id: string;
+  client_id: string;
+  identity_id: string;
+  external_id: string | null;
+  type: 'CHECKING' | 'ASSET' | 'SAVINGS' | 'ESCROW' | 'FEE';
+  custody: 'PLATFORM' | 'PARTNER_BANK' | 'SELF';
+  currency: string;
+  name: string | null;
+  account_number: string;
+  account_holder: string | null;
+  country: string | null;
+  status: AccountStatus;
+  parent_id: string | null;
+  created_at: Instant;
+  updated_at: Instant;
+}
+export type AccountTables = { accounts: AccountsTable };
+export type AccountRow = Selectable<AccountsTable>;
+
+export const accountsProjector = defineProjector<AccountTables>({
   name: 'accounts',
   version: 1,
   tables: ['accounts'],
@@ -60,20 +82,3 @@ export const accountsProjector = defineProjector({
   },
 });
 
-export interface AccountRow {
-  account_id: string;
-  client_id: string;
-  identity_id: string;
-  external_id: string | null;
-  type: 'CHECKING' | 'ASSET' | 'SAVINGS' | 'ESCROW' | 'FEE';
-  custody: 'PLATFORM' | 'PARTNER_BANK' | 'SELF';
-  currency: string;
-  name: string | null;
-  account_number: string;
-  account_holder: string | null;
-  country: string | null;
-  status: 'PENDING' | 'ACTIVE' | 'BLOCKED';
-  parent_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}

@@ -1,12 +1,27 @@
 /**
  * Read model of clients (tenants): what authentication looks up on every request. Holds hashes only.
  */
+import type { Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { ClientEvent } from '../src/clients/events.ts';
+import type { Instant, NullableInstant } from './columns.ts';
 
 type Data<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>['data'];
 
-export const clientsProjector = defineProjector({
+export interface ClientsTable {
+  client_id: string;
+  name: string;
+  status: 'ACTIVE' | 'DELETED';
+  api_key_id: string;
+  api_key_hash: string;
+  secret_hash: string;
+  created_at: Instant;
+  deleted_at: NullableInstant;
+}
+export type ClientTables = { clients: ClientsTable };
+export type ClientRow = Selectable<ClientsTable>;
+
+export const clientsProjector = defineProjector<ClientTables>({
   name: 'clients',
   version: 1,
   tables: ['clients'],
@@ -38,13 +53,3 @@ export const clientsProjector = defineProjector({
   },
 });
 
-export interface ClientRow {
-  client_id: string;
-  name: string;
-  status: 'ACTIVE' | 'DELETED';
-  api_key_id: string;
-  api_key_hash: string;
-  secret_hash: string;
-  created_at: Date;
-  deleted_at: Date | null;
-}

@@ -1,25 +1,58 @@
 /**
  * Read model of customers (payers) and their documents. Documents keep the order they were added in (`seq`).
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { CustomerEvent, DocumentStatus, OperationLevel } from '../src/customers/events.ts';
 import type { CustomerRecord } from '../schemas/customers.ts';
+import type { Instant, NullableInstant } from './columns.ts';
+import type { ReadModels } from './readModels.ts';
 
 type Data<T extends CustomerEvent['type']> = Extract<CustomerEvent, { type: T }>['data'];
 
-const columnOf: Record<string, string> = {
-  firstName: 'first_name', lastName: 'last_name', email: 'email', phoneNumber: 'phone_number',
-  phoneNumberPrefix: 'phone_number_prefix', documentType: 'document_type', documentNumber: 'document_number',
-};
+export interface CustomersTable {
+  customer_id: string;
+  client_id: string;
+  first_name: string | null;
+  last_name: string | null;
+  email: string | null;
+  phone_number: string | null;
+  phone_number_prefix: string | null;
+  document_number: string | null;
+  document_type: string | null;
+  country: string | null;
+  operation_level: OperationLevel;
+  auto_created: boolean;
+  is_documented: boolean;
+  created_at: Instant;
+  updated_at: Instant;
+}
 
-async function decide(trx: Kysely<any>, data: Data<'CustomerDocumentApproved'>, status: DocumentStatus): Promise<void> {
+/** A customer's documents, in the order they were added (`seq`). */
+export interface CustomerDocumentsTable {
+  document_id: string;
+  customer_id: string;
+  client_id: string;
+  seq: number;
+  type: string;
+  url: string | null;
+  content_type: string | null;
+  status: DocumentStatus;
+  uploaded_at: NullableInstant;
+  added_at: Instant;
+}
+
+export type CustomerTables = { customers: CustomersTable; customer_documents: CustomerDocumentsTable };
+export type CustomerRow = Selectable<CustomersTable>;
+export type CustomerDocumentRow = Selectable<CustomerDocumentsTable>;
+
+async function decide(trx: Kysely<CustomerTables>, data: Data<'CustomerDocumentApproved'>, status: DocumentStatus): Promise<void> {
   await trx.updateTable('customer_documents').set({ status })
     .where('customer_id', '=', data.customerId).where('document_id', '=', data.documentId).execute();
   await trx.updateTable('customers').set({ updated_at: data.decidedAt }).where('customer_id', '=', data.customerId).execute();
 }
 
-export const customersProjector = defineProjector({
+export const customersProjector = defineProjector<CustomerTables>({
   name: 'customers',
   version: 1,
   tables: ['customers', 'customer_documents'],
@@ -72,9 +105,13 @@ export const customersProjector = defineProjector({
     },
     async CustomerUpdated(trx, event) {
       const d = event.data as Data<'CustomerUpdated'>;
-      const set: Record<string, unknown> = { updated_at: d.updatedAt };
-      for (const [field, value] of Object.entries(d.changes)) set[columnOf[field]!] = value;
-      await trx.updateTable('customers').set(set).where('customer_id', '=', d.customerId).execute();
+      const c = d.changes;
+      // Fields the update did not change are undefined, which kysely leaves out of the SET.
+      await trx.updateTable('customers').set({
+        first_name: c.firstName, last_name: c.lastName, email: c.email, phone_number: c.phoneNumber,
+        phone_number_prefix: c.phoneNumberPrefix, document_type: c.documentType, document_number: c.documentNumber,
+        updated_at: d.updatedAt,
+      }).where('customer_id', '=', d.customerId).execute();
     },
     async CustomerDocumentAdded(trx, event) {
       const d = event.data as Data<'CustomerDocumentAdded'>;
@@ -110,48 +147,17 @@ export const customersProjector = defineProjector({
   },
 });
 
-export interface CustomerRow {
-  customer_id: string;
-  client_id: string;
-  first_name: string | null;
-  last_name: string | null;
-  email: string | null;
-  phone_number: string | null;
-  phone_number_prefix: string | null;
-  document_number: string | null;
-  document_type: string | null;
-  country: string | null;
-  operation_level: OperationLevel;
-  auto_created: boolean;
-  is_documented: boolean;
-  created_at: Date;
-  updated_at: Date;
-}
-
-export interface CustomerDocumentRow {
-  document_id: string;
-  customer_id: string;
-  client_id: string;
-  seq: number;
-  type: string;
-  url: string | null;
-  content_type: string | null;
-  status: DocumentStatus;
-  uploaded_at: Date | null;
-  added_at: Date;
-}
-
 export const customerDocumentRecord = (row: CustomerDocumentRow) => ({
   id: row.document_id, type: row.type, url: row.url, contentType: row.content_type, status: row.status,
   uploadedAt: row.uploaded_at ? row.uploaded_at.toISOString() : null,
 });
 
 /** The API shape of customers, with their documents (one query for the documents of the whole page). */
-export async function customerRecords(db: Kysely<any>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
+export async function customerRecords(db: Kysely<ReadModels>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
   if (rows.length === 0) return [];
   const documents = await db.selectFrom('customer_documents').selectAll()
     .where('customer_id', 'in', rows.map((r) => r.customer_id))
-    .orderBy('customer_id').orderBy('seq').execute() as CustomerDocumentRow[];
+    .orderBy('customer_id').orderBy('seq').execute();
   return rows.map((row) => ({
     id: row.customer_id, clientId: row.client_id, firstName: row.first_name, lastName: row.last_name, email: row.email,
     phoneNumber: row.phone_number, phoneNumberPrefix: row.phone_number_prefix, documentNumber: row.document_number,

@@ -6,13 +6,45 @@
  * The deposits (and their companion children) are payments too: the payments projector writes their rows in
  * `payments` with the row builders below (`depositPaymentRows`).
  */
-import { sql, type Kysely } from 'kysely';
-import type { Projector } from '../src/projection/projector.ts';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../src/deposits/events.ts';
 import { zeroAmount } from '../src/ledger/money.ts';
+import type { Instant, NullableInstant } from './columns.ts';
+import type { NewPayment, PaymentChanges } from './payments.ts';
+import type { PaymentStatus } from '../src/payments/events.ts';
 
-async function setup(trx: Kysely<any>): Promise<void> {
+export interface DepositsTable {
+  payment_id: string;
+  client_id: string;
+  external_id: string;
+  provider_deposit_id: string;
+  reference: string;
+  total_amount: string;
+  currency: string;
+  status: 'CREATED' | 'SETTLED' | 'EXPIRED';
+  originator_first_name: string;
+  originator_last_name: string | null;
+  originator_document_type: string | null;
+  originator_document_number: string;
+  customer_id: string | null;
+  created_at: Instant;
+  expires_at: Instant;
+  updated_at: Instant;
+  account_id: string | null;
+  expected_amount: string | null;
+  reconciliation_status: string | null;
+  related_payment_id: string | null;
+  settled_at: NullableInstant;
+  expired_at: NullableInstant;
+  refund_payment_id: string | null;
+}
+
+export type DepositTables = { deposits: DepositsTable };
+export type DepositRow = Selectable<DepositsTable>;
+
+async function setup(trx: Kysely<DepositTables>): Promise<void> {
   await sql`
     CREATE TABLE deposits (
       payment_id                 text PRIMARY KEY,
@@ -45,7 +77,7 @@ async function setup(trx: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX deposits_pending_expiry ON deposits (expires_at) WHERE status = 'CREATED'`.execute(trx);
 }
 
-async function apply(trx: Kysely<any>, events: readonly RecordedEvent[]): Promise<void> {
+async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[]): Promise<void> {
   for (const event of events) {
     switch (event.type) {
       case 'DepositReceived': {
@@ -82,40 +114,15 @@ async function apply(trx: Kysely<any>, events: readonly RecordedEvent[]): Promis
   }
 }
 
-export const depositsProjector: Projector = {
+export const depositsProjector: Projector = defineProjector<DepositTables>({
   name: 'deposits',
   version: 1,
   tables: ['deposits'],
   handles: ['DepositReceived', 'DepositAssigned', 'PaymentExpired', 'DepositRefundDue'],
   setup,
   apply,
-};
+});
 
-export interface DepositRow {
-  payment_id: string;
-  client_id: string;
-  external_id: string;
-  provider_deposit_id: string;
-  reference: string;
-  total_amount: string;
-  currency: string;
-  status: 'CREATED' | 'SETTLED' | 'EXPIRED';
-  originator_first_name: string;
-  originator_last_name: string | null;
-  originator_document_type: string | null;
-  originator_document_number: string;
-  customer_id: string | null;
-  created_at: Date;
-  expires_at: Date;
-  updated_at: Date;
-  account_id: string | null;
-  expected_amount: string | null;
-  reconciliation_status: string | null;
-  related_payment_id: string | null;
-  settled_at: Date | null;
-  expired_at: Date | null;
-  refund_payment_id: string | null;
-}
 
 /** A payments row with the columns every payment has, for a LOCAL_DEPOSIT that the payments context did not create. */
 function localDepositRow(fields: {
@@ -123,12 +130,12 @@ function localDepositRow(fields: {
   status: string; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
   accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
   reconciliationStatus: string | null; receivedAmount: string | null;
-}): Record<string, unknown> {
+}): NewPayment {
   const f = fields;
   return {
     payment_id: f.paymentId, client_id: f.clientId, external_id: f.externalId, identity_id: f.identityId, identity_external_id: null,
     identity_email: null, account_id: f.accountId, account_number: f.accountNumber, total_amount: f.totalAmount, currency: f.currency,
-    description: f.description, product: null, type: 'LOCAL_DEPOSIT', status: f.status, resume_status: null, purchase_amount: null,
+    description: f.description, product: null, type: 'LOCAL_DEPOSIT', status: f.status as PaymentStatus, resume_status: null, purchase_amount: null,
     purchase_currency: null, exchange: null, origins: '[]', destinations: '[]', fees: '[]', fee_amount: zeroAmount(f.currency),
     flow: 'PUSH', method: null, settlement: 'INSTANT', customer_id: f.customerId, checkout_session_id: null, expires_at: f.expiresAt,
     // Not the payments' expiry queue: the deposits' own job expires an unassigned deposit.
@@ -154,11 +161,11 @@ export const depositPaymentRows = {
       ...d, expiresAt: null, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
       relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
     }),
-  } as Record<string, (data: any) => Record<string, unknown>>,
+  } as Record<string, (data: any) => NewPayment>,
   patches: {
     DepositAssigned: (d: DepositEventData<'DepositAssigned'>) => ({
       account_id: d.accountId, account_number: d.accountNumber, identity_id: d.identityId, reconciliation_status: d.reconciliationStatus,
       related_payment_id: d.relatedPaymentId, updated_at: d.at,
     }),
-  } as Record<string, (data: any) => Record<string, unknown>>,
+  } as Record<string, (data: any) => PaymentChanges>,
 };

@@ -3,24 +3,48 @@
  * pointing at it. Links come from the client's identity graph stream (and, made before it, from the children's
  * own streams). Access rules are kept as the current list of scopes.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type ColumnType, type Kysely, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { IdentityEvent, IdentityGraphEvent } from '../src/identities/events.ts';
+import type { IdentityEvent, IdentityGraphEvent, StoredAccessScope } from '../src/identities/events.ts';
 import type { IdentityRecord } from '../schemas/identities.ts';
+import type { Instant } from './columns.ts';
+import type { ReadModels } from './readModels.ts';
 
 type Data<T extends IdentityEvent['type']> = Extract<IdentityEvent, { type: T }>['data'];
 type GraphData<T extends IdentityGraphEvent['type']> = Extract<IdentityGraphEvent, { type: T }>['data'];
 
-async function setParent(trx: Kysely<any>, identityId: string, parentId: string | null, at: string): Promise<void> {
+export interface IdentitiesTable {
+  identity_id: string;
+  client_id: string;
+  type: 'ORGANIZATION' | 'USER';
+  name: string;
+  nickname: string | null;
+  email: string | null;
+  phone: string | null;
+  document_number: string | null;
+  document_type: string | null;
+  idv: string | null;
+  country: string | null;
+  status: IdentityRecord['status'];
+  external_id: string | null;
+  lastname: string | null;
+  gender: string | null;
+  /** jsonb, written as JSON text. */
+  rules: ColumnType<Record<string, unknown> | null, string | null, string | null>;
+  /** jsonb, written as JSON text; `[]` until a rule is granted. */
+  scopes: ColumnType<StoredAccessScope[], string | undefined, string>;
+  parent_id: string | null;
+  created_at: Instant;
+  updated_at: Instant;
+}
+export type IdentityTables = { identities: IdentitiesTable };
+export type IdentityRow = Selectable<IdentitiesTable>;
+
+async function setParent(trx: Kysely<IdentityTables>, identityId: string, parentId: string | null, at: string): Promise<void> {
   await trx.updateTable('identities').set({ parent_id: parentId, updated_at: at }).where('identity_id', '=', identityId).execute();
 }
 
-const columnOf: Record<string, string> = {
-  name: 'name', nickname: 'nickname', country: 'country', externalId: 'external_id', lastname: 'lastname',
-  gender: 'gender', rules: 'rules',
-};
-
-export const identitiesProjector = defineProjector({
+export const identitiesProjector = defineProjector<IdentityTables>({
   name: 'identities',
   version: 1,
   tables: ['identities'],
@@ -65,11 +89,12 @@ export const identitiesProjector = defineProjector({
     },
     async IdentityUpdated(trx, event) {
       const d = event.data as Data<'IdentityUpdated'>;
-      const set: Record<string, unknown> = { updated_at: d.updatedAt };
-      for (const [field, value] of Object.entries(d.changes)) {
-        set[columnOf[field]!] = field === 'rules' ? JSON.stringify(value) : value;
-      }
-      await trx.updateTable('identities').set(set).where('identity_id', '=', d.identityId).execute();
+      const c = d.changes;
+      // Fields the update did not change are undefined, which kysely leaves out of the SET.
+      await trx.updateTable('identities').set({
+        name: c.name, nickname: c.nickname, country: c.country, external_id: c.externalId, lastname: c.lastname,
+        gender: c.gender, rules: c.rules === undefined ? undefined : JSON.stringify(c.rules), updated_at: d.updatedAt,
+      }).where('identity_id', '=', d.identityId).execute();
     },
     async IdentityStatusChanged(trx, event) {
       const d = event.data as Data<'IdentityStatusChanged'>;
@@ -107,7 +132,7 @@ export const identitiesProjector = defineProjector({
     async IdentityAccessRuleRemoved(trx, event) {
       const d = event.data as Data<'IdentityAccessRuleRemoved'>;
       const row = await trx.selectFrom('identities').select('scopes').where('identity_id', '=', d.identityId).executeTakeFirst();
-      const scopes = ((row?.scopes ?? []) as Array<{ resource: string; reference: string; permissions: string[] }>).flatMap((s) => {
+      const scopes = (row?.scopes ?? []).flatMap((s) => {
         if (s.resource !== d.scope.resource || s.reference !== d.scope.reference) return [s];
         const permissions = s.permissions.filter((p) => !d.scope.permissions.includes(p));
         return permissions.length > 0 ? [{ ...s, permissions }] : [];
@@ -122,31 +147,8 @@ export const identitiesProjector = defineProjector({
   },
 });
 
-export interface IdentityRow {
-  identity_id: string;
-  client_id: string;
-  type: 'ORGANIZATION' | 'USER';
-  name: string;
-  nickname: string | null;
-  email: string | null;
-  phone: string | null;
-  document_number: string | null;
-  document_type: string | null;
-  idv: string | null;
-  country: string | null;
-  status: IdentityRecord['status'];
-  external_id: string | null;
-  lastname: string | null;
-  gender: string | null;
-  rules: Record<string, unknown> | null;
-  scopes: Array<{ resource: string; reference: string; permissions: string[] }>;
-  parent_id: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
-
 /** The API shape of identities, with their children (one query for the children of the whole page). */
-export async function identityRecords(db: Kysely<any>, rows: IdentityRow[]): Promise<IdentityRecord[]> {
+export async function identityRecords(db: Kysely<ReadModels>, rows: IdentityRow[]): Promise<IdentityRecord[]> {
   if (rows.length === 0) return [];
   const children = await db.selectFrom('identities').select(['identity_id', 'name', 'email', 'parent_id'])
     .where('client_id', '=', rows[0]!.client_id).where('parent_id', 'in', rows.map((r) => r.identity_id))
@@ -157,7 +159,7 @@ export async function identityRecords(db: Kysely<any>, rows: IdentityRow[]): Pro
     securityOptions: { twoFactorAuth: false, signTrx: false, signAccountsOperations: false, accessControl: { scopes: row.scopes } },
     country: row.country,
     children: children.filter((c) => c.parent_id === row.identity_id)
-      .map((c) => ({ id: c.identity_id as string, name: c.name as string, email: c.email as string | null })),
+      .map((c) => ({ id: c.identity_id, name: c.name, email: c.email })),
     parentId: row.parent_id, status: row.status, externalId: row.external_id, lastname: row.lastname, bankAccount: null,
     rules: row.rules, gender: row.gender, kyc: null, watchList: null, extendedData: [], address: null,
     createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),

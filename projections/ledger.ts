@@ -7,10 +7,12 @@
  * Finance-facing SQL (main schema): the tables' views `ledger_entries`, `ledger_postings`, `ledger_balances`,
  * and the derived views `ledger_entry_lines`, `account_balances`, `trial_balance`.
  */
-import { sql, type Kysely } from 'kysely';
-import type { Projector } from '../src/projection/projector.ts';
+import { sql, type Generated, type GeneratedAlways, type Kysely } from 'kysely';
+import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import { entriesFor, holdChangesFor, ledgerEventTypes, parseSystemAccountId, type HoldChange, type JournalEntry } from '../src/ledger/postings.ts';
 import { Decimal, formatAmount, isCurrency, toDecimal, zeroAmount, type Decimal as DecimalValue } from '../src/ledger/money.ts';
+import type { Instant } from './columns.ts';
+import type { ReadModels } from './readModels.ts';
 
 export const LEDGER_PROJECTOR_NAME = 'ledger';
 export const LEDGER_TABLES = ['ledger_entries', 'ledger_postings', 'ledger_balances'] as const;
@@ -30,7 +32,37 @@ const derivedViews = [
       GROUP BY currency`,
 ] as const;
 
-async function setup(trx: Kysely<any>): Promise<void> {
+/** Amounts are numeric: read back as decimal strings. */
+export interface LedgerEntriesTable {
+  entry_id: string;
+  currency: string;
+  occurred_at: Instant;
+  description: string;
+  source_event_id: string;
+  client_id: string | null;
+}
+export interface LedgerPostingsTable {
+  entry_id: string;
+  line_no: number;
+  account_id: string;
+  currency: string;
+  amount: string;
+}
+export interface LedgerBalancesTable {
+  account_id: string;
+  currency: string;
+  balance: string;
+  held: Generated<string>;
+  available_funds: GeneratedAlways<string>;
+  updated_at: Instant;
+}
+export type LedgerTables = {
+  ledger_entries: LedgerEntriesTable;
+  ledger_postings: LedgerPostingsTable;
+  ledger_balances: LedgerBalancesTable;
+};
+
+async function setup(trx: Kysely<LedgerTables>): Promise<void> {
   await sql`
     CREATE TABLE ledger_entries (
       entry_id        text PRIMARY KEY,
@@ -75,7 +107,7 @@ interface BalanceDelta {
   updatedAt: string;
 }
 
-async function write(trx: Kysely<any>, entries: readonly JournalEntry[], holds: readonly HoldChange[]): Promise<void> {
+async function write(trx: Kysely<LedgerTables>, entries: readonly JournalEntry[], holds: readonly HoldChange[]): Promise<void> {
   if (entries.length === 0 && holds.length === 0) return;
   const deltas = new Map<string, BalanceDelta>();
   const deltaOf = (accountId: string, currency: string, at: string) => {
@@ -132,7 +164,7 @@ async function write(trx: Kysely<any>, entries: readonly JournalEntry[], holds: 
 
 /** The ledger projector; tests build other versions of it to exercise rebuilds. */
 export function createLedgerProjector(version = 1): Projector {
-  return {
+  return defineProjector<LedgerTables>({
     name: LEDGER_PROJECTOR_NAME,
     version,
     handles: ledgerEventTypes,
@@ -143,7 +175,7 @@ export function createLedgerProjector(version = 1): Projector {
       // entriesFor checks every entry (assertBalanced) and throws on a broken one: the batch rolls back.
       await write(trx, events.flatMap((event) => entriesFor(event)), events.flatMap((event) => holdChangesFor(event)));
     },
-  };
+  });
 }
 
 export const ledgerProjector: Projector = createLedgerProjector(1);
@@ -166,7 +198,7 @@ export interface BalanceRequest {
  * its currency is then taken from its balance row or, for a system account, from its id; a bare id of an
  * account without postings reads as `"0"`.
  */
-export async function balancesOf(db: Kysely<any>, accounts: readonly (string | BalanceRequest)[]): Promise<Map<string, AccountBalance>> {
+export async function balancesOf(db: Kysely<ReadModels>, accounts: readonly (string | BalanceRequest)[]): Promise<Map<string, AccountBalance>> {
   const result = new Map<string, AccountBalance>();
   if (accounts.length === 0) return result;
   const requests = accounts.map((a) => (typeof a === 'string' ? { accountId: a, currency: null } : { accountId: a.accountId, currency: a.currency }));

@@ -3,68 +3,152 @@
  * and exchange as JSON, and one row per review document. Every value comes from the events (timestamps
  * included), so a rebuild gives identical rows.
  */
-import { sql, type Kysely } from 'kysely';
-import type { Projector } from '../src/projection/projector.ts';
+import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { PaymentEventData, PaymentEventType, PaymentStatus } from '../src/payments/events.ts';
 import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from '../src/payments/events.ts';
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
+import type { Instant, Json, NullableInstant } from './columns.ts';
 import { depositPaymentRows } from './deposits.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
 export const EXPIRABLE_STATUSES: readonly PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'REQUIRES_REVIEW'];
 
-async function setup(trx: Kysely<any>): Promise<void> {
-  await sql`
-    CREATE TABLE payments (
-      payment_id           text PRIMARY KEY,
-      client_id            text NOT NULL,
-      external_id          text NOT NULL,
-      identity_id          text,
-      identity_external_id text,
-      identity_email       text,
-      account_id           text,
-      account_number       text,
-      total_amount         numeric NOT NULL,
-      currency             text NOT NULL,
-      description          text,
-      product              text,
-      type                 text NOT NULL,
-      status               text NOT NULL,
-      resume_status        text,
-      purchase_amount      text,
-      purchase_currency    text,
-      exchange             jsonb,
-      origins              jsonb NOT NULL,
-      destinations         jsonb NOT NULL,
-      fees                 jsonb NOT NULL,
-      fee_amount           text NOT NULL,
-      flow                 text NOT NULL,
-      method               text,
-      settlement           text NOT NULL,
-      customer_id          text,
-      checkout_session_id  text,
-      expires_at           timestamptz,
-      payable_until        timestamptz,
-      created_at           timestamptz NOT NULL,
-      updated_at           timestamptz NOT NULL,
-      authorized_at        timestamptz,
-      captured_at          timestamptz,
-      received_at          timestamptz,
-      received_amount      text,
-      settled_at           timestamptz,
-      expired_at           timestamptz,
-      unsettled_at         timestamptz,
-      unsettled_reason     text,
-      failed_at            timestamptz,
-      failure_reason       text,
-      settlement_batch_id  text,
-      review_documents     integer NOT NULL DEFAULT 0,
-      reconciliation_status text,
-      related_payment_id   text,
-      parent_payment_id    text,
-      UNIQUE (client_id, external_id)
-    )`.execute(trx);
+/**
+ * The payments table: each column's TypeScript type (kysely `ColumnType`: timestamps are written as the
+ * events' ISO strings and read back as Dates, JSON is written as text and read back parsed; numeric amounts
+ * are decimal strings both ways).
+ */
+export interface PaymentsTable {
+  payment_id: string;
+  client_id: string;
+  external_id: string;
+  /** Null on a deposit awaiting assignment (as are the account's columns). */
+  identity_id: string | null;
+  identity_external_id: string | null;
+  identity_email: string | null;
+  account_id: string | null;
+  account_number: string | null;
+  total_amount: string;
+  currency: string;
+  description: string | null;
+  product: string | null;
+  type: string;
+  status: PaymentStatus;
+  resume_status: PaymentStatus | null;
+  purchase_amount: string | null;
+  purchase_currency: string | null;
+  exchange: ColumnType<PaymentExchange | null, string | null, string | null>;
+  origins: Json<PaymentNode[]>;
+  destinations: Json<PaymentNode[]>;
+  fees: Json<PaymentFee[]>;
+  fee_amount: string;
+  flow: PaymentFlow;
+  method: string | null;
+  settlement: SettlementPeriod;
+  customer_id: string | null;
+  checkout_session_id: string | null;
+  expires_at: NullableInstant;
+  payable_until: NullableInstant;
+  created_at: Instant;
+  updated_at: Instant;
+  authorized_at: NullableInstant;
+  captured_at: NullableInstant;
+  received_at: NullableInstant;
+  received_amount: string | null;
+  settled_at: NullableInstant;
+  expired_at: NullableInstant;
+  unsettled_at: NullableInstant;
+  unsettled_reason: string | null;
+  failed_at: NullableInstant;
+  failure_reason: string | null;
+  settlement_batch_id: string | null;
+  review_documents: Generated<number>;
+  /** An assigned deposit's: PAID, UNDERPAID or OVERPAID. */
+  reconciliation_status: string | null;
+  /** A deposit's companion child, and the companion's deposit. */
+  related_payment_id: string | null;
+  /** A child's parent (a deposit's companion). */
+  parent_payment_id: string | null;
+}
+
+/**
+ * The same columns' SQL definitions, in table order (the compiler checks that they are exactly the columns of
+ * `PaymentsTable`): the CREATE TABLE, the casts of a patch and how a written row reads back derive from them.
+ */
+const paymentColumns = {
+  payment_id: 'text PRIMARY KEY',
+  client_id: 'text NOT NULL',
+  external_id: 'text NOT NULL',
+  identity_id: 'text',
+  identity_external_id: 'text',
+  identity_email: 'text',
+  account_id: 'text',
+  account_number: 'text',
+  total_amount: 'numeric NOT NULL',
+  currency: 'text NOT NULL',
+  description: 'text',
+  product: 'text',
+  type: 'text NOT NULL',
+  status: 'text NOT NULL',
+  resume_status: 'text',
+  purchase_amount: 'text',
+  purchase_currency: 'text',
+  exchange: 'jsonb',
+  origins: 'jsonb NOT NULL',
+  destinations: 'jsonb NOT NULL',
+  fees: 'jsonb NOT NULL',
+  fee_amount: 'text NOT NULL',
+  flow: 'text NOT NULL',
+  method: 'text',
+  settlement: 'text NOT NULL',
+  customer_id: 'text',
+  checkout_session_id: 'text',
+  expires_at: 'timestamptz',
+  payable_until: 'timestamptz',
+  created_at: 'timestamptz NOT NULL',
+  updated_at: 'timestamptz NOT NULL',
+  authorized_at: 'timestamptz',
+  captured_at: 'timestamptz',
+  received_at: 'timestamptz',
+  received_amount: 'text',
+  settled_at: 'timestamptz',
+  expired_at: 'timestamptz',
+  unsettled_at: 'timestamptz',
+  unsettled_reason: 'text',
+  failed_at: 'timestamptz',
+  failure_reason: 'text',
+  settlement_batch_id: 'text',
+  review_documents: 'integer NOT NULL DEFAULT 0',
+  reconciliation_status: 'text',
+  related_payment_id: 'text',
+  parent_payment_id: 'text',
+} as const satisfies Record<keyof PaymentsTable, string>;
+
+type PaymentColumn = keyof typeof paymentColumns;
+
+/** The SQL type of a column: the first word of its definition. */
+const sqlTypeOf = (column: PaymentColumn) => paymentColumns[column].split(' ')[0]!;
+const columnsOfType = (type: string) => (Object.keys(paymentColumns) as PaymentColumn[]).filter((column) => sqlTypeOf(column) === type);
+
+/** One row per review document of a payment. */
+export interface PaymentDocumentsTable {
+  document_id: string;
+  payment_id: string;
+  client_id: string;
+  type: string;
+  url: string | null;
+  content_type: string | null;
+  created_at: Instant;
+}
+
+export type PaymentTables = { payments: PaymentsTable; payment_documents: PaymentDocumentsTable };
+export type PaymentRow = Selectable<PaymentsTable>;
+
+async function setup(trx: Kysely<PaymentTables>): Promise<void> {
+  const columns = Object.entries(paymentColumns).map(([column, definition]) => `${column} ${definition}`);
+  await sql.raw(`CREATE TABLE payments (${[...columns, 'UNIQUE (client_id, external_id)'].join(', ')})`).execute(trx);
   // The default listing order, and each filter followed by that order, so a filtered page is an index range.
   await sql`CREATE INDEX payments_client_created ON payments (client_id, created_at DESC, payment_id DESC)`.execute(trx);
   for (const column of ['status', 'identity_id', 'account_number', 'type']) {
@@ -90,20 +174,22 @@ async function setup(trx: Kysely<any>): Promise<void> {
 
 type Data<T extends PaymentEventType> = PaymentEventData<T>;
 
-/** Columns a status change or a document can set after creation, and their SQL types. */
-const PATCHABLE: Record<string, 'text' | 'timestamptz'> = {
-  status: 'text', updated_at: 'timestamptz', resume_status: 'text', authorized_at: 'timestamptz',
-  captured_at: 'timestamptz', received_at: 'timestamptz', received_amount: 'text', settled_at: 'timestamptz',
-  settlement_batch_id: 'text', unsettled_at: 'timestamptz', unsettled_reason: 'text', expired_at: 'timestamptz',
-  failed_at: 'timestamptz', failure_reason: 'text',
+/** Columns a status change or a document can set after creation. */
+const PATCHABLE = [
+  'status', 'updated_at', 'resume_status', 'authorized_at', 'captured_at', 'received_at', 'received_amount', 'settled_at',
+  'settlement_batch_id', 'unsettled_at', 'unsettled_reason', 'expired_at', 'failed_at', 'failure_reason',
   // An unassigned deposit gets its account when it is assigned (projections/deposits.ts).
-  account_id: 'text', account_number: 'text', identity_id: 'text', reconciliation_status: 'text', related_payment_id: 'text',
-};
+  'account_id', 'account_number', 'identity_id', 'reconciliation_status', 'related_payment_id',
+] as const satisfies readonly PaymentColumn[];
+
+/** What a status change or a document sets (besides the count of documents). */
+export type PaymentChanges = Pick<Updateable<PaymentsTable>, (typeof PATCHABLE)[number]>;
+export type NewPayment = Insertable<PaymentsTable>;
 
 /** Rows per INSERT: 46 columns each stays far below Postgres' 65,535 parameters. */
 const INSERT_CHUNK = 500;
 
-function createdRow(d: Data<'PaymentCreated'>): Record<string, unknown> {
+function createdRow(d: Data<'PaymentCreated'>): NewPayment {
   const payableUntil = [d.expiresAt, d.exchange?.quoteExpiresAt].filter((t): t is string => !!t)
     .sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null;
   return {
@@ -123,7 +209,7 @@ function createdRow(d: Data<'PaymentCreated'>): Record<string, unknown> {
 }
 
 /** What a status change sets besides `status` and `updated_at`. */
-const stamps: Record<string, (data: any) => Record<string, unknown>> = {
+const stamps: Record<string, (data: any) => PaymentChanges> = {
   PaymentPending: () => ({}),
   PaymentAuthorized: (d: Data<'PaymentAuthorized'>) => ({ authorized_at: d.at }),
   PaymentCaptured: (d: Data<'PaymentCaptured'>) => ({ captured_at: d.at }),
@@ -140,26 +226,20 @@ const stamps: Record<string, (data: any) => Record<string, unknown>> = {
 };
 
 interface Patch {
-  set: Record<string, unknown>;
+  set: PaymentChanges;
   documents: number;
 }
 
-interface DocumentRow {
-  document_id: string;
-  payment_id: string;
-  type: string;
-  url: string | null;
-  content_type: string | null;
-  created_at: string;
-}
+/** A document as the batch writes it: its payment's client is joined in by the statement. */
+type DocumentRow = Omit<Insertable<PaymentDocumentsTable>, 'client_id'>;
 
 /**
  * A batch folded per payment: payments created in it become whole rows (later events of the batch already
  * applied), the others one patch each; documents are rows of their own. Three statements for any batch size
  * instead of one per event, which is what a rebuild or a burst of creates needs.
  */
-function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { created: Map<string, Record<string, unknown>>; patches: Map<string, Patch>; documents: DocumentRow[] } {
-  const created = new Map<string, Record<string, unknown>>();
+function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { created: Map<string, NewPayment>; patches: Map<string, Patch>; documents: DocumentRow[] } {
+  const created = new Map<string, NewPayment>();
   const patches = new Map<string, Patch>();
   const documents: DocumentRow[] = [];
   for (const event of events) {
@@ -171,7 +251,7 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
     const depositRow = depositPaymentRows.created[event.type];
     if (depositRow) {
       const row = depositRow(event.data);
-      created.set(row.payment_id as string, row);
+      created.set(row.payment_id, row);
       continue;
     }
     let paymentId: string;
@@ -196,7 +276,7 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
     const row = created.get(paymentId);
     if (row) {
       Object.assign(row, change.set);
-      row.review_documents = (row.review_documents as number) + change.documents;
+      row.review_documents = (row.review_documents ?? 0) + change.documents;
     } else {
       const patch = patches.get(paymentId) ?? { set: {}, documents: 0 };
       Object.assign(patch.set, change.set);
@@ -207,11 +287,11 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
   return { created, patches, documents };
 }
 
-const patchAssignments = Object.entries(PATCHABLE)
-  .map(([column, type]) => `${column} = CASE WHEN x.patch ? '${column}' THEN (x.patch->>'${column}')::${type} ELSE p.${column} END`)
+const patchAssignments = PATCHABLE
+  .map((column) => `${column} = CASE WHEN x.patch ? '${column}' THEN (x.patch->>'${column}')::${sqlTypeOf(column)} ELSE p.${column} END`)
   .join(',\n    ');
 
-async function applyBatch(trx: Kysely<any>, events: readonly RecordedEvent[]): Promise<void> {
+async function applyBatch(trx: Kysely<PaymentTables>, events: readonly RecordedEvent[]): Promise<void> {
   const { created, patches, documents } = fold(events);
   const rows = [...created.values()];
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
@@ -246,11 +326,8 @@ async function applyBatch(trx: Kysely<any>, events: readonly RecordedEvent[]): P
   }
 }
 
-const JSON_COLUMNS = ['exchange', 'origins', 'destinations', 'fees'] as const;
-const TIME_COLUMNS = [
-  'expires_at', 'payable_until', 'created_at', 'updated_at', 'authorized_at', 'captured_at', 'received_at', 'settled_at',
-  'expired_at', 'unsettled_at', 'failed_at',
-] as const;
+const JSON_COLUMNS = columnsOfType('jsonb');
+const TIME_COLUMNS = columnsOfType('timestamptz');
 
 /**
  * The row this projector writes for a payment whose whole history is `events`, as a query reads it back:
@@ -266,7 +343,7 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
   return read as unknown as PaymentRow;
 }
 
-export const paymentsProjector: Projector = {
+export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
   version: 2,
   tables: ['payments', 'payment_documents'],
@@ -274,57 +351,4 @@ export const paymentsProjector: Projector = {
     ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],
   setup,
   apply: applyBatch,
-};
-
-export interface PaymentRow {
-  payment_id: string;
-  client_id: string;
-  external_id: string;
-  /** Null on a deposit awaiting assignment (as are the account's columns). */
-  identity_id: string | null;
-  identity_external_id: string | null;
-  identity_email: string | null;
-  account_id: string | null;
-  account_number: string | null;
-  total_amount: string;
-  currency: string;
-  description: string | null;
-  product: string | null;
-  type: string;
-  status: PaymentStatus;
-  resume_status: PaymentStatus | null;
-  purchase_amount: string | null;
-  purchase_currency: string | null;
-  exchange: PaymentExchange | null;
-  origins: PaymentNode[];
-  destinations: PaymentNode[];
-  fees: PaymentFee[];
-  fee_amount: string;
-  flow: PaymentFlow;
-  method: string | null;
-  settlement: SettlementPeriod;
-  customer_id: string | null;
-  checkout_session_id: string | null;
-  expires_at: Date | null;
-  payable_until: Date | null;
-  created_at: Date;
-  updated_at: Date;
-  authorized_at: Date | null;
-  captured_at: Date | null;
-  received_at: Date | null;
-  received_amount: string | null;
-  settled_at: Date | null;
-  expired_at: Date | null;
-  unsettled_at: Date | null;
-  unsettled_reason: string | null;
-  failed_at: Date | null;
-  failure_reason: string | null;
-  settlement_batch_id: string | null;
-  review_documents: number;
-  /** An assigned deposit's: PAID, UNDERPAID or OVERPAID. */
-  reconciliation_status: string | null;
-  /** A deposit's companion child, and the companion's deposit. */
-  related_payment_id: string | null;
-  /** A child's parent (a deposit's companion). */
-  parent_payment_id: string | null;
-}
+});

@@ -49,7 +49,6 @@ export const adjustmentSchema = {
     reason: text(500),
   },
 } as const;
-export type Adjustment = FromSchema<typeof adjustmentSchema>;
 
 const nullableText = { type: ['string', 'null'] } as const;
 const balanceText = { type: 'string', pattern: '^-?\\d+(\\.\\d+)?$' } as const;
@@ -98,6 +97,5 @@ export const listAccountsQuerySchema = {
     ...pageQueryProperties,
   },
 } as const;
-export type ListAccountsQuery = FromSchema<typeof listAccountsQuerySchema>;
 
 export const accountPageSchema = pageOf(accountSchema);

@@ -116,7 +116,6 @@ export const paymentOriginsQuerySchema = {
     purchaseCurrency: { ...currencySchema, description: 'the currency the purchase is priced in; needs a product currency:purchaseCurrency' },
   },
 } as const;
-export type PaymentOriginsQuery = FromSchema<typeof paymentOriginsQuerySchema>;
 
 export const originItemSchema = {
   title: 'OriginListItem',
@@ -143,7 +142,6 @@ export const paymentDestinationsQuerySchema = {
     type: nodeTypeSchema,
   },
 } as const;
-export type PaymentDestinationsQuery = FromSchema<typeof paymentDestinationsQuerySchema>;
 
 export const methodFeeSchema = {
   type: 'object',
@@ -188,7 +186,6 @@ export const countryParamSchema = {
   required: ['country'],
   properties: { country: { type: 'string', pattern: '^[A-Z]{3}$', examples: ['CHL'], description: 'ISO 3166-1 alpha-3' } },
 } as const;
-export type CountryParams = FromSchema<typeof countryParamSchema>;
 
 export const bankListSchema = { type: 'array', items: bankSchema } as const;
 

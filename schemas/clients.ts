@@ -9,7 +9,6 @@ export const createClientBodySchema = {
     name: { type: 'string', minLength: 1, maxLength: 200, pattern: '\\S', description: 'the merchant’s name' },
   },
 } as const;
-export type CreateClientBody = FromSchema<typeof createClientBodySchema>;
 
 export const clientCredentialsSchema = {
   title: 'ClientCredentials',
@@ -35,7 +34,6 @@ export const authBodySchema = {
     clientSecret: { type: 'string', minLength: 1, maxLength: 256 },
   },
 } as const;
-export type AuthBody = FromSchema<typeof authBodySchema>;
 
 export const authResponseSchema = {
   title: 'AuthResponse',

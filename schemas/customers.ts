@@ -77,7 +77,6 @@ export const documentDecisionBodySchema = {
   required: ['decision'],
   properties: { decision: { type: 'string', enum: documentDecisions } },
 } as const;
-export type DocumentDecisionBody = FromSchema<typeof documentDecisionBodySchema>;
 
 export const operationLevelBodySchema = {
   title: 'CustomerOperationLevelChange',
@@ -86,7 +85,6 @@ export const operationLevelBodySchema = {
   required: ['operationLevel'],
   properties: { operationLevel: { type: 'string', enum: operationLevels } },
 } as const;
-export type OperationLevelBody = FromSchema<typeof operationLevelBodySchema>;
 
 export const customerDocumentParamsSchema = {
   type: 'object',
@@ -97,7 +95,6 @@ export const customerDocumentParamsSchema = {
     documentId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' },
   },
 } as const;
-export type CustomerDocumentParams = FromSchema<typeof customerDocumentParamsSchema>;
 
 const nullableText = { type: ['string', 'null'] } as const;
 
@@ -155,6 +152,5 @@ export const listCustomersQuerySchema = {
     ...pageQueryProperties,
   },
 } as const;
-export type ListCustomersQuery = FromSchema<typeof listCustomersQuerySchema>;
 
 export const customerPageSchema = pageOf(customerSchema);

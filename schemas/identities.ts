@@ -99,7 +99,6 @@ export const childrenBodySchema = {
       items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
   },
 } as const;
-export type ChildrenBody = FromSchema<typeof childrenBodySchema>;
 
 export const identityStatusBodySchema = {
   title: 'IdentityStatusChange',
@@ -108,7 +107,6 @@ export const identityStatusBodySchema = {
   required: ['status'],
   properties: { status: { type: 'string', enum: identityStatuses } },
 } as const;
-export type IdentityStatusBody = FromSchema<typeof identityStatusBodySchema>;
 
 const nullableText = { type: ['string', 'null'] } as const;
 
@@ -179,6 +177,5 @@ export const listIdentitiesQuerySchema = {
     ...pageQueryProperties,
   },
 } as const;
-export type ListIdentitiesQuery = FromSchema<typeof listIdentitiesQuerySchema>;
 
 export const identityPageSchema = pageOf(identitySchema);

@@ -216,7 +216,6 @@ export const listPaymentsQuerySchema = {
     checkoutSessionId: idRef,
   },
 } as const;
-export type ListPaymentsQuery = FromSchema<typeof listPaymentsQuerySchema>;
 
 export const paymentPageSchema = pageOf(paymentSchema);
 export const detailedPaymentPageSchema = pageOf(detailedPaymentSchema);
@@ -232,7 +231,6 @@ export const providerNotificationSchema = {
     signature: { type: 'string', pattern: '^[0-9a-fA-F]{64}$', examples: ['9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08'], description: 'hex HMAC-SHA256 of transactionId under PROVIDER_SECRET' },
   },
 } as const;
-export type ProviderNotification = FromSchema<typeof providerNotificationSchema>;
 
 export const reviewDecisionSchema = {
   title: 'ReviewDecision',
@@ -241,7 +239,6 @@ export const reviewDecisionSchema = {
   required: ['decision'],
   properties: { decision: { type: 'string', enum: reviewDecisions } },
 } as const;
-export type ReviewDecision = FromSchema<typeof reviewDecisionSchema>;
 
 export const attachPaymentDocumentSchema = {
   title: 'AttachPaymentDocument',
@@ -254,7 +251,6 @@ export const attachPaymentDocumentSchema = {
     contentType: { type: 'string', maxLength: 100, pattern: '^[a-z]+/[a-zA-Z0-9.+-]+$' },
   },
 } as const;
-export type AttachPaymentDocument = FromSchema<typeof attachPaymentDocumentSchema>;
 
 export const paymentDocumentSchema = {
   title: 'PaymentDocument',

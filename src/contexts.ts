@@ -14,9 +14,11 @@ import { depositsContext } from './deposits/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
+import { integrityContext } from './integrity/module.ts';
 
 export const contexts: readonly ContextModule[] = [
   clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
+  integrityContext,
 ];
 
 /** Every read model's projector. */

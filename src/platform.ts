@@ -3,6 +3,7 @@
  * Built once per process by the composition root (src/assemble.ts); the HTTP edge's own parts (credentials,
  * idempotency, rate limits, metrics) are added on top of it in src/http/services.ts.
  */
+import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Logger } from './logging.ts';
 import type { Runtime } from './domain/runtime.ts';
@@ -12,12 +13,15 @@ import type { Position } from './eventstore/position.ts';
 import { loadCatalog, type Catalog } from './catalog/catalog.ts';
 import type { PaymentProvider } from './payments/provider.ts';
 import { SandboxProvider } from './payments/sandbox/provider.ts';
+import { readModelsOf, type ReadModels } from '../projections/readModels.ts';
 
 export interface Platform {
   config: Config;
   logger: Logger;
   runtime: Runtime;
   storage: Storage;
+  /** The read models' tables as the contexts query them (typed: projections/readModels.ts). */
+  readModels: Kysely<ReadModels>;
   projections: ProjectionDaemon;
   /** The payment catalog (node types, banks, FX rates), loaded and checked once. */
   catalog: Catalog;
@@ -38,6 +42,7 @@ export function createPlatform(deps: {
   const { config, logger, projections } = deps;
   return {
     config, logger, runtime: deps.runtime, storage: deps.storage, projections,
+    readModels: readModelsOf(deps.storage.database),
     catalog: loadCatalog(),
     provider: new SandboxProvider(config.quoteTtlSeconds),
     // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer

@@ -27,6 +27,7 @@ import { expireUnassignedDeposits } from '../src/deposits/jobs.ts';
 import { depositSignature } from '../src/deposits/routes.ts';
 import { paymentStream } from '../src/payments/events.ts';
 import * as identities from '../src/identities/handlers.ts';
+import { recordFeedDigest } from '../src/integrity/integrity.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';
 import { movableClock, providerReceipts } from './support/payments.ts';
@@ -245,6 +246,7 @@ for (const target of databaseTargets()) {
       await expireUnassignedDeposits(service.services);
 
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
+      expect(await recordFeedDigest(service.services.storage.database, service.services.storage.store, clock.now())).to.not.equal(null);
       const events = await allEvents();
       const seen = new Set(events.map((event) => event.type));
       const unseen = storedEvents.types().filter((type) => !seen.has(type) && !NO_LONGER_RECORDED.includes(type));

@@ -94,7 +94,7 @@ for (const target of databaseTargets()) {
       await receivePayment(platform, 'any', row.payment_id, { ...metadata, actor: 'provider' });
       expect((await loadPayment(platform, row.payment_id)).status).to.equal('SETTLED');
       expect((await store.readStream(accountStream(accountId))).map((e) => e.type)).to.deep.equal(['AccountOpened', 'AccountCredited']);
-      expect((await balancesOf(database.db, [{ accountId, currency: 'CLP' }])).get(accountId)!.balance).to.equal('2500');
+      expect((await balancesOf(platform.readModels, [{ accountId, currency: 'CLP' }])).get(accountId)!.balance).to.equal('2500');
     });
   });
 }

@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import { databaseTargets } from './support/targets.ts';
 import { TEST_CARD } from './support/payments.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
-import { idParamSchema, type IdParams } from '../schemas/common.ts';
+import { idParamSchema } from '../schemas/common.ts';
 import { defineRoute } from '../src/http/route.ts';
 import { tenantOf } from '../src/http/tenancy.ts';
 import { updateIdentity } from '../src/identities/handlers.ts';
@@ -160,7 +160,7 @@ for (const target of databaseTargets()) {
           method: 'patch', path: '/test/identities/:id', operationId: 'carelessRename', summary: 'renames without any lookup',
           tags: ['Test'], access: 'client', schemas: { params: idParamSchema }, responses: {},
           async handler({ params, req }) {
-            await updateIdentity(tenants.service.services, tenantOf(req), (params as IdParams).id, { name: 'Taken' }, { actor: 'test' });
+            await updateIdentity(tenants.service.services, tenantOf(req), params.id, { name: 'Taken' }, { actor: 'test' });
             return { status: 200 };
           },
         })],

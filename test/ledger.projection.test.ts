@@ -10,6 +10,7 @@ import { CURRENCY_SCALES, formatAmount, toDecimal, zeroAmount, type Decimal } fr
 import { assertBalanced, systemAccountId, type JournalEntry } from '../src/ledger/postings.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { balancesOf, createLedgerProjector } from '../projections/ledger.ts';
+import { readModelsOf } from '../projections/readModels.ts';
 import { databaseTargets } from './support/targets.ts';
 import { until } from './support/until.ts';
 
@@ -154,7 +155,7 @@ for (const target of databaseTargets()) {
           updated_at: new Date('2025-03-02T09:30:00.000Z') },
       ].sort((x, y) => (x.account_id < y.account_id ? -1 : 1)));
 
-      const result = await balancesOf(database.db, [
+      const result = await balancesOf(readModelsOf(database), [
         { accountId: a, currency: 'USD' }, { accountId: b, currency: 'CLP' }, { accountId: 'never-posted', currency: 'BTC' },
         'system:CLP:adjustments', 'system:EUR:fees', 'unknown-bare-id',
       ]);
@@ -162,13 +163,13 @@ for (const target of databaseTargets()) {
         [a]: { balance: '70.50', availableFunds: '70.50' },
         [b]: { balance: '1500', availableFunds: '1500' },
         'never-posted': { balance: '0.00000000', availableFunds: '0.00000000' },
-        'system:CLP:adjustments': (await balancesOf(database.db, [{ accountId: 'system:CLP:adjustments', currency: 'CLP' }]))
+        'system:CLP:adjustments': (await balancesOf(readModelsOf(database), [{ accountId: 'system:CLP:adjustments', currency: 'CLP' }]))
           .get('system:CLP:adjustments'),
         'system:EUR:fees': { balance: '0.00', availableFunds: '0.00' },
         'unknown-bare-id': { balance: '0', availableFunds: '0' },
       });
-      expect((await balancesOf(database.db, [a])).get(a)).to.deep.equal({ balance: '70.50', availableFunds: '70.50' });
-      expect((await balancesOf(database.db, [])).size).to.equal(0);
+      expect((await balancesOf(readModelsOf(database), [a])).get(a)).to.deep.equal({ balance: '70.50', availableFunds: '70.50' });
+      expect((await balancesOf(readModelsOf(database), [])).size).to.equal(0);
 
       const trial = (await database.query(`SELECT currency, balance_sum::text, accounts, balanced FROM trial_balance
         WHERE currency IN ('USD', 'CLP') ORDER BY currency`)).rows;
@@ -183,7 +184,7 @@ for (const target of databaseTargets()) {
       // Holds arrive with refunds; the column is there, and available_funds follows it.
       const schema = (await serving.status()).find((s) => s.name === 'ledger' && s.status === 'active')!.schemaName!;
       await database.query(`UPDATE "${schema}".ledger_balances SET held = 12.5 WHERE account_id = $1`, [a]);
-      expect((await balancesOf(database.db, [{ accountId: a, currency: 'USD' }])).get(a)).to.deep.equal({
+      expect((await balancesOf(readModelsOf(database), [{ accountId: a, currency: 'USD' }])).get(a)).to.deep.equal({
         balance: '50.00', availableFunds: '37.50' });
       await database.query(`UPDATE "${schema}".ledger_balances SET held = 0 WHERE account_id = $1`, [a]);
     });
@@ -223,7 +224,7 @@ for (const target of databaseTargets()) {
         await checkInvariants();
 
         // each account's balance is what its adjustments add up to (untouched accounts read zero at scale)
-        const balances = await balancesOf(database.db, ids.map((accountId, i) => ({ accountId, currency: accounts[i]! })));
+        const balances = await balancesOf(readModelsOf(database), ids.map((accountId, i) => ({ accountId, currency: accounts[i]! })));
         ids.forEach((id, i) => {
           const amount = formatAmount(expected.get(id)!, accounts[i]!);
           expect(balances.get(id)).to.deep.equal({ balance: amount, availableFunds: amount });
@@ -283,7 +284,7 @@ for (const target of databaseTargets()) {
       const ms = performance.now() - started;
       expect(ms, 'catch-up time').to.be.below(120_000);
       await checkInvariants();
-      const balances = await balancesOf(database.db, accounts.map((a) => ({ accountId: a.id, currency: a.currency })));
+      const balances = await balancesOf(readModelsOf(database), accounts.map((a) => ({ accountId: a.id, currency: a.currency })));
       for (const account of accounts) {
         const amount = formatAmount(expected.get(account.id)!, account.currency);
         expect(balances.get(account.id)).to.deep.equal({ balance: amount, availableFunds: amount });
@@ -305,7 +306,7 @@ for (const target of databaseTargets()) {
         expect(state!.checkpoint).to.equal(null);
         expect(state!.lastError).to.match(/decimals/);
         expect((await isolated.query('SELECT count(*)::int AS n FROM ledger_postings')).rows).to.deep.equal([{ n: 0 }]);
-        expect(zeroAmount('USD')).to.equal((await balancesOf(isolated.db, [{ accountId: a, currency: 'USD' }])).get(a)!.balance);
+        expect(zeroAmount('USD')).to.equal((await balancesOf(readModelsOf(isolated), [{ accountId: a, currency: 'USD' }])).get(a)!.balance);
       } finally {
         await daemon.stop();
         await isolatedStore.close();

@@ -14,12 +14,13 @@ import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
 import { accountNumberStream, accountStream, type AccountNumberEvent } from './events.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
 
 /** The account's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedAccount(db: Kysely<any>, tenant: Tenant, accountId: string): Promise<AccountRow> {
-  return findOwned<AccountRow>(db, 'accounts', tenant, 'account_id', accountId, 'account');
+export function ownedAccount(db: Kysely<ReadModels>, tenant: Tenant, accountId: string): Promise<AccountRow> {
+  return findOwned(db, 'accounts', tenant, 'account_id', accountId, 'account');
 }
 
 async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
@@ -46,7 +47,7 @@ async function reserveAccountNumber(platform: Platform, accountId: string, metad
 }
 
 export async function openAccount(platform: Platform, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
-  const db = platform.storage.database.db;
+  const db = platform.readModels;
   const tenant = { clientId };
   const identity = await ownedIdentity(db, tenant, input.identityId);
   if (input.parentId) {

@@ -3,9 +3,9 @@ import type { Request } from 'express';
 import type { Kysely } from 'kysely';
 import {
   accountPageSchema, accountSchema, adjustmentSchema, createAccountSchema, listAccountsQuerySchema, updateAccountSchema,
-  type AccountRecord, type Adjustment, type CreateAccount, type ListAccountsQuery, type UpdateAccount,
+  type AccountRecord,
 } from '../../schemas/accounts.ts';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { idParamSchema } from '../../schemas/common.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import { balancesOf } from '../../projections/ledger.ts';
 import { formatAmount, parseAmount } from '../ledger/money.ts';
@@ -16,11 +16,12 @@ import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 const tags = ['Accounts'];
 const notFoundResponse = { description: 'no such account for this client; another client’s account answers the same, and nothing changes', schema: { $ref: '#/components/schemas/Error' } } as const;
 
-async function accountRecords(db: Kysely<any>, rows: AccountRow[]): Promise<AccountRecord[]> {
+async function accountRecords(db: Kysely<ReadModels>, rows: AccountRow[]): Promise<AccountRecord[]> {
   const balances = await balancesOf(db, rows.map((r) => ({ accountId: r.account_id, currency: r.currency })));
   return rows.map((row) => {
     const balance = balances.get(row.account_id)!;
@@ -34,7 +35,7 @@ async function accountRecords(db: Kysely<any>, rows: AccountRow[]): Promise<Acco
 }
 
 export function accountRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, accountId: string) =>
     (await accountRecords(db, [await ownedAccount(db, { clientId }, accountId)]))[0]!;
@@ -45,8 +46,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       description: 'Newest first. startDate and endDate bound the creation day (dd/mm/yyyy, UTC, inclusive).',
       schemas: { query: listAccountsQuerySchema },
       responses: { 200: { description: 'a page of accounts', schema: accountPageSchema } },
-      async handler({ query: input, req }) {
-        const query = input as ListAccountsQuery;
+      async handler({ query, req }) {
         const { from, before } = dayRange(query.startDate, query.endDate);
         let filtered = scopedTo(db, 'accounts', clientIdOf(req));
         if (query.parentId) filtered = filtered.where('parent_id', '=', query.parentId);
@@ -59,7 +59,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
         if (from) filtered = filtered.where('created_at', '>=', from);
         if (before) filtered = filtered.where('created_at', '<', before);
         const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage<AccountRow>(filtered, 'account_id', page);
+        const { rows, total } = await newestFirstPage(filtered, 'account_id', page);
         return { status: 200, body: pageOfResults(await accountRecords(db, rows), total, page) };
       },
     }),
@@ -70,7 +70,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { body: createAccountSchema },
       responses: { 201: { description: 'the account', schema: accountSchema }, 404: { description: 'no such identity or parent account', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ body, req }) {
-        const id = await openAccount(services, clientIdOf(req), body as CreateAccount, meta(req));
+        const id = await openAccount(services, clientIdOf(req), body, meta(req));
         return { status: 201, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -79,7 +79,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the account', schema: accountSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: await recordOf(clientIdOf(req), (params as IdParams).id) };
+        return { status: 200, body: await recordOf(clientIdOf(req), params.id) };
       },
     }),
     defineRoute({
@@ -87,8 +87,8 @@ export function accountRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema, body: updateAccountSchema },
       responses: { 200: { description: 'the account', schema: accountSchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await updateAccount(services, tenantOf(req), id, body as UpdateAccount, meta(req));
+        const { id } = params;
+        await updateAccount(services, tenantOf(req), id, body, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -97,7 +97,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       description: 'An account that holds funds answers 422.', tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
       async handler({ params, req }) {
-        const { id } = params as IdParams;
+        const { id } = params;
         await closeAccount(services, tenantOf(req), id, meta(req));
         return { status: 200 };
       },
@@ -109,8 +109,8 @@ export function accountRoutes(services: Services): AnyRoute[] {
       description: 'Operators act on the accounts of every client.',
       responses: { 201: { description: 'the account after the adjustment', schema: accountSchema }, 404: { description: 'no such account (of any client)', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        const { amount, reason } = body as Adjustment;
+        const { id } = params;
+        const { amount, reason } = body;
         // Operators act across clients: the account of whichever client, whose id the events record.
         const row = await ownedAccount(db, 'any', id);
         let canonical: string;

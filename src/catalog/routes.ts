@@ -2,8 +2,7 @@
 import type { Request } from 'express';
 import {
   availableProductsSchema, bankListSchema, countryParamSchema, destinationListSchema, emptyQuerySchema, originListSchema,
-  paymentDestinationsQuerySchema, paymentOriginsQuerySchema,
-  type CountryParams, type DestinationItem, type OriginItem, type PaymentDestinationsQuery, type PaymentOriginsQuery,
+  paymentDestinationsQuerySchema, paymentOriginsQuerySchema, type DestinationItem, type OriginItem,
 } from '../../schemas/catalog.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
@@ -16,13 +15,13 @@ const error = { $ref: '#/components/schemas/Error' } as const;
 
 export function catalogRoutes(services: Services): AnyRoute[] {
   const { catalog } = services;
-  const db = services.storage.database.db;
+  const db = services.readModels;
 
   /** The currency of the caller's account, or a 404 (another client's account is unknown too). */
   async function accountCurrency(req: Request, accountNumber: string): Promise<string> {
     const row = await scopedTo(db, 'accounts', clientIdOf(req)).where('account_number', '=', accountNumber).executeTakeFirst();
     if (!row) throw notFound(`account ${accountNumber} not found`);
-    return row.currency as string;
+    return row.currency;
   }
 
   /** The currency a query narrows to: its `currency`, its account's, or none; both must agree. */
@@ -54,8 +53,7 @@ export function catalogRoutes(services: Services): AnyRoute[] {
         200: { description: 'origin list items', schema: originListSchema },
         404: { description: 'no such account for this client', schema: error },
       },
-      async handler({ query: input, req }) {
-        const query = input as PaymentOriginsQuery;
+      async handler({ query, req }) {
         const currency = await narrowedCurrency(req, query.accountNumber, query.currency);
         let currencies = currenciesOf(currency);
         if (query.purchaseCurrency !== undefined) {
@@ -80,8 +78,7 @@ export function catalogRoutes(services: Services): AnyRoute[] {
         200: { description: 'destination list items', schema: destinationListSchema },
         404: { description: 'no such account for this client', schema: error },
       },
-      async handler({ query: input, req }) {
-        const query = input as PaymentDestinationsQuery;
+      async handler({ query, req }) {
         const currency = await narrowedCurrency(req, query.accountNumber);
         const items: DestinationItem[] = currenciesOf(currency).flatMap((c) => catalog.methodsFor(c, 'PAY_OUT')
           .filter((type) => query.type === undefined || type.type === query.type)
@@ -100,7 +97,7 @@ export function catalogRoutes(services: Services): AnyRoute[] {
         404: { description: 'unknown country, or no banks there', schema: error },
       },
       async handler({ params }) {
-        const { country } = params as CountryParams;
+        const { country } = params;
         const banks = catalog.banksOf(country);
         if (banks.length === 0) throw notFound(`no banks for country ${country}`);
         return { status: 200, body: banks };

@@ -15,6 +15,7 @@ import type { Kysely } from 'kysely';
 import type { ClientRow } from '../../projections/clients.ts';
 import { hashSecret, parseApiKey, verifySecret } from './credentials.ts';
 import { Coalescer } from '../db/coalescer.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 const VERIFIED_TTL_MS = 5 * 60_000;
 /** Verified keys remembered at most (entries); past it the oldest goes. */
@@ -35,12 +36,12 @@ export class ClientDirectory {
 
   /** Lookups of concurrent requests share one round trip (see Coalescer). */
   private readonly rowsByKeyId = new Coalescer<string, ClientRow | undefined>(async (keyIds) => {
-    const rows = await this.db.selectFrom('clients').selectAll().where('api_key_id', 'in', [...new Set(keyIds)]).execute() as ClientRow[];
+    const rows = await this.db.selectFrom('clients').selectAll().where('api_key_id', 'in', [...new Set(keyIds)]).execute();
     const byKeyId = new Map(rows.map((row) => [row.api_key_id, row]));
     return keyIds.map((keyId) => byKeyId.get(keyId));
   });
 
-  constructor(private readonly db: Kysely<any>, private readonly verify: SecretVerifier = verifySecret) {
+  constructor(private readonly db: Kysely<ReadModels>, private readonly verify: SecretVerifier = verifySecret) {
     this.dummyHash = hashSecret(randomBytes(24).toString('base64url'));
   }
 
@@ -81,7 +82,7 @@ export class ClientDirectory {
 
   async byId(clientId: string): Promise<ClientRow | null> {
     const row = await this.db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
-    return (row as ClientRow | undefined) ?? null;
+    return row ?? null;
   }
 }
 

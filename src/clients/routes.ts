@@ -1,8 +1,8 @@
 /** POST /auth, and the operator routes that provision and remove clients. */
 import {
-  authBodySchema, authResponseSchema, clientCredentialsSchema, currentClientSchema, createClientBodySchema, type AuthBody, type CreateClientBody,
+  authBodySchema, authResponseSchema, clientCredentialsSchema, currentClientSchema, createClientBodySchema,
 } from '../../schemas/clients.ts';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { idParamSchema } from '../../schemas/common.ts';
 import { unauthorized } from '../http/errors.ts';
 import { clientIdOf } from '../http/tenancy.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
@@ -23,8 +23,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       secretFields: ['accessToken'],
       schemas: { body: authBodySchema },
       responses: { 200: { description: 'a bearer token', schema: authResponseSchema } },
-      async handler({ body: input, req }) {
-        const body = input as AuthBody;
+      async handler({ body, req }) {
         // Verified first, whatever the clientId: a refusal takes as long for an unknown or foreign client.
         const matches = await services.clients.clientSecretMatches(body.clientId, body.clientSecret);
         if (!matches || req.caller.kind !== 'client' || req.caller.clientId !== body.clientId) {
@@ -61,7 +60,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       schemas: { body: createClientBodySchema },
       responses: { 201: { description: 'the new client and its credentials', schema: clientCredentialsSchema } },
       async handler({ body, req }) {
-        const { name } = body as CreateClientBody;
+        const { name } = body;
         const { credentials, position } = await registerClient(storage.store, runtime, name,
           { actor: 'operator', correlationId: req.id });
         await services.readYourWrites(position);
@@ -78,7 +77,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted' }, 404: { description: 'no such client', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ params, req }) {
-        const position = await deleteClient(storage.store, runtime, (params as IdParams).id, { actor: 'operator', correlationId: req.id });
+        const position = await deleteClient(storage.store, runtime, params.id, { actor: 'operator', correlationId: req.id });
         await services.readYourWrites(position);
         return { status: 200 };
       },

@@ -15,10 +15,11 @@ import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
 import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 /** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedCustomer(db: Kysely<any>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
-  return findOwned<CustomerRow>(db, 'customers', tenant, 'customer_id', customerId, 'customer');
+export function ownedCustomer(db: Kysely<ReadModels>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
+  return findOwned(db, 'customers', tenant, 'customer_id', customerId, 'customer');
 }
 
 /**

@@ -3,11 +3,10 @@ import type { Request } from 'express';
 import {
   addCustomerDocumentSchema, createCustomerSchema, customerDocumentParamsSchema, customerDocumentSchema, customerPageSchema,
   customerSchema, documentDecisionBodySchema, listCustomersQuerySchema, operationLevelBodySchema, updateCustomerSchema,
-  uploadCustomerDocumentSchema, type AddCustomerDocument, type CreateCustomer, type CustomerDocumentParams, type DocumentDecisionBody,
-  type ListCustomersQuery, type OperationLevelBody, type UpdateCustomer, type UploadCustomerDocument,
+  uploadCustomerDocumentSchema,
 } from '../../schemas/customers.ts';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
-import { customerDocumentRecord, customerRecords, type CustomerDocumentRow, type CustomerRow } from '../../projections/customers.ts';
+import { idParamSchema } from '../../schemas/common.ts';
+import { customerDocumentRecord, customerRecords, type CustomerRow } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -23,7 +22,7 @@ const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such customer for this client; another client’s customer answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function customerRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, customerId: string) =>
     (await customerRecords(db, [await ownedCustomer(db, { clientId }, customerId)]))[0]!;
@@ -31,7 +30,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
   const anyCustomer = (customerId: string) => ownedCustomer(db, 'any', customerId);
   const documentRecordOf = async (customerId: string, documentId: string) => {
     const row = await db.selectFrom('customer_documents').selectAll()
-      .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst() as CustomerDocumentRow | undefined;
+      .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst();
     if (!row) throw notFound(`document ${documentId} not found`);
     return customerDocumentRecord(row);
   };
@@ -43,14 +42,13 @@ export function customerRoutes(services: Services): AnyRoute[] {
       description: 'Newest first (createdAt, then id). Filters are exact matches (email case-insensitive).',
       schemas: { query: listCustomersQuerySchema },
       responses: { 200: { description: 'a page of customers', schema: customerPageSchema } },
-      async handler({ query: input, req }) {
-        const query = input as ListCustomersQuery;
+      async handler({ query, req }) {
         let filtered = scopedTo(db, 'customers', clientIdOf(req));
         if (query.documentNumber) filtered = filtered.where('document_number', '=', query.documentNumber);
         if (query.email) filtered = filtered.where('email', '=', query.email.toLowerCase());
         if (query.operationLevel) filtered = filtered.where('operation_level', '=', query.operationLevel);
         const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage<CustomerRow>(filtered, 'customer_id', page);
+        const { rows, total } = await newestFirstPage(filtered, 'customer_id', page);
         return { status: 200, body: pageOfResults(await customerRecords(db, rows), total, page) };
       },
     }),
@@ -64,7 +62,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
         409: { description: 'another customer of this client has this documentNumber', schema: errorSchema },
       },
       async handler({ body, req }) {
-        const fields = body as CreateCustomer;
+        const fields = body;
         if (fields.documentNumber === undefined && fields.email === undefined) {
           throw missingParam('body field documentNumber or email is required');
         }
@@ -77,7 +75,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the customer', schema: customerSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: await recordOf(clientIdOf(req), (params as IdParams).id) };
+        return { status: 200, body: await recordOf(clientIdOf(req), params.id) };
       },
     }),
     defineRoute({
@@ -89,8 +87,8 @@ export function customerRoutes(services: Services): AnyRoute[] {
         409: { description: 'another customer of this client has this documentNumber', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await updateCustomer(services, clientIdOf(req), id, body as UpdateCustomer, meta(req));
+        const { id } = params;
+        await updateCustomer(services, clientIdOf(req), id, body, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -101,8 +99,8 @@ export function customerRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema, body: addCustomerDocumentSchema },
       responses: { 201: { description: 'the document', schema: customerDocumentSchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        const documentId = await addCustomerDocument(services, tenantOf(req), id, body as AddCustomerDocument, meta(req));
+        const { id } = params;
+        const documentId = await addCustomerDocument(services, tenantOf(req), id, body, meta(req));
         return { status: 201, body: await documentRecordOf(id, documentId) };
       },
     }),
@@ -119,8 +117,8 @@ export function customerRoutes(services: Services): AnyRoute[] {
         422: { description: 'the document is already APPROVED or REJECTED', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const { id, documentId } = params as CustomerDocumentParams;
-        await uploadCustomerDocument(services, tenantOf(req), id, documentId, body as UploadCustomerDocument, meta(req));
+        const { id, documentId } = params;
+        await uploadCustomerDocument(services, tenantOf(req), id, documentId, body, meta(req));
         return { status: 200, body: await documentRecordOf(id, documentId) };
       },
     }),
@@ -135,9 +133,9 @@ export function customerRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such customer or document', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const { id, documentId } = params as CustomerDocumentParams;
+        const { id, documentId } = params;
         const row = await anyCustomer(id);
-        await decideCustomerDocument(services, 'any', id, documentId, (body as DocumentDecisionBody).decision, operatorMeta(req, row));
+        await decideCustomerDocument(services, 'any', id, documentId, body.decision, operatorMeta(req, row));
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),
@@ -148,9 +146,9 @@ export function customerRoutes(services: Services): AnyRoute[] {
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: operationLevelBodySchema },
       responses: { 200: { description: 'the customer', schema: customerSchema }, 404: { description: 'no such customer', schema: errorSchema } },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
+        const { id } = params;
         const row = await anyCustomer(id);
-        await changeCustomerOperationLevel(services, 'any', id, (body as OperationLevelBody).operationLevel, operatorMeta(req, row));
+        await changeCustomerOperationLevel(services, 'any', id, body.operationLevel, operatorMeta(req, row));
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),

@@ -14,10 +14,17 @@ import { quoteIdent } from './sql.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
 
+/**
+ * The tables the platform's own handle knows: none. Its code (event store, projection runner) writes SQL; a
+ * reader of tables sees the handle with the tables it reads (kysely's `withTables`): a projector its own
+ * (src/projection/projector.ts), the contexts every read model (`Storage.readModels`).
+ */
+export type NoTables = {};
+
 export interface Database {
   readonly kind: DatabaseKind;
   readonly pool: pg.Pool;
-  readonly db: Kysely<any>;
+  readonly db: Kysely<NoTables>;
   /** The schema holding the event store, bookkeeping tables and read-model views. */
   readonly schema: string;
   /** Real Postgres only: a connection string for side channels (LISTEN). */
@@ -93,7 +100,7 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   // Released, a dead client is discarded.
   pool.on('connect', (client) => client.on('error', () => undefined));
 
-  const db = new Kysely<any>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<NoTables>({ dialect: new PostgresDialect({ pool }) });
   const close = async () => {
     await db.destroy(); // ends the pool
     if (pglite) await pglite.close();

@@ -12,7 +12,7 @@ import { expireDeposit } from './handlers.ts';
 export const DEPOSIT_EXPIRY_BATCH_SIZE = 500;
 
 export async function expireUnassignedDeposits(platform: Platform): Promise<{ expired: number; skipped: number }> {
-  const db = platform.storage.database.db;
+  const db = platform.readModels;
   const due = await db.selectFrom('deposits').select(['payment_id', 'client_id'])
     .where('status', '=', 'CREATED').where('expires_at', '<=', platform.runtime.now())
     .orderBy('expires_at').orderBy('payment_id').limit(DEPOSIT_EXPIRY_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;

@@ -56,7 +56,7 @@ function scopeOf(req: Request, asked: string | undefined): string {
 const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 export function depositRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
 
   const widgetOf = async (clientId: string, currency: string | null, now: Date) => {

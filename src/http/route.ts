@@ -2,7 +2,7 @@
  * A route is declared once, with its schemas: the same declaration mounts it on express (authentication,
  * rate limit, validation, idempotency, handler) and describes it in the OpenAPI document.
  */
-import type { JSONSchema } from 'json-schema-to-ts';
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts';
 import type { Request, Response } from 'express';
 
 export type Access =
@@ -44,19 +44,30 @@ export interface RouteSchemas {
 }
 
 /**
- * What a handler receives once validation passed. The values are typed by the handler itself with the
- * `FromSchema` types its schemas module exports (inferring them through this generic declaration would be
- * too deep for the compiler).
+ * The type a part of the request has once its schema validated it: derived from the schema (`FromSchema`),
+ * so the schema is the one source. A route without a params or query schema is validated against the empty
+ * object; one without a body schema takes no body.
  */
-export interface HandlerInput {
-  params: any;
-  query: any;
-  body: any;
+type Validated<Schema, Absent> = [Schema] extends [JSONSchema]
+  // Any schema at all (the constraint, while a call is being inferred) derives nothing: deriving from every
+  // schema at once is too deep for the compiler.
+  ? [JSONSchema] extends [Schema] ? unknown : FromSchema<Schema>
+  : Absent;
+
+/** The validated request of a route with these schemas. */
+export interface RequestInput<S extends RouteSchemas> {
+  params: Validated<S['params'], Record<string, never>>;
+  query: Validated<S['query'], Record<string, never>>;
+  body: Validated<S['body'], undefined>;
+}
+
+/** What a handler receives once validation passed. */
+export interface HandlerInput<S extends RouteSchemas> extends RequestInput<S> {
   req: Request;
   res: Response;
 }
 
-export interface RouteDefinition {
+export interface RouteDefinition<S extends RouteSchemas> {
   method: Method;
   /** Express syntax: `/payments/:id`. */
   path: string;
@@ -65,7 +76,7 @@ export interface RouteDefinition {
   description?: string;
   tags: string[];
   access: Access;
-  schemas: RouteSchemas;
+  schemas: S;
   /** Extra documented headers (e.g. service-api-version). */
   headers?: Array<{ name: string; description: string; schema: JSONSchema; required?: boolean }>;
   responses: Record<number, RouteResponse>;
@@ -81,12 +92,26 @@ export interface RouteDefinition {
    * when it does not match. It runs after validation and before Idempotency-Key is claimed, so a request
    * that fails it claims no key.
    */
-  verify?(input: Pick<HandlerInput, 'params' | 'query' | 'body'>): void;
-  handler(input: HandlerInput): Promise<HandlerResult | void>;
+  verify?(input: RequestInput<S>): void;
+  handler(input: HandlerInput<S>): Promise<HandlerResult | void>;
 }
 
-export type AnyRoute = RouteDefinition;
+/**
+ * A route as the router and the OpenAPI document see it, whatever its schemas: the router hands its handler
+ * only what those schemas admitted, which is what the handler's types (derived from them) describe.
+ */
+export interface AnyRoute extends Omit<RouteDefinition<RouteSchemas>, 'verify' | 'handler'> {
+  verify?(input: UncheckedInput): void;
+  handler(input: UncheckedInput & { req: Request; res: Response }): Promise<HandlerResult | void>;
+}
 
-export function defineRoute(route: RouteDefinition): RouteDefinition {
+export interface UncheckedInput {
+  params: unknown;
+  query: unknown;
+  body: unknown;
+}
+
+/** Declares a route; its handler's params, query and body are typed from the schemas it declares. */
+export function defineRoute<S extends RouteSchemas>(route: RouteDefinition<S>): AnyRoute {
   return route;
 }

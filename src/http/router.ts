@@ -20,7 +20,7 @@ import type { Caller } from './requestContext.ts';
 import { IDEMPOTENCY_KEY, requestFingerprint, type IdempotencyStore } from './idempotency.ts';
 import type { RateLimiter } from './rateLimit.ts';
 import { READ_MODELS_HEADER, type ReadModelFreshness } from './readModelFreshness.ts';
-import type { AnyRoute, HandlerInput, HandlerResult } from './route.ts';
+import type { AnyRoute, HandlerResult, UncheckedInput } from './route.ts';
 import { compileValidator } from './validation.ts';
 
 export interface RouterDeps {
@@ -96,14 +96,12 @@ export function addressKey(address: string | undefined): string {
   return `${groups.slice(0, 4).map((group) => group.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
 }
 
-type Input = Pick<HandlerInput, 'params' | 'query' | 'body'>;
-
 /**
  * Everything before idempotency: the per-address budget, authentication, the per-caller rate limit,
  * validation and (provider routes) the signature. Answers the validated input with `req.caller` set, or
  * throws the refusal.
  */
-function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise<Input> {
+function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise<UncheckedInput> {
   if ((route.access === 'provider') !== (route.verify !== undefined)) {
     throw new Error(`${route.method.toUpperCase()} ${route.path}: provider routes, and only they, declare verify`);
   }

@@ -27,7 +27,7 @@ export async function createServices(platform: Platform, edge: { metrics: Metric
   return {
     ...platform,
     ...edge,
-    clients: new ClientDirectory(storage.database.db),
+    clients: new ClientDirectory(platform.readModels),
     tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
     idempotency: new IdempotencyStore(storage.database),
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),

@@ -118,11 +118,11 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         params: {
           type: 'object', additionalProperties: false, required: ['file'],
           properties: { file: { type: 'string', enum: Object.keys(DOCS_ASSETS), description: 'one of the page’s files' } },
-        },
+        } as const,
       },
       responses: { 200: { description: 'the file (CSS, JavaScript or PNG)', contentType: 'application/octet-stream' } },
       async handler({ params, res }) {
-        const asset = DOCS_ASSETS[(params as { file: string }).file]!;
+        const asset = DOCS_ASSETS[params.file]!;
         res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}` })
           .type(asset.contentType);
         if (asset.text !== undefined) {

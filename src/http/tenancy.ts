@@ -4,7 +4,7 @@
  * tenants cannot even be probed; the commands themselves refuse another client's object (src/domain/tenancy.ts).
  */
 import type { Request } from 'express';
-import type { SelectQueryBuilder } from 'kysely';
+import { sql, type SelectQueryBuilder } from 'kysely';
 import { clientTenant, type Tenant } from '../domain/tenancy.ts';
 import { unauthorized } from './errors.ts';
 
@@ -24,12 +24,12 @@ export function tenantOf(req: Request): Tenant {
  * One page of a tenant query, newest first (`created_at`, then the id column, both descending), and the
  * number of rows matching the filters.
  */
-export async function newestFirstPage<Row>(
-  filtered: SelectQueryBuilder<any, any, any>, idColumn: string, page: { limit: number; offset: number },
+export async function newestFirstPage<DB, TB extends keyof DB, Row>(
+  filtered: SelectQueryBuilder<DB, TB, Row>, idColumn: string, page: { limit: number; offset: number },
 ): Promise<{ rows: Row[]; total: number }> {
   const [rows, count] = await Promise.all([
-    filtered.orderBy('created_at', 'desc').orderBy(idColumn, 'desc').limit(page.limit).offset(page.offset).execute(),
-    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+    filtered.orderBy(sql.ref('created_at'), 'desc').orderBy(sql.ref(idColumn), 'desc').limit(page.limit).offset(page.offset).execute(),
+    filtered.clearSelect().select(sql<string>`count(*)`.as('n')).executeTakeFirst(),
   ]);
-  return { rows: rows as Row[], total: Number((count as { n?: string } | undefined)?.n ?? 0) };
+  return { rows, total: Number((count as { n?: string } | undefined)?.n ?? 0) };
 }

@@ -19,10 +19,11 @@ import {
   identityGraphStream, identityStream, type GraphLink, type IdentityChanges, type IdentityFields, type IdentityGraphEvent,
   type IdentityStatus,
 } from './events.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 /** The identity's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedIdentity(db: Kysely<any>, tenant: Tenant, identityId: string): Promise<IdentityRow> {
-  return findOwned<IdentityRow>(db, 'identities', tenant, 'identity_id', identityId, 'identity');
+export function ownedIdentity(db: Kysely<ReadModels>, tenant: Tenant, identityId: string): Promise<IdentityRow> {
+  return findOwned(db, 'identities', tenant, 'identity_id', identityId, 'identity');
 }
 
 async function run(platform: Platform, identityId: string, command: IdentityCommand, metadata: EventMetadata): Promise<Position | null> {
@@ -152,7 +153,7 @@ async function linksBeforeTheGraph(platform: Platform, clientId: string): Promis
     throw new Error(`the identities read model did not reach the head of the feed within ${platform.config.readYourWritesTimeoutMs} ms; ` +
       `the identity graph of client ${clientId} cannot start without the links made before it`);
   }
-  const rows = await platform.storage.database.db.selectFrom('identities as child')
+  const rows = await platform.readModels.selectFrom('identities as child')
     .innerJoin('identities as parent', 'parent.identity_id', 'child.parent_id')
     .select(['child.identity_id as childId', 'child.parent_id as parentId'])
     .where('child.client_id', '=', clientId).where('parent.client_id', '=', clientId)

@@ -2,11 +2,9 @@
 import {
   accessScopeSchema, childrenBodySchema, createIdentitySchema, identityPageSchema, identitySchema, identityStatusBodySchema,
   listIdentitiesQuerySchema, removeAccessScopeSchema, updateIdentitySchema,
-  type AccessScope, type AccessScopeToRemove, type ChildrenBody, type CreateIdentity, type IdentityStatusBody,
-  type ListIdentitiesQuery, type UpdateIdentity,
 } from '../../schemas/identities.ts';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
-import { identityRecords, type IdentityRow } from '../../projections/identities.ts';
+import { idParamSchema } from '../../schemas/common.ts';
+import { identityRecords } from '../../projections/identities.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -22,7 +20,7 @@ const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such identity for this client; another client’s identity answers the same, and nothing changes', schema: errorSchema } as const;
 
 export function identityRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, identityId: string) =>
     (await identityRecords(db, [await ownedIdentity(db, { clientId }, identityId)]))[0]!;
@@ -33,8 +31,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       description: 'Newest first. Filters are exact matches (email case-insensitive).',
       schemas: { query: listIdentitiesQuerySchema },
       responses: { 200: { description: 'a page of identities', schema: identityPageSchema } },
-      async handler({ query: input, req }) {
-        const query = input as ListIdentitiesQuery;
+      async handler({ query, req }) {
         const clientId = clientIdOf(req);
         let filtered = scopedTo(db, 'identities', clientId);
         if (query.type) filtered = filtered.where('type', '=', query.type);
@@ -44,7 +41,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
         if (query.country) filtered = filtered.where('country', '=', query.country);
         if (query.status) filtered = filtered.where('status', '=', query.status);
         const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage<IdentityRow>(filtered, 'identity_id', page);
+        const { rows, total } = await newestFirstPage(filtered, 'identity_id', page);
         return { status: 200, body: pageOfResults(await identityRecords(db, rows), total, page) };
       },
     }),
@@ -54,7 +51,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { body: createIdentitySchema },
       responses: { 201: { description: 'the identity', schema: identitySchema } },
       async handler({ body, req }) {
-        const id = await createIdentity(services, clientIdOf(req), body as CreateIdentity, meta(req));
+        const id = await createIdentity(services, clientIdOf(req), body, meta(req));
         return { status: 201, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -63,7 +60,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: await recordOf(clientIdOf(req), (params as IdParams).id) };
+        return { status: 200, body: await recordOf(clientIdOf(req), params.id) };
       },
     }),
     defineRoute({
@@ -71,8 +68,8 @@ export function identityRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema, body: updateIdentitySchema },
       responses: { 200: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await updateIdentity(services, tenantOf(req), id, body as UpdateIdentity, meta(req));
+        const { id } = params;
+        await updateIdentity(services, tenantOf(req), id, body, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -86,7 +83,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
         422: { description: 'the identity has children', schema: errorSchema },
       },
       async handler({ params, req }) {
-        await deleteIdentity(services, clientIdOf(req), (params as IdParams).id, meta(req));
+        await deleteIdentity(services, clientIdOf(req), params.id, meta(req));
         return { status: 200 };
       },
     }),
@@ -102,8 +99,8 @@ export function identityRoutes(services: Services): AnyRoute[] {
         422: { description: 'a child is this identity or one of its ancestors (a cycle), or already has another parent', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await addChildren(services, clientIdOf(req), id, (body as ChildrenBody).children, meta(req));
+        const { id } = params;
+        await addChildren(services, clientIdOf(req), id, body.children, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -116,8 +113,8 @@ export function identityRoutes(services: Services): AnyRoute[] {
         422: { description: 'an id is not a child of this identity', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await removeChildren(services, clientIdOf(req), id, (body as ChildrenBody).children, meta(req));
+        const { id } = params;
+        await removeChildren(services, clientIdOf(req), id, body.children, meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -127,8 +124,8 @@ export function identityRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema, body: accessScopeSchema },
       responses: { 201: { description: 'the identity', schema: identitySchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await addAccessRule(services, tenantOf(req), id, body as AccessScope, meta(req));
+        const { id } = params;
+        await addAccessRule(services, tenantOf(req), id, body, meta(req));
         return { status: 201, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -138,8 +135,8 @@ export function identityRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema, body: removeAccessScopeSchema },
       responses: { 200: { description: 'revoked (no body)' }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await removeAccessRule(services, tenantOf(req), id, body as AccessScopeToRemove, meta(req));
+        const { id } = params;
+        await removeAccessRule(services, tenantOf(req), id, body, meta(req));
         return { status: 200 };
       },
     }),
@@ -150,10 +147,10 @@ export function identityRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema, body: identityStatusBodySchema },
       responses: { 200: { description: 'the identity', schema: identitySchema }, 404: { description: 'no such identity (of any client)', schema: errorSchema } },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
+        const { id } = params;
         // Operators act across clients: the identity of whichever client, whose id the events record.
         const row = await ownedIdentity(db, 'any', id);
-        await changeIdentityStatus(services, 'any', id, (body as IdentityStatusBody).status, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
+        await changeIdentityStatus(services, 'any', id, body.status, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),

@@ -26,14 +26,15 @@ import type { Position } from '../eventstore/position.ts';
 import { validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 
 /** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedPayment(db: Kysely<any>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
-  return findOwned<PaymentRow>(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
+export function ownedPayment(db: Kysely<ReadModels>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
+  return findOwned(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
 }
 
 /** Operators and the provider act across clients: the payment by its id alone. */
-export function anyPayment(db: Kysely<any>, paymentId: string): Promise<PaymentRow> {
+export function anyPayment(db: Kysely<ReadModels>, paymentId: string): Promise<PaymentRow> {
   return ownedPayment(db, 'any', paymentId);
 }
 
@@ -76,7 +77,7 @@ type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumbe
  * The identity and the account each create names, both its client's: one statement for all the creates that
  * queued meanwhile (see Coalescer), since a create's throughput is made of its round trips.
  */
-function lookUpPayersAndAccounts(db: Kysely<any>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
+function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
   return new Coalescer(async (queries) => {
     const { rows } = await sql<{ n: string; identity: PayerAndAccount['identity']; account: PayerAndAccount['account'] }>`
       SELECT x.n::text AS n,
@@ -91,9 +92,9 @@ function lookUpPayersAndAccounts(db: Kysely<any>): Coalescer<PayerAndAccountQuer
     return queries.map((_, n) => byIndex.get(n)!);
   });
 }
-const payerLookups = new WeakMap<Kysely<any>, Coalescer<PayerAndAccountQuery, PayerAndAccount>>();
+const payerLookups = new WeakMap<Kysely<ReadModels>, Coalescer<PayerAndAccountQuery, PayerAndAccount>>();
 
-function payerAndAccount(db: Kysely<any>, clientId: string, identityId: string, accountNumber: string): Promise<PayerAndAccount> {
+function payerAndAccount(db: Kysely<ReadModels>, clientId: string, identityId: string, accountNumber: string): Promise<PayerAndAccount> {
   let lookups = payerLookups.get(db);
   if (!lookups) payerLookups.set(db, lookups = lookUpPayersAndAccounts(db));
   return lookups.submit({ clientId, identityId, accountNumber });
@@ -165,7 +166,7 @@ export async function createPayment(
   platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata,
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const { catalog, config, provider } = platform;
-  const db = platform.storage.database.db;
+  const db = platform.readModels;
   const now = platform.runtime.now();
   const [{ identity, account }, knownCustomer] = await Promise.all([
     payerAndAccount(db, clientId, input.identityId, input.accountNumber),

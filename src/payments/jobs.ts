@@ -18,7 +18,7 @@ export interface SettlementBatchResult {
 
 /** One settlement batch: every RECEIVED payment whose period is not INSTANT, oldest first, stamped with one id. */
 export async function runSettlementBatch(platform: Platform): Promise<SettlementBatchResult> {
-  const db = platform.storage.database.db;
+  const db = platform.readModels;
   const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
     .where('status', '=', 'RECEIVED').where('settlement', '<>', 'INSTANT')
     .orderBy('received_at').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
@@ -37,7 +37,7 @@ export async function runSettlementBatch(platform: Platform): Promise<Settlement
 
 /** Expires every payment whose `expiresAt` or quote has passed before it was received. */
 export async function expireDuePayments(platform: Platform): Promise<{ expired: number; skipped: number }> {
-  const db = platform.storage.database.db;
+  const db = platform.readModels;
   const now = platform.runtime.now();
   const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
     .where('status', 'in', EXPIRABLE_STATUSES).where('payable_until', '<=', now)

@@ -8,11 +8,9 @@ import type { Request } from 'express';
 import {
   attachPaymentDocumentSchema, createPaymentSchema, detailedPaymentSchema, listPaymentsQuerySchema, paymentCustomerSchema,
   paymentDocumentSchema, paymentHistorySchema, paymentListSchema, paymentSchema, providerNotificationSchema, reviewDecisionSchema,
-  type AttachPaymentDocument, type CreatePayment, type ListPaymentsQuery, type ProviderNotification, type ReviewDecision,
 } from '../../schemas/payments.ts';
 import { idParamSchema, type IdParams } from '../../schemas/common.ts';
-import type { PaymentRow } from '../../projections/payments.ts';
-import { customerRecords, type CustomerRow } from '../../projections/customers.ts';
+import { customerRecords } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -56,12 +54,12 @@ function signatureMatches(secret: string, transactionId: string, signature: stri
 }
 
 export function paymentRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, { clientId }, paymentId));
   /** A client's move on its own payment (the command answers 404 for anyone else's), then the record. */
-  const clientMove = (move: typeof authorizePayment) => async ({ params, req }: { params: unknown; req: Request }) => {
-    const { id } = params as IdParams;
+  const clientMove = (move: typeof authorizePayment) => async ({ params, req }: { params: IdParams; req: Request }) => {
+    const { id } = params;
     await move(services, tenantOf(req), id, meta(req));
     return { status: 200, body: await recordOf(clientIdOf(req), id) };
   };
@@ -74,9 +72,8 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         'With service-api-version 24-04-2025 the results are in the detailed transaction shape (v2).',
       schemas: { query: listPaymentsQuerySchema }, headers: [apiVersionHeaderDoc],
       responses: { 200: { description: 'a page of payments (flat records in v1, detailed shapes in v2)', schema: paymentListSchema } },
-      async handler({ query: input, req }) {
+      async handler({ query, req }) {
         const version = apiVersionOf(req);
-        const query = input as ListPaymentsQuery;
         const { from, before } = dayRange(query.startDate, query.endDate);
         let filtered = scopedTo(db, 'payments', clientIdOf(req));
         if (query.identityId) filtered = filtered.where('identity_id', '=', query.identityId);
@@ -90,7 +87,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const page = pageRequest(query);
         const [rows, count] = await Promise.all([
           filtered.orderBy(sql.raw(sortOrders[field]!(direction))).orderBy('payment_id', direction)
-            .limit(page.limit).offset(page.offset).execute() as Promise<PaymentRow[]>,
+            .limit(page.limit).offset(page.offset).execute(),
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
         const results = version === 2 ? rows.map((row) => detailedPayment(row, services.provider.name)) : rows.map(paymentRecord);
@@ -110,7 +107,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         422: { description: 'the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ body, req }) {
-        const { row, readModels } = await createPayment(services, clientIdOf(req), body as CreatePayment, meta(req));
+        const { row, readModels } = await createPayment(services, clientIdOf(req), body, meta(req));
         return { status: 200, body: paymentRecord(row), readModels };
       },
     }),
@@ -127,11 +124,11 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         401: { description: 'bad signature', schema: errorSchema }, 404: notFoundResponse, 422: illegalMove,
       },
       verify({ body }) {
-        const { transactionId, signature } = body as ProviderNotification;
+        const { transactionId, signature } = body;
         if (!signatureMatches(services.config.providerSecret, transactionId, signature)) throw unauthorized('provider signature does not match');
       },
       async handler({ body, req }) {
-        const { transactionId } = body as ProviderNotification;
+        const { transactionId } = body;
         // The provider notifies of any client's payment.
         const row = await anyPayment(db, transactionId);
         await receivePayment(services, 'any', transactionId, { clientId: row.client_id, actor: 'provider', correlationId: req.id });
@@ -143,7 +140,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payment', schema: detailedPaymentSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: detailedPayment(await ownedPayment(db, tenantOf(req), (params as IdParams).id), services.provider.name) };
+        return { status: 200, body: detailedPayment(await ownedPayment(db, tenantOf(req), params.id), services.provider.name) };
       },
     }),
     defineRoute({
@@ -165,12 +162,12 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema, body: attachPaymentDocumentSchema },
       responses: { 201: { description: 'the document', schema: paymentDocumentSchema }, 404: notFoundResponse, 422: illegalMove },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        const documentId = await attachPaymentDocument(services, tenantOf(req), id, body as AttachPaymentDocument, meta(req));
+        const { id } = params;
+        const documentId = await attachPaymentDocument(services, tenantOf(req), id, body, meta(req));
         const row = await db.selectFrom('payment_documents').selectAll().where('document_id', '=', documentId).executeTakeFirstOrThrow();
         return { status: 201, body: {
           id: row.document_id, paymentId: row.payment_id, type: row.type, url: row.url, contentType: row.content_type,
-          createdAt: (row.created_at as Date).toISOString(),
+          createdAt: row.created_at.toISOString(),
         } };
       },
     }),
@@ -179,9 +176,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payer, or attached false', schema: paymentCustomerSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        const row = await ownedPayment(db, tenantOf(req), (params as IdParams).id);
+        const row = await ownedPayment(db, tenantOf(req), params.id);
         const customer = row.customer_id
-          ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst() as CustomerRow | undefined
+          ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst()
           : undefined;
         const record = customer ? (await customerRecords(db, [customer]))[0]! : null;
         return { status: 200, body: { paymentId: row.payment_id, attached: record !== null, customer: record } };
@@ -193,7 +190,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the events', schema: paymentHistorySchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        const { id } = params as IdParams;
+        const { id } = params;
         await ownedPayment(db, tenantOf(req), id);
         const events = await services.storage.store.readStream(paymentStream(id), { limit: MAX_READ_LIMIT });
         return { status: 200, body: { paymentId: id, events: events.map((event) => ({
@@ -208,9 +205,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: reviewDecisionSchema },
       responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: { description: 'no such payment (of any client)', schema: errorSchema }, 422: illegalMove },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
+        const { id } = params;
         const row = await anyPayment(db, id);
-        await resolvePaymentReview(services, 'any', id, (body as ReviewDecision).decision, { clientId: row.client_id, actor: 'operator', correlationId: req.id });
+        await resolvePaymentReview(services, 'any', id, body.decision, { clientId: row.client_id, actor: 'operator', correlationId: req.id });
         return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
       },
     }),

@@ -3,7 +3,7 @@
  * the lease that keeps it to one active instance across processes.
  */
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../db/database.ts';
+import type { Database, NoTables } from '../db/database.ts';
 import type { Position } from '../eventstore/position.ts';
 
 export type ProjectionStatus = 'building' | 'active' | 'retired';
@@ -151,7 +151,7 @@ export class ProjectionStateStore {
    * statement also sets the transaction's search_path (a round trip less per batch).
    */
   async advanceCheckpoint(
-    trx: Kysely<any>, name: string, version: number, owner: string, ttlMs: number,
+    trx: Kysely<NoTables>, name: string, version: number, owner: string, ttlMs: number,
     previous: Position | null, next: Position, handled: number, searchPath?: string,
   ): Promise<boolean> {
     const result = await sql`

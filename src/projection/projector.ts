@@ -10,6 +10,15 @@
  */
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../eventstore/port.ts';
+import type { NoTables } from '../db/database.ts';
+
+/**
+ * A projector's tables, kysely style: each table's name and its row type, declared once beside its CREATE
+ * TABLE, with `ColumnType` where a column is read back in another type than it is written (a timestamp
+ * written as the event's ISO string comes back a Date) and `Generated` where the database fills it. The bound
+ * is kysely's own on tables added to a handle (`withTables`).
+ */
+export type Tables = Record<string, Record<string, any>>;
 
 export interface Projector {
   readonly name: string;
@@ -20,37 +29,62 @@ export interface Projector {
   /** Tables it owns; exposed as views of the same names in the main schema once the version is active. */
   readonly tables: readonly string[];
   /** Creates the tables (and indexes) in the version's own schema, which is first on the search_path. */
-  setup(trx: Kysely<any>): Promise<void>;
+  setup(trx: Kysely<NoTables>): Promise<void>;
   /** Applies events, in feed order, inside the runner's transaction. Throwing rolls back the whole batch. */
-  apply(trx: Kysely<any>, events: readonly RecordedEvent[]): Promise<void>;
+  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[]): Promise<void>;
   /** Statements run on activation after the table views exist (views built over views, for finance). */
   readonly derivedViews?: readonly string[];
 }
 
-export type EventHandler = (trx: Kysely<any>, event: RecordedEvent) => Promise<void>;
+/** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */
+type EachOnce<Names, All = Names> = [Names] extends [never] ? [] : Names extends unknown ? [Names, ...EachOnce<Exclude<All, Names>>] : never;
 
-export interface ProjectorDefinition {
+interface ProjectorParts<T extends Tables> {
   name: string;
   version: number;
-  tables: readonly string[];
-  setup(trx: Kysely<any>): Promise<void>;
-  /** One handler per event type; applied one event at a time, in order. */
-  handlers: Record<string, EventHandler>;
+  /** Every table of `T`, each once (checked by the compiler): they become the views of the main schema. */
+  tables: readonly (keyof T & string)[] & Readonly<EachOnce<keyof T & string>>;
+  /** Creates the tables (and indexes) in the version's own schema, which is first on the search_path. */
+  setup(trx: Kysely<T>): Promise<void>;
   derivedViews?: readonly string[];
 }
 
-export function defineProjector(definition: ProjectorDefinition): Projector {
-  const { handlers } = definition;
+export type EventHandler<T extends Tables> = (trx: Kysely<T>, event: RecordedEvent) => Promise<void>;
+
+export interface ProjectorDefinition<T extends Tables> extends ProjectorParts<T> {
+  /** One handler per event type; applied one event at a time, in order. */
+  handlers: Record<string, EventHandler<T>>;
+}
+
+export interface BatchProjectorDefinition<T extends Tables> extends ProjectorParts<T> {
+  handles: readonly string[];
+  /** Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. */
+  apply(trx: Kysely<T>, events: readonly RecordedEvent[]): Promise<void>;
+}
+
+/** A projector over its own tables `T`: its setup and handlers see the runner's transaction with them. */
+export function defineProjector<T extends Tables>(definition: ProjectorDefinition<T> | BatchProjectorDefinition<T>): Projector {
+  const own = (trx: Kysely<NoTables>): Kysely<T> => trx.withTables<T>();
+  let handles: readonly string[];
+  let apply: (trx: Kysely<T>, events: readonly RecordedEvent[]) => Promise<void>;
+  if ('handlers' in definition) {
+    const { handlers } = definition;
+    handles = Object.keys(handlers);
+    apply = async (trx, events) => {
+      for (const event of events) await handlers[event.type]?.(trx, event);
+    };
+  } else {
+    handles = definition.handles;
+    apply = definition.apply;
+  }
   return {
     name: definition.name,
     version: definition.version,
     tables: definition.tables,
-    handles: Object.keys(handlers),
-    setup: definition.setup,
+    handles,
+    setup: (trx) => definition.setup(own(trx)),
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
-    async apply(trx, events) {
-      for (const event of events) await handlers[event.type]?.(trx, event);
-    },
+    apply: (trx, events) => apply(own(trx), events),
   };
 }
 

@@ -3,6 +3,7 @@
  * schema re-pointed in one transaction) when it becomes active, dropped when a newer version replaces it.
  */
 import { sql, type Kysely } from 'kysely';
+import type { NoTables } from '../db/database.ts';
 import { quoteIdent } from '../db/sql.ts';
 import type { Projector } from './projector.ts';
 
@@ -15,12 +16,12 @@ export function searchPathOf(schema: string, baseSchema: string): string {
   return `${quoteIdent(schema)}, ${quoteIdent(baseSchema)}, public`;
 }
 
-async function useSchema(trx: Kysely<any>, schema: string, baseSchema: string): Promise<void> {
+async function useSchema(trx: Kysely<NoTables>, schema: string, baseSchema: string): Promise<void> {
   await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, baseSchema)}`).execute(trx);
 }
 
 /** Drops whatever a previous, unfinished build left and creates the tables anew. */
-export async function createFreshSchema(db: Kysely<any>, projector: Projector, schema: string, baseSchema: string): Promise<void> {
+export async function createFreshSchema(db: Kysely<NoTables>, projector: Projector, schema: string, baseSchema: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE`).execute(trx);
     await sql.raw(`CREATE SCHEMA ${quoteIdent(schema)}`).execute(trx);
@@ -34,7 +35,7 @@ export async function createFreshSchema(db: Kysely<any>, projector: Projector, s
  * version of the projector and drops their schemas. All in one transaction, so readers see either the old
  * tables or the new ones, never a mix.
  */
-export async function activateVersion(db: Kysely<any>, projector: Projector, schema: string, baseSchema: string): Promise<void> {
+export async function activateVersion(db: Kysely<NoTables>, projector: Projector, schema: string, baseSchema: string): Promise<void> {
   const base = quoteIdent(baseSchema);
   await db.transaction().execute(async (trx) => {
     for (const table of projector.tables) {

@@ -12,7 +12,7 @@
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
-import type { Database } from '../db/database.ts';
+import type { Database, NoTables } from '../db/database.ts';
 import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import { silentLogger, type Logger } from '../logging.ts';
@@ -345,7 +345,7 @@ export class ProjectionRunner extends EventEmitter {
   }
 
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
-  private async checkpointTransaction(work: (trx: Kysely<any>) => Promise<void>): Promise<void> {
+  private async checkpointTransaction(work: (trx: Kysely<NoTables>) => Promise<void>): Promise<void> {
     const startedAt = performance.now();
     await this.database.db.transaction().execute(work);
     this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);

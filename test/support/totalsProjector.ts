@@ -1,5 +1,5 @@
 /** A small projector for runner tests: per-stream totals, plus one row per application to catch repeats. */
-import { sql } from 'kysely';
+import { sql, type ColumnType, type Kysely } from 'kysely';
 import { defineProjector, type Projector } from '../../src/projection/projector.ts';
 import type { RecordedEvent } from '../../src/eventstore/port.ts';
 
@@ -8,10 +8,15 @@ export interface TotalsOptions {
   failOn?: (event: RecordedEvent) => boolean;
 }
 
+/** Its tables are named after the projector, so that several can run side by side. */
+type TotalsTables =
+  & { [totals: `${string}_totals`]: { stream: string; events: number; balance: ColumnType<string, number, number>; last_revision: string } }
+  & { [applied: `${string}_applied`]: { event_id: string; stream: string } };
+
 export function totalsProjector(name: string, version: number, options: TotalsOptions = {}): Projector {
-  const totals = `${name}_totals`;
-  const applied = `${name}_applied`;
-  const apply = async (trx: Parameters<Projector['apply']>[0], event: RecordedEvent, sign: 1 | -1) => {
+  const totals = `${name}_totals` as const;
+  const applied = `${name}_applied` as const;
+  const apply = async (trx: Kysely<TotalsTables>, event: RecordedEvent, sign: 1 | -1) => {
     if (options.failOn?.(event)) throw new Error(`projector ${name} refused event ${event.id}`);
     const amount = (event.data as { amount: number }).amount * sign;
     await trx.insertInto(applied).values({ event_id: event.id, stream: event.stream }).execute();
@@ -24,7 +29,7 @@ export function totalsProjector(name: string, version: number, options: TotalsOp
       }))
       .execute();
   };
-  return defineProjector({
+  return defineProjector<TotalsTables>({
     name,
     version,
     tables: [totals, applied],

@@ -1,0 +1,20 @@
+/**
+ * Every read model's tables, as the contexts query them (`Platform.readModels`): each projector declares its
+ * own beside its CREATE TABLE, and this unites them.
+ */
+import type { Kysely } from 'kysely';
+import type { Database } from '../src/db/database.ts';
+import type { AccountTables } from './accounts.ts';
+import type { ClientTables } from './clients.ts';
+import type { CustomerTables } from './customers.ts';
+import type { DepositTables } from './deposits.ts';
+import type { IdentityTables } from './identities.ts';
+import type { LedgerTables } from './ledger.ts';
+import type { PaymentTables } from './payments.ts';
+
+export type ReadModels = AccountTables & ClientTables & CustomerTables & DepositTables & IdentityTables & LedgerTables & PaymentTables;
+
+/** The database's handle with the read models' tables (they are views of the active versions' tables). */
+export function readModelsOf(database: Database): Kysely<ReadModels> {
+  return database.db.withTables<ReadModels>();
+}
