@@ -51,6 +51,8 @@ export interface DepositState {
   inFlight: Assignment | null;
   /** The account it was assigned to, and when, once SETTLED. */
   assigned: (AssignmentTarget & { at: string }) | null;
+  /** The refund child owed to the originator once the deposit expired. */
+  refundDue: string | null;
   /** The companion child, when the assignment reconciled UNDERPAID or OVERPAID. */
   companion: { paymentId: string; kind: 'UNDERPAID' | 'OVERPAID'; difference: string } | null;
 }
@@ -107,7 +109,7 @@ function assigned(state: DepositState, command: Extract<DepositCommand, { type: 
 }
 
 export const depositDecider: Decider<DepositCommand, DepositStreamEvent, DepositState> = {
-  initialState: { deposit: null, foreign: false, status: null, inFlight: null, assigned: null, companion: null },
+  initialState: { deposit: null, foreign: false, status: null, inFlight: null, assigned: null, refundDue: null, companion: null },
 
   decide(command, state) {
     const at = command.now.toISOString();
@@ -177,8 +179,9 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
         const { accountId, accountNumber, identityId, at } = event.data;
         return { ...state, assigned: { accountId, accountNumber, identityId, at } };
       }
-      case 'PurchasePendingAssignment':
       case 'DepositRefundDue':
+        return { ...state, refundDue: event.data.refundPaymentId };
+      case 'PurchasePendingAssignment':
         return state;
       default:
         // Any other event (PaymentCreated, a companion's creation): this stream is not an unassigned deposit.
