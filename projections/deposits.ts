@@ -143,7 +143,7 @@ function localDepositRow(fields: {
     created_at: f.createdAt, updated_at: f.createdAt, authorized_at: null, captured_at: null,
     received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
     settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
-    failure_reason: null, settlement_batch_id: null, review_documents: 0, reconciliation_status: f.reconciliationStatus,
+    failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null, reconciliation_status: f.reconciliationStatus,
     related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId,
   };
 }

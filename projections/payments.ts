@@ -65,6 +65,8 @@ export interface PaymentsTable {
   failure_reason: string | null;
   settlement_batch_id: string | null;
   review_documents: Generated<number>;
+  /** When a refund of the payment last settled (the payment itself stays SETTLED). */
+  refunded_at: NullableInstant;
   /** An assigned deposit's: PAID, UNDERPAID or OVERPAID. */
   reconciliation_status: string | null;
   /** A deposit's companion child, and the companion's deposit. */
@@ -121,6 +123,7 @@ const paymentColumns = {
   failure_reason: 'text',
   settlement_batch_id: 'text',
   review_documents: 'integer NOT NULL DEFAULT 0',
+  refunded_at: 'timestamptz',
   reconciliation_status: 'text',
   related_payment_id: 'text',
   parent_payment_id: 'text',
@@ -178,6 +181,7 @@ type Data<T extends PaymentEventType> = PaymentEventData<T>;
 const PATCHABLE = [
   'status', 'updated_at', 'resume_status', 'authorized_at', 'captured_at', 'received_at', 'received_amount', 'settled_at',
   'settlement_batch_id', 'unsettled_at', 'unsettled_reason', 'expired_at', 'failed_at', 'failure_reason',
+  'refunded_at',
   // An unassigned deposit gets its account when it is assigned (projections/deposits.ts).
   'account_id', 'account_number', 'identity_id', 'reconciliation_status', 'related_payment_id',
 ] as const satisfies readonly PaymentColumn[];
@@ -186,7 +190,7 @@ const PATCHABLE = [
 export type PaymentChanges = Pick<Updateable<PaymentsTable>, (typeof PATCHABLE)[number]>;
 export type NewPayment = Insertable<PaymentsTable>;
 
-/** Rows per INSERT: 46 columns each stays far below Postgres' 65,535 parameters. */
+/** Rows per INSERT: 47 columns each stays far below Postgres' 65,535 parameters. */
 const INSERT_CHUNK = 500;
 
 function createdRow(d: Data<'PaymentCreated'>): NewPayment {
@@ -203,7 +207,7 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
     checkout_session_id: d.checkoutSessionId, expires_at: d.expiresAt, payable_until: payableUntil,
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
-    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
+    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null,
     reconciliation_status: null, related_payment_id: null, parent_payment_id: null,
   };
 }
@@ -263,6 +267,11 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       change.documents = 1;
       documents.push({ document_id: d.document.documentId, payment_id: d.paymentId, type: d.document.type,
         url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt });
+    } else if (event.type === 'PaymentRefundSettled') {
+      // A refund child settled: the parent stays SETTLED and records when it was (last) refunded.
+      const d = event.data as { paymentId: string; at: string };
+      paymentId = d.paymentId;
+      Object.assign(change.set, { refunded_at: d.at, updated_at: d.at });
     } else if (depositPaymentRows.patches[event.type]) {
       paymentId = (event.data as { paymentId: string }).paymentId;
       Object.assign(change.set, depositPaymentRows.patches[event.type]!(event.data));
@@ -345,9 +354,10 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
 
 export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
+  // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   version: 2,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', ...Object.keys(stamps),
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', ...Object.keys(stamps),
     ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],
   setup,
   apply: applyBatch,

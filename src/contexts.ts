@@ -15,10 +15,11 @@ import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
 import { integrityContext } from './integrity/module.ts';
+import { webhooksContext } from './webhooks/module.ts';
 
 export const contexts: readonly ContextModule[] = [
   clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
-  integrityContext,
+  webhooksContext, integrityContext,
 ];
 
 /** Every read model's projector. */
