@@ -70,9 +70,9 @@ describe('deposit decider', () => {
 
   it('a credited answer settles PAID; a refused one lets the deposit wait again', () => {
     const events = decide([received, pending, requested()], answer());
-    expect(events).to.deep.equal([...settledEvents(), { type: 'DepositAssigned', data: { paymentId: 'd1', clientId: 'c1',
+    expect(events).to.deep.equal([{ type: 'DepositAssigned', data: { paymentId: 'd1', clientId: 'c1',
       externalId: 'sandbox:dep-1', totalAmount: '3000.00', currency: 'ARS', customerId: 'cu1', at, ...target, expectedAmount: '3000.00',
-      reconciliationStatus: 'PAID', relatedPaymentId: null, creditEventId: 'credit-1' } }]);
+      reconciliationStatus: 'PAID', relatedPaymentId: null, creditEventId: 'credit-1' } }, ...settledEvents()]);
     const refusal = decide([received, pending, requested()], answer({ outcome: 'REFUSED', accountStatus: 'BLOCKED' }));
     expect(refusal).to.deep.equal([{ type: 'DepositAssignmentRefused', data: { paymentId: 'd1', clientId: 'c1', accountId: 'a1', accountStatus: 'BLOCKED', at } }]);
     // Waiting again: it can be assigned once more.
@@ -81,11 +81,11 @@ describe('deposit decider', () => {
 
   it('UNDERPAID and OVERPAID name the companion child and its difference beside payment.settled', () => {
     const under = decide([received, pending, requested('3500.00')], answer());
-    expect(under.map((e) => e.type)).to.deep.equal(['PaymentSettled', 'DepositAssigned', 'PurchaseUnderpaid']);
-    expect(under[1]!.data).to.include({ reconciliationStatus: 'UNDERPAID', relatedPaymentId: 'comp-1', expectedAmount: '3500.00' });
+    expect(under.map((e) => e.type)).to.deep.equal(['DepositAssigned', 'PaymentSettled', 'PurchaseUnderpaid']);
+    expect(under[0]!.data).to.include({ reconciliationStatus: 'UNDERPAID', relatedPaymentId: 'comp-1', expectedAmount: '3500.00' });
     expect(under[2]!.data).to.include({ difference: '500.00', relatedPaymentId: 'comp-1', expectedAmount: '3500.00', totalAmount: '3000.00' });
     const over = decide([received, pending, requested('2999.99')], answer());
-    expect(over.map((e) => e.type)).to.deep.equal(['PaymentSettled', 'DepositAssigned', 'PurchaseOverpaid']);
+    expect(over.map((e) => e.type)).to.deep.equal(['DepositAssigned', 'PaymentSettled', 'PurchaseOverpaid']);
     expect(over[2]!.data).to.include({ difference: '0.01' });
   });
 

@@ -12,6 +12,7 @@ import { accountStream } from '../src/accounts/events.ts';
 import { paymentStream } from '../src/payments/events.ts';
 import { depositSignature } from '../src/deposits/routes.ts';
 import { expireUnassignedDeposits } from '../src/deposits/jobs.ts';
+import { refundStream } from '../src/payments/refunds/events.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';
 import { until } from './support/until.ts';
@@ -116,7 +117,7 @@ for (const target of databaseTargets()) {
       expect(outcomes.size).to.be.greaterThan(0);
     });
 
-    it('the expiry job on both instances at once: each deposit past its expiresAt expires once, its refund due once', async () => {
+    it('the expiry job on both instances at once: each deposit past its expiresAt expires once, its refund child issued once', async () => {
       const accountId = await newAccount();
       await Promise.all(Array.from({ length: 6 }, () => newDeposit()));
       const waiting = (await database.query<{ payment_id: string }>(
@@ -130,6 +131,8 @@ for (const target of databaseTargets()) {
           const types = await typesOf(paymentStream(deposit));
           expect(types.filter((t) => t === 'PaymentExpired'), deposit).to.have.length(1);
           expect(types.filter((t) => t === 'DepositRefundDue'), deposit).to.have.length(1);
+          const due = (await one.services.storage.store.readStream(paymentStream(deposit), { limit: 100 })).find((e) => e.type === 'DepositRefundDue')!;
+          expect(await typesOf(refundStream((due.data as { refundPaymentId: string }).refundPaymentId)), 'one refund child').to.deep.equal(['RefundCreated']);
         }
         expect(await balance(accountId)).to.equal('0');
       } finally {

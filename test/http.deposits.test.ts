@@ -9,6 +9,9 @@ import { paymentStream } from '../src/payments/events.ts';
 import { accountStream } from '../src/accounts/events.ts';
 import { depositSignature } from '../src/deposits/routes.ts';
 import { expireUnassignedDeposits } from '../src/deposits/jobs.ts';
+import { refundStream } from '../src/payments/refunds/events.ts';
+import { endRefund } from '../src/payments/refunds/handlers.ts';
+import { until } from './support/until.ts';
 import { databaseTargets } from './support/targets.ts';
 import type { ApiResponse, TestService } from './support/testService.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
@@ -197,11 +200,11 @@ for (const target of databaseTargets()) {
         expect(entries.map((e) => e.n)).to.deep.equal(['2']);
         const types = await streamTypes(id);
         if (!c.companion) {
-          expect(types).to.deep.equal(['DepositReceived', 'PurchasePendingAssignment', 'DepositAssignmentRequested', 'PaymentSettled', 'DepositAssigned']);
+          expect(types).to.deep.equal(['DepositReceived', 'PurchasePendingAssignment', 'DepositAssignmentRequested', 'DepositAssigned', 'PaymentSettled']);
           expect(answer.body.relatedPaymentId).to.equal(null);
           continue;
         }
-        expect(types.slice(3)).to.deep.equal(['PaymentSettled', 'DepositAssigned', c.status === 'UNDERPAID' ? 'PurchaseUnderpaid' : 'PurchaseOverpaid']);
+        expect(types.slice(3)).to.deep.equal(['DepositAssigned', 'PaymentSettled', c.status === 'UNDERPAID' ? 'PurchaseUnderpaid' : 'PurchaseOverpaid']);
         const companion = await get(`/payments/${answer.body.relatedPaymentId}`);
         expect(companion.status).to.equal(200);
         expect(companion.body).to.include({ ...c.companion, relatedPaymentId: id, parentPaymentId: id, accountNumber: ars.accountNumber, type: 'LOCAL_DEPOSIT' });
@@ -332,11 +335,22 @@ for (const target of databaseTargets()) {
             expect(types.filter((t) => t === 'PaymentExpired'), id).to.have.length(1);
             expect(types.filter((t) => t === 'DepositRefundDue'), id).to.have.length(1);
             expect((await get(`/payments/${id}`, late)).body).to.include({ status: 'EXPIRED' });
+            // The refund child to the originator, from suspense, issued once: payment.refund.created.
+            const children = (await get(`/payments/${id}/refund`, late)).body;
+            expect(children.total, id).to.equal(1);
+            expect(children.refunds[0]).to.include({ parentPaymentId: id, status: 'RECEIVED', totalAmount: '5000.00', currency: 'ARS' });
+            const refundEvents = await service.services.storage.store.readStream(refundStream(children.refunds[0].id), { limit: 100 });
+            expect(refundEvents.map((e) => e.type)).to.deep.equal(['RefundCreated']);
+            expect(refundEvents[0]!.data).to.deep.include({ funding: { source: 'SUSPENSE' } });
           }
           expect((await get(`/payments/${assigned}`, late)).body.status).to.equal('SETTLED');
           expect((await get('/payments/unassigned', late)).body.pagination.total).to.equal(0);
           // Until the refund is paid out, the funds stay in suspense.
           expect(await balance('system:ARS:suspense')).to.equal(suspense);
+          // Paid out (the provider's word on the refund): suspense → refunds payable → out.
+          const refundId = (await get(`/payments/${ids[0]}/refund`, late)).body.refunds[0].id as string;
+          await endRefund(service.services, 'any', refundId, 'SETTLED', { actor: 'provider' });
+          await until(async () => Number(suspense) - Number(await balance('system:ARS:suspense')) === 5000, { what: 'the refund paid from suspense' });
           const again = await expireUnassignedDeposits(service.services);
           expect(again.expired).to.equal(0);
         } finally {

@@ -94,12 +94,13 @@ function assigned(state: DepositState, command: Extract<DepositCommand, { type: 
     currency, customerId: deposit.customerId, at };
   const where = { accountId: target.accountId, accountNumber: target.accountNumber, identityId: target.identityId };
   const expectedAmount = target.expectedAmount ?? totalAmount;
+  // Where it went first, so that payment.settled's payload already names the account's identity and the companion.
   const events: DepositStreamEvent[] = [
+    { type: 'DepositAssigned', data: { ...purchase, ...where, expectedAmount, reconciliationStatus: status, relatedPaymentId,
+      creditEventId: command.answer.creditEventId } },
     { type: 'PaymentSettled', data: { paymentId: deposit.paymentId, from: 'CREATED', to: 'SETTLED', at, clientId: deposit.clientId,
       accountId: target.accountId, currency, totalAmount, feeAmount: zeroAmount(currency), netAmount: totalAmount,
       settlementBatchId: null, creditEventId: command.answer.creditEventId } },
-    { type: 'DepositAssigned', data: { ...purchase, ...where, expectedAmount, reconciliationStatus: status, relatedPaymentId,
-      creditEventId: command.answer.creditEventId } },
   ];
   if (relatedPaymentId) {
     const data = { ...purchase, ...where, expectedAmount, difference, relatedPaymentId };

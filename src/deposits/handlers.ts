@@ -24,6 +24,7 @@ import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } f
 import { paymentDecider } from '../payments/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { settleReceived } from '../payments/handlers.ts';
+import { issueRefundChild } from '../payments/refunds/handlers.ts';
 import { depositDecider, type DepositCommand, type DepositState } from './decider.ts';
 import {
   companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type Originator,
@@ -36,7 +37,7 @@ export const UNASSIGNED_LIFETIME_MS = 48 * 60 * 60 * 1000;
 const DEPOSIT_EVENT_TYPES = [
   'DepositReceived', 'PurchasePendingAssignment', 'DepositAssignmentRequested', 'DepositAssignmentRefused', 'DepositAssigned',
   'PurchaseUnderpaid', 'PurchaseOverpaid', 'PaymentSettled', 'PaymentExpired', 'DepositRefundDue', 'DepositCompanionCreated',
-  'AccountCredited', 'AccountCreditRefused',
+  'AccountCredited', 'AccountCreditRefused', 'RefundCreated',
 ] as const;
 /** What a matched deposit records: a payment's creation, receipt and settlement. */
 const MATCHED_EVENT_TYPES = ['PaymentCreated', 'PaymentPending', 'PaymentReceived', 'PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
@@ -305,7 +306,11 @@ async function ensureCompanion(platform: Platform, paymentId: string, metadata: 
   }
 }
 
-/** Expires a deposit past its `expiresAt` (the expiry job's): its funds are owed back to the originator. */
+/**
+ * Expires a deposit past its `expiresAt` (the expiry job's): the deposit records that its funds are owed back to
+ * the originator, then the refund child that pays them back from suspense is issued (the refunds' process; the
+ * deposit reactor issues it again for a process that stopped in between).
+ */
 export async function expireDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
   const state = await loadDeposit(platform, paymentId);
   if (!state.deposit) throw domainNotFound('payment not found');
@@ -313,5 +318,24 @@ export async function expireDeposit(platform: Platform, paymentId: string, metad
     type: 'Expire', tenant: 'any', now: platform.runtime.now(), refundPaymentId: refundIdFor(state.deposit.clientId, state.deposit.externalId),
   }, metadata);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
+  await platform.readYourWrites(await refundExpiredDeposit(platform, paymentId, metadata), DEPOSIT_EVENT_TYPES);
+}
+
+/**
+ * The refund child of an expired deposit, RECEIVED, funded from the currency's suspense account (where the
+ * deposit's funds wait): created once, its id derived from the deposit. Null when there is nothing (left) to do.
+ */
+export async function refundExpiredDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<Position | null> {
+  const state = await loadDeposit(platform, paymentId);
+  const deposit = state.deposit;
+  if (!deposit || !state.refundDue) return null;
+  const { firstName, lastName, documentNumber } = deposit.originator;
+  return issueRefundChild(platform, {
+    refundId: state.refundDue, parentPaymentId: paymentId, clientId: deposit.clientId,
+    // An unassigned deposit reached no account, so no identity: the refund's contract asks for a string.
+    identityId: '', identityEmail: null, customerId: deposit.customerId, totalAmount: deposit.totalAmount, currency: deposit.currency,
+    description: `unassigned deposit ${deposit.externalId} expired: back to ${[firstName, lastName].filter(Boolean).join(' ')} (${documentNumber})`,
+    funding: { source: 'SUSPENSE' },
+  }, metadata);
 }
 
