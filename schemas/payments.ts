@@ -74,7 +74,7 @@ export const feeSchema = {
 /** Lifecycle fields both shapes carry. */
 const lifecycleProperties = {
   status: { type: 'string', enum: paymentStatusValues },
-  accountNumber: { type: 'string' },
+  accountNumber: { type: ['string', 'null'], description: 'null while a deposit awaits assignment' },
   totalAmount: { type: 'string' },
   currency: { type: 'string' },
   settlement: { type: 'string', enum: settlementValues, description: 'the settlement period of the pay-in method' },
@@ -94,6 +94,12 @@ const lifecycleProperties = {
   customerId: nullableText,
   checkoutSessionId: nullableText,
   reviewDocuments: { type: 'integer', minimum: 0, description: 'documents attached for the review' },
+  reconciliationStatus: {
+    type: ['string', 'null'], enum: ['PAID', 'UNDERPAID', 'OVERPAID', null],
+    description: 'an assigned deposit: its amount against the expectedAmount of the assignment',
+  },
+  relatedPaymentId: { ...nullableText, description: 'an under- or overpaid deposit: its companion child holding the difference; the companion: its deposit' },
+  parentPaymentId: { ...nullableText, description: 'a child payment (a deposit’s companion): its parent' },
 } as const;
 const lifecycleRequired = Object.keys(lifecycleProperties) as Array<keyof typeof lifecycleProperties>;
 
@@ -107,7 +113,7 @@ export const paymentSchema = {
   properties: {
     id: { type: 'string' },
     externalId: { type: 'string' },
-    identityId: { type: 'string' },
+    identityId: { ...nullableText, description: 'null while a deposit awaits assignment' },
     identityExternalId: nullableText,
     description: nullableText,
     product: nullableText,
@@ -175,7 +181,7 @@ export const detailedPaymentSchema = {
     id: { type: 'string' },
     externalId: { type: 'string' },
     externalIdentityId: nullableText,
-    identityId: { type: 'string' },
+    identityId: { ...nullableText, description: 'null while a deposit awaits assignment' },
     origins: { type: 'array', items: paymentNodeSchema },
     originAmount: { ...amountAndCurrency, description: 'what the payer pays' },
     destinations: { type: 'array', items: paymentNodeSchema },

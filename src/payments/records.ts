@@ -28,6 +28,9 @@ function lifecycle(row: PaymentRow) {
     customerId: row.customer_id,
     checkoutSessionId: row.checkout_session_id,
     reviewDocuments: row.review_documents,
+    reconciliationStatus: row.reconciliation_status as PaymentRecord['reconciliationStatus'],
+    relatedPaymentId: row.related_payment_id,
+    parentPaymentId: row.parent_payment_id,
   };
 }
 
