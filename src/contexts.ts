@@ -12,9 +12,10 @@ import { accountsContext } from './accounts/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
+import { checkoutContext } from './checkout/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
+  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext, checkoutContext,
 ];
 
 /** Every read model's projector. */

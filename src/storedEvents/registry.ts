@@ -3,6 +3,7 @@
  * that own them (each context's `events.ts`). The event stores write each type at its current version and upcast
  * older ones on read; test/events.contracts.test.ts holds the registry to the committed snapshot.
  */
+import { checkoutEvents, type LinkEvent, type SessionEvent } from '../checkout/events.ts';
 import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
 import { clientEvents, type ClientEvent } from '../clients/events.ts';
 import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
@@ -10,12 +11,12 @@ import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 
-export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents]);
+export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, checkoutEvents]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent;
+  | PaymentEvent | SessionEvent | LinkEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -26,7 +27,9 @@ type RegisteredType =
   | keyof typeof import('../customers/events.ts')['documentNumberEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
-  | keyof typeof import('../payments/events.ts')['paymentEventSchemas'];
+  | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
+  | keyof typeof import('../checkout/events.ts')['sessionEventSchemas']
+  | keyof typeof import('../checkout/events.ts')['linkEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
 void everyTypeRegistered;
