@@ -12,10 +12,12 @@ import { accountsContext } from './accounts/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
+import { integrityContext } from './integrity/module.ts';
 import { checkoutContext } from './checkout/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext, checkoutContext,
+  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext, integrityContext,
+  checkoutContext,
 ];
 
 /** Every read model's projector. */

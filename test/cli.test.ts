@@ -74,3 +74,37 @@ describe('cli: clients create', function () {
     expect(run.stderr).to.match(/--name is required/);
   });
 });
+
+describe('cli: integrity', function () {
+  this.timeout(180_000);
+  let dataDir: string;
+  beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'ledger-cli-')); });
+  afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
+
+  it('seals the history and verifies it: the report alone on stdout, exit 0; refused while the service holds the data', async () => {
+    expect((await cli(['clients', 'create', '--name', 'Audited Shop'], { DATA_DIR: dataDir })).code).to.equal(0);
+    const sealed = await cli(['integrity', 'seal'], { DATA_DIR: dataDir });
+    expect(sealed.code, sealed.stderr).to.equal(0);
+    expect(JSON.parse(sealed.stdout)).to.include({ sequence: 1, fromPosition: null });
+
+    const run = await cli(['verify', 'integrity'], { DATA_DIR: dataDir });
+    expect(run.code, run.stderr).to.equal(0);
+    const report = JSON.parse(run.stdout);
+    expect(Object.keys(report).sort()).to.deep.equal(
+      ['digests', 'events', 'eventsAfterLatestDigest', 'latestDigest', 'ok', 'problems', 'streams', 'unchainedEvents']);
+    expect(report).to.include({ ok: true, digests: 1, unchainedEvents: 0, eventsAfterLatestDigest: 0 });
+    expect(report.events).to.be.greaterThan(1);
+
+    const service = startService({ DATA_DIR: dataDir, PORT: '0' });
+    try {
+      await listeningPort(service);
+      const refused = await cli(['verify', 'integrity'], { DATA_DIR: dataDir });
+      expect(refused.code).to.equal(2);
+      expect(refused.stdout).to.equal('');
+      expect(refused.stderr).to.match(/stop it first/);
+    } finally {
+      service.child.kill('SIGTERM');
+      await service.exited;
+    }
+  });
+});
