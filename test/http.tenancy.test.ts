@@ -29,6 +29,10 @@ interface Owner {
   customer(): Promise<string>;
   /** A card payment in CREATED, or under review with `review`. */
   payment(review?: boolean): Promise<string>;
+  /** An ACTIVE checkout session paid by card into one of Bob's USD accounts. */
+  session(): Promise<{ id: string; checkoutToken: string }>;
+  /** An active payment link with the same terms. */
+  link(): Promise<{ id: string; checkoutToken: string }>;
 }
 
 interface Fixture {
@@ -119,6 +123,30 @@ const fixtures: Record<string, Fixture> = {
     async prepare(bob) { return { path: `/payments/${await bob.payment(true)}/documents`, body: { type: 'INVOICE', url: 'https://files.example.com/invoice.pdf' } }; },
     ownerStatus: 201,
   },
+  'delete /checkout-sessions/:id': {
+    async prepare(bob) { return { path: `/checkout-sessions/${(await bob.session()).id}` }; },
+    ownerStatus: 200,
+  },
+  'post /checkout-sessions/:id/payments': {
+    async prepare(bob) { return { path: `/checkout-sessions/${(await bob.session()).id}/payments`, body: { origins: [{ type: 'CARD', card: TEST_CARD }] } }; },
+    ownerStatus: 200,
+  },
+  'post /checkout-sessions/token/:token/refresh': {
+    async prepare(bob) { return { path: `/checkout-sessions/token/${(await bob.session()).checkoutToken}/refresh` }; },
+    ownerStatus: 200,
+  },
+  'post /payment-links/token/:token/checkout-sessions': {
+    async prepare(bob) { return { path: `/payment-links/token/${(await bob.link()).checkoutToken}/checkout-sessions` }; },
+    ownerStatus: 201,
+  },
+  'delete /payment-links/:id': {
+    async prepare(bob) { return { path: `/payment-links/${(await bob.link()).id}` }; },
+    ownerStatus: 200,
+  },
+  'post /payment-links/:id/activate': {
+    async prepare(bob) { return { path: `/payment-links/${(await bob.link()).id}/activate` }; },
+    ownerStatus: 200,
+  },
 };
 
 /** The ids in `path` at the places of `template`'s parameters. */
@@ -167,6 +195,14 @@ for (const target of databaseTargets()) {
       const identity = async () => (await post('/identities', { type: 'ORGANIZATION', name: 'Bob’s shop', country: 'BRA' })).id as string;
       const newAccount = async () => post('/accounts', { identityId: await identity(), type: 'CHECKING', currency: 'USD' });
       let sequence = 0;
+      const checkoutTerms = async () => {
+        const account = await newAccount();
+        return {
+          items: [{ description: 'A book', preTaxAmount: '20.00' }], currency: 'USD', paymentMethodsAllowed: ['CARD'], duration: 600,
+          destinations: [{ type: 'ACCOUNT', amount: '20.00', account: { type: 'CHECKING', currency: 'USD', accountNumber: account.accountNumber, accountHolder: 'Bob' } }],
+          owner: { identityId: account.identityId },
+        };
+      };
       bob = {
         post, identity,
         account: async () => (await newAccount()).id as string,
@@ -180,6 +216,8 @@ for (const target of databaseTargets()) {
           expect(payment.status).to.equal(review ? 'REQUIRES_REVIEW' : 'CREATED');
           return payment.id as string;
         },
+        session: async () => post('/checkout-sessions', await checkoutTerms()) as Promise<{ id: string; checkoutToken: string }>,
+        link: async () => post('/payment-links', await checkoutTerms()) as Promise<{ id: string; checkoutToken: string }>,
       };
     });
     after(async () => {
