@@ -181,6 +181,10 @@ export const payCheckoutSessionSchema = {
     origins: { ...paymentNodesInputSchema, maxItems: 1, description: 'the payer’s method: one of paymentMethodsAllowed' },
     customer: { ...checkoutCustomerInputSchema, description: 'the payer’s fields, over the session’s customer; customerRequirements must be met' },
   },
+  examples: [{
+    origins: [{ type: 'CARD', card: { number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099', cvv: '123' } }],
+    customer: { email: 'ana@example.com', firstName: 'Ana' },
+  }],
 } as const;
 export type PayCheckoutSession = FromSchema<typeof payCheckoutSessionSchema>;
 
