@@ -156,7 +156,7 @@ ${items}
 <tr><th scope="row">Total</th><td colspan="3" id="total">${money(row.total_amount)}</td></tr>
 </tfoot>
 </table>
-${otherTotals.length ? `<p>Or pay the equivalent of:</p><ul>${otherTotals.join('')}</ul>` : ''}
+${otherTotals.length ? `<p>The total in other currencies, at the catalog’s rate:</p><ul>${otherTotals.join('')}</ul>` : ''}
 <form id="pay-form" novalidate${processing ? ' hidden' : ''}>
 ${required ? `<fieldset><legend>Your details</legend>\n${required}\n</fieldset>` : ''}
 <fieldset><legend>Payment method</legend>
