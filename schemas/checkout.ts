@@ -89,7 +89,6 @@ export const checkoutDestinationSchema = {
     account: destinationAccountSchema,
   },
 } as const;
-export type CheckoutDestination = FromSchema<typeof checkoutDestinationSchema>;
 
 export const nodeIdentitySchema = {
   title: 'NodeIdentity',
@@ -99,7 +98,6 @@ export const nodeIdentitySchema = {
     name: text(200), lastname: text(200), nickname: text(200), documentNumber: text(32), entityType: text(50),
   },
 } as const;
-export type NodeIdentity = FromSchema<typeof nodeIdentitySchema>;
 
 export const addressSchema = {
   type: 'object', additionalProperties: false,
@@ -124,7 +122,6 @@ export const checkoutCustomerInputSchema = {
     address: addressSchema,
   },
 } as const;
-export type CheckoutCustomerInput = FromSchema<typeof checkoutCustomerInputSchema>;
 
 /** What creates a session and a link alike (DESIGN section 13). */
 const checkoutProperties = {
@@ -172,7 +169,6 @@ export const createPaymentLinkSchema = {
   title: 'CreatePaymentLink', type: 'object', additionalProperties: false, required: checkoutRequired,
   properties: checkoutProperties, examples: [exampleCheckout],
 } as const;
-export type CreatePaymentLink = FromSchema<typeof createPaymentLinkSchema>;
 
 export const payCheckoutSessionSchema = {
   title: 'PayCheckoutSession', type: 'object', additionalProperties: false,
@@ -328,7 +324,6 @@ export const hostedPaySchema = {
     customer: checkoutCustomerInputSchema,
   },
 } as const;
-export type HostedPay = FromSchema<typeof hostedPaySchema>;
 
 export const hostedStatusSchema = {
   title: 'HostedCheckoutStatus', type: 'object', additionalProperties: false, required: ['status', 'redirectTo'],

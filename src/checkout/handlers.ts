@@ -21,7 +21,6 @@ import { AmountError, formatAmount, parseAmount } from '../ledger/money.ts';
 import type { Platform } from '../platform.ts';
 import { customerOfClient } from '../customers/handlers.ts';
 import { createPayment } from '../payments/handlers.ts';
-import { paymentIdFor } from '../payments/events.ts';
 import { checkAllowedMethods, computeTotals, paymentConfigsFor } from './amounts.ts';
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
 import { linkStream, sessionStream, type CheckoutTerms, type SessionStatus } from './events.ts';
@@ -268,11 +267,6 @@ export async function paySession(
     if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
   }
   return payment;
-}
-
-/** The payment a session's pay created, if any (its id is derived from the session). */
-export function sessionPaymentId(clientId: string, sessionId: string): string {
-  return paymentIdFor(clientId, `checkout-${sessionId}`);
 }
 
 /** How a payment's end moves its session, or null when it has not ended. */

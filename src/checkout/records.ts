@@ -42,7 +42,6 @@ export function sessionRecord(row: CheckoutSessionRow, origin: string, now: Date
     expiresAt: row.expires_at.toISOString(),
   };
 }
-export type SessionRecord = ReturnType<typeof sessionRecord>;
 
 export function linkRecord(row: PaymentLinkRow, origin: string, now: Date) {
   return {
