@@ -137,6 +137,10 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
       await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
+    async CheckoutSessionMethodChosen(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionMethodChosen'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+    },
     async CheckoutSessionFinished(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionFinished'>;
       await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();

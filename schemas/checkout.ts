@@ -325,6 +325,11 @@ export const hostedPaySchema = {
   },
 } as const;
 
+export const hostedMethodSchema = {
+  title: 'HostedMethod', type: 'object', additionalProperties: false, required: ['method'],
+  properties: { method: { ...nodeTypeSchema, examples: ['CARD'] } },
+} as const;
+
 export const hostedStatusSchema = {
   title: 'HostedCheckoutStatus', type: 'object', additionalProperties: false, required: ['status', 'redirectTo'],
   properties: {

@@ -124,6 +124,8 @@ const title = executablePath === null
     expect(await page.locator('input').evaluateAll((inputs) => inputs.filter((i) => (i as unknown as { labels: ArrayLike<unknown> | null }).labels?.length === 0).map((i) => i.id)))
       .to.deep.equal([]);
     await screenshot(page, 'session-page');
+    // Opened from the link, the session waited for a method (ATTEMPT); the page chose the one it shows first.
+    await until(async () => (await service.request('GET', `/checkout/${token}/status`)).body.status === 'ACTIVE', { what: 'session ACTIVE' });
 
     await fillCard(page, TEST_CARD.number);
     await page.getByRole('button', { name: /^Pay / }).click();

@@ -141,6 +141,14 @@ describe('the checkout session decider', () => {
     expect(decide('PROCESSING_PAYMENT', { type: 'StartPayment', paymentId: 'p1', method: 'CARD', now: plus(1) })).to.deep.equal([]);
   });
 
+  it('a method chosen on a session opened from a link makes it ACTIVE; an allowed method only', () => {
+    expect(decide('ATTEMPT', { type: 'ChooseMethod', method: 'CARD', now: plus(1) })[0]!.data).to.include({ from: 'ATTEMPT', to: 'ACTIVE', method: 'CARD' });
+    expect(decide('ACTIVE', { type: 'ChooseMethod', method: 'CARD', now: plus(1) })).to.deep.equal([]);
+    expect(refusal(() => decide('ATTEMPT', { type: 'ChooseMethod', method: 'PIX', now: plus(1) }))).to.equal('invalid');
+    expect(refusal(() => decide('ATTEMPT', { type: 'ChooseMethod', method: 'CARD', now: plus(60) }))).to.equal('failedPrecondition');
+    expect(refusal(() => decide('PROCESSING_PAYMENT', { type: 'ChooseMethod', method: 'CARD', now: plus(1) }))).to.equal('failedPrecondition');
+  });
+
   it('its payment’s settlement finishes it, a failure fails it; other news changes nothing', () => {
     expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'SETTLED' }, now: plus(1) }).map((e) => e.type))
       .to.deep.equal(['CheckoutSessionFinished']);

@@ -224,6 +224,7 @@ for (const target of databaseTargets()) {
       const link = ok(await call('POST', '/payment-links', checkoutTerms), 'link');
       ok(await call('POST', `/payment-links/${link.id}/activate`), 'link activated');
       const fromLink = ok(await call('POST', `/payment-links/token/${link.checkoutToken}/checkout-sessions`), 'session from a link');
+      ok(await service.request('POST', `/checkout/${fromLink.checkoutToken}/method`, { body: { method: 'CARD' } }), 'method chosen');
       ok(await call('POST', `/checkout-sessions/token/${fromLink.checkoutToken}/refresh`), 'session refreshed');
       ok(await call('DELETE', `/checkout-sessions/${fromLink.id}`), 'session deleted');
       ok(await call('DELETE', `/payment-links/${link.id}`), 'link deleted');

@@ -192,6 +192,12 @@ for (const target of databaseTargets()) {
       expect(opened.status, opened.text).to.equal(201);
       expect(opened.body).to.include({ status: 'ATTEMPT', paymentLinkId: link.id, totalAmount: '15400' });
       expect((await post(`/payment-links/token/${link.checkoutToken}/checkout-sessions`, undefined, asBob)).status).to.equal(404);
+      const chooseMethod = (method: string) => service.request('POST', `/checkout/${opened.body.checkoutToken}/method`, { body: { method } });
+      const refused = await chooseMethod('PIX');
+      expect(refused.status).to.equal(400);
+      expect(refused.body.message).to.include('paymentMethodsAllowed: CARD, FINTOC');
+      expect((await chooseMethod('FINTOC')).body.status).to.equal('ACTIVE');
+      expect((await get(`/checkout-sessions/${opened.body.id}`)).body.status).to.equal('ACTIVE');
 
       clock.advance(121_000);
       expect((await get(`/payment-links/${link.id}`)).body.status).to.equal(false);

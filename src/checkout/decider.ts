@@ -1,7 +1,8 @@
 /**
  * The checkout session's state machine and the payment link's, both pure.
  *
- * Session: ATTEMPT (opened from a link, no method chosen yet) or ACTIVE → PROCESSING_PAYMENT (its payment was
+ * Session: ATTEMPT (opened from a link, no method chosen yet) → ACTIVE (the payer chose one on the page), or
+ * ACTIVE from the start (created through the API); either → PROCESSING_PAYMENT (its payment was
  * created) → FINISHED (the payment settled) or FAILED (it failed, expired or could not be reconciled). An ATTEMPT
  * or ACTIVE session whose expiresAt has passed is EXPIRED: readers see it at once, the expiry job records it,
  * and nothing can be paid on it meanwhile; DELETE records it at once. A refresh moves expiresAt to now +
@@ -11,7 +12,7 @@
  * activation starts a new period; a deleted link is gone (not found) for every command.
  */
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type { CheckoutSessionCreatedData, LinkEvent, PaymentLinkCreatedData, SessionEvent, SessionStatus } from './events.ts';
 
@@ -24,6 +25,7 @@ export type PaymentOutcome = { outcome: 'SETTLED' } | { outcome: 'FAILED'; reaso
 
 export type SessionCommand = (
   | { type: 'CreateSession'; session: CheckoutSessionCreatedData }
+  | { type: 'ChooseMethod'; method: string; now: Date }
   | { type: 'StartPayment'; paymentId: string; method: string | null; now: Date }
   | { type: 'EndPayment'; paymentId: string; ending: PaymentOutcome; now: Date }
   | { type: 'Expire'; reason: 'EXPIRES_AT' | 'DELETED'; now: Date }
@@ -68,6 +70,16 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
       case 'CreateSession':
         if (state.session) throw domainConflict(`checkout session ${command.session.sessionId} already exists`);
         return [{ type: 'CheckoutSessionCreated', data: command.session }];
+      case 'ChooseMethod': {
+        const session = assertPayable(state, command.now);
+        if (!session.paymentMethodsAllowed.includes(command.method)) {
+          throw domainInvalid(`method: ${command.method} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);
+        }
+        if (state.status !== 'ATTEMPT') return [];
+        return [{ type: 'CheckoutSessionMethodChosen', data: {
+          sessionId: session.sessionId, from: 'ATTEMPT', to: 'ACTIVE', method: command.method, at: command.now.toISOString(),
+        } }];
+      }
       case 'StartPayment': {
         const session = live(state);
         if (state.paymentId === command.paymentId) return [];
@@ -117,6 +129,8 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
     switch (event.type) {
       case 'CheckoutSessionCreated':
         return { session: event.data, status: event.data.status, expiresAt: event.data.expiresAt, paymentId: null };
+      case 'CheckoutSessionMethodChosen':
+        return { ...state, status: event.data.to };
       case 'CheckoutSessionPaymentStarted':
         return { ...state, status: event.data.to, paymentId: event.data.paymentId };
       case 'CheckoutSessionFinished':

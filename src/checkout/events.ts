@@ -61,6 +61,8 @@ export const sessionEventSchemas = {
     expiresAt: instantSchema,
     createdAt: instantSchema,
   }),
+  /** The payer chose a method on a session opened from a link (ATTEMPT → ACTIVE). */
+  CheckoutSessionMethodChosen: closed({ ...transition, method: textSchema }),
   /** A payment was created for the session (ATTEMPT or ACTIVE → PROCESSING_PAYMENT). */
   CheckoutSessionPaymentStarted: closed({ ...transition, paymentId: textSchema, method: nullableTextSchema }),
   /** Its payment settled. */
@@ -88,6 +90,7 @@ export type PaymentLinkCreatedData = LinkData<'PaymentLinkCreated'>;
 
 export type SessionEvent =
   | { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData }
+  | { type: 'CheckoutSessionMethodChosen'; data: SessionData<'CheckoutSessionMethodChosen'> }
   | { type: 'CheckoutSessionPaymentStarted'; data: SessionData<'CheckoutSessionPaymentStarted'> }
   | { type: 'CheckoutSessionFinished'; data: SessionData<'CheckoutSessionFinished'> }
   | { type: 'CheckoutSessionFailed'; data: SessionData<'CheckoutSessionFailed'> }

@@ -193,6 +193,11 @@ export function refreshSession(platform: Platform, tenant: Tenant, sessionId: st
   return runSession(platform, sessionId, { type: 'Refresh', tenant, now: platform.runtime.now() }, metadata);
 }
 
+/** The payer picked a method on the page: an ATTEMPT session becomes ACTIVE (an ACTIVE one stays so). */
+export function chooseSessionMethod(platform: Platform, sessionId: string, method: string, metadata: EventMetadata): Promise<void> {
+  return runSession(platform, sessionId, { type: 'ChooseMethod', tenant: 'any', method, now: platform.runtime.now() }, metadata);
+}
+
 /** The session's move to PROCESSING_PAYMENT for its payment (the pay call's, or the reactor's for a process that stopped). */
 export function startSessionPayment(
   platform: Platform, sessionId: string, paymentId: string, method: string | null, metadata: EventMetadata,

@@ -239,8 +239,16 @@ const SCRIPT = `(function () {
     }, function () { setTimeout(poll, POLL_MS); });
   }
 
+  /** A session opened from a link is ATTEMPT until the payer has a method: the one shown first, or the one picked. */
+  function choose(method) {
+    if (method) post('/checkout/' + token + '/method', { method: method });
+  }
+  var first = document.querySelector('input[name=method]:checked');
+  if (checkout.dataset.status === 'ATTEMPT' && first) choose(first.value);
+
   Array.prototype.forEach.call(document.querySelectorAll('input[name=method]'), function (radio) {
     radio.addEventListener('change', function () {
+      choose(radio.value);
       Array.prototype.forEach.call(document.querySelectorAll('.method-fields'), function (fieldset) {
         var chosen = fieldset.dataset.method === radio.value;
         fieldset.hidden = !chosen;

@@ -6,7 +6,7 @@ import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Request } from 'express';
 import {
   checkoutSessionPageSchema, checkoutSessionSchema, checkoutTokenParamSchema, createCheckoutSessionSchema, createPaymentLinkSchema,
-  hostedPaySchema, hostedSessionOpenedSchema, hostedStatusSchema, listCheckoutSessionsQuerySchema, listPaymentLinksQuerySchema,
+  hostedMethodSchema, hostedPaySchema, hostedSessionOpenedSchema, hostedStatusSchema, listCheckoutSessionsQuerySchema, listPaymentLinksQuerySchema,
   MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
 } from '../../schemas/checkout.ts';
 import { idParamSchema } from '../../schemas/common.ts';
@@ -23,7 +23,7 @@ import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
 import { detailedPayment, paymentRecord } from '../payments/records.ts';
 import { effectiveStatus } from './decider.ts';
 import {
-  activateLink, createLink, createSession, deleteLink, expireSession, linkByToken, openSessionFromLink, ownedLink, ownedSession,
+  activateLink, chooseSessionMethod, createLink, createSession, deleteLink, expireSession, linkByToken, openSessionFromLink, ownedLink, ownedSession,
   paySession, refreshSession, sessionByToken,
 } from './handlers.ts';
 import { linkRecord, sessionRecord } from './records.ts';
@@ -311,6 +311,22 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         const payment = await hostedPayment(row);
         const redirectTo = status === 'FINISHED' ? row.success_url ?? row.redirect_url : status === 'FAILED' ? row.failed_url : null;
         return { status: 200, body: { status, paymentStatus: payment?.status ?? null, redirectTo }, headers: { 'Cache-Control': 'no-store' } };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/checkout/:token/method', operationId: 'checkoutPageMethod', summary: 'The payer picked a method on the page',
+      description: 'A session opened from a link (ATTEMPT) becomes ACTIVE; an ACTIVE one stays so. The method must be one of the ' +
+        'session’s allowed methods (400), and the session open (422).',
+      tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedMethodSchema },
+      responses: {
+        200: { description: 'the session’s status', schema: hostedStatusSchema },
+        404: sessionNotFound, 422: { description: 'the session cannot be paid in its status', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const row = await sessionByToken(db, params.token);
+        await chooseSessionMethod(services, row.session_id, body.method, { clientId: row.client_id, actor: 'payer', correlationId: req.id });
+        const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, now());
+        return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
       },
     }),
     defineRoute({
