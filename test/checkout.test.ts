@@ -133,12 +133,14 @@ describe('the checkout session decider', () => {
 
   it('pays only an open session before its expiresAt; the same payment heard twice changes nothing', () => {
     for (const status of statuses) {
-      const start = () => decide(status, { type: 'StartPayment', paymentId: 'p2', method: 'CARD', now: plus(1) });
+      const start = () => decide(status, { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) });
       if (status === 'ATTEMPT' || status === 'ACTIVE') expect(start()[0]!.data).to.include({ from: status, to: 'PROCESSING_PAYMENT', paymentId: 'p2' });
       else expect(refusal(start), status).to.equal('failedPrecondition');
     }
-    expect(refusal(() => decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: null, now: plus(60) }))).to.equal('failedPrecondition');
-    expect(decide('PROCESSING_PAYMENT', { type: 'StartPayment', paymentId: 'p1', method: 'CARD', now: plus(1) })).to.deep.equal([]);
+    expect(refusal(() => decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: null, eventId: 'e1', now: plus(60) }))).to.equal('failedPrecondition');
+    expect(decide('PROCESSING_PAYMENT', { type: 'StartPayment', paymentId: 'p1', method: 'CARD', eventId: 'e1', now: plus(1) })).to.deep.equal([]);
+    // Recorded with the id the command carries: the pay call and the reactor derive the same one.
+    expect(decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) })[0]!.id).to.equal('e1');
   });
 
   it('a method chosen on a session opened from a link makes it ACTIVE; an allowed method only', () => {
@@ -150,13 +152,13 @@ describe('the checkout session decider', () => {
   });
 
   it('its payment’s settlement finishes it, a failure fails it; other news changes nothing', () => {
-    expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'SETTLED' }, now: plus(1) }).map((e) => e.type))
+    expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'SETTLED' }, eventId: 'e2', now: plus(1) }).map((e) => e.type))
       .to.deep.equal(['CheckoutSessionFinished']);
-    expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'FAILED', reason: 'EXPIRED' }, now: plus(1) })[0]!.data)
+    expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'FAILED', reason: 'EXPIRED' }, eventId: 'e2', now: plus(1) })[0]!.data)
       .to.include({ to: 'FAILED', reason: 'EXPIRED' });
-    expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'other', ending: { outcome: 'SETTLED' }, now: plus(1) })).to.deep.equal([]);
+    expect(decide('PROCESSING_PAYMENT', { type: 'EndPayment', paymentId: 'other', ending: { outcome: 'SETTLED' }, eventId: 'e2', now: plus(1) })).to.deep.equal([]);
     for (const status of ['FINISHED', 'FAILED', 'ACTIVE'] as const) {
-      expect(decide(status, { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'SETTLED' }, now: plus(1) }), status).to.deep.equal([]);
+      expect(decide(status, { type: 'EndPayment', paymentId: 'p1', ending: { outcome: 'SETTLED' }, eventId: 'e2', now: plus(1) }), status).to.deep.equal([]);
     }
   });
 

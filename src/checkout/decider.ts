@@ -26,8 +26,9 @@ export type PaymentOutcome = { outcome: 'SETTLED' } | { outcome: 'FAILED'; reaso
 export type SessionCommand = (
   | { type: 'CreateSession'; session: CheckoutSessionCreatedData }
   | { type: 'ChooseMethod'; method: string; now: Date }
-  | { type: 'StartPayment'; paymentId: string; method: string | null; now: Date }
-  | { type: 'EndPayment'; paymentId: string; ending: PaymentOutcome; now: Date }
+  /** `eventId`: the deterministic id the event is recorded with (see handlers.ts), so a repeat is a no-op in the store too. */
+  | { type: 'StartPayment'; paymentId: string; method: string | null; eventId: string; now: Date }
+  | { type: 'EndPayment'; paymentId: string; ending: PaymentOutcome; eventId: string; now: Date }
   | { type: 'Expire'; reason: 'EXPIRES_AT' | 'DELETED'; now: Date }
   | { type: 'Refresh'; now: Date }
 ) & TenantScoped;
@@ -84,7 +85,7 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
         const session = live(state);
         if (state.paymentId === command.paymentId) return [];
         assertPayable(state, command.now);
-        return [{ type: 'CheckoutSessionPaymentStarted', data: {
+        return [{ type: 'CheckoutSessionPaymentStarted', id: command.eventId, data: {
           sessionId: session.sessionId, from: state.status!, to: 'PROCESSING_PAYMENT', paymentId: command.paymentId,
           method: command.method, at: command.now.toISOString(),
         } }];
@@ -95,8 +96,8 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
         if (state.paymentId !== command.paymentId || state.status !== 'PROCESSING_PAYMENT') return [];
         const base = { sessionId: session.sessionId, from: state.status, paymentId: command.paymentId, at: command.now.toISOString() } as const;
         return command.ending.outcome === 'SETTLED'
-          ? [{ type: 'CheckoutSessionFinished', data: { ...base, to: 'FINISHED' } }]
-          : [{ type: 'CheckoutSessionFailed', data: { ...base, to: 'FAILED', reason: command.ending.reason } }];
+          ? [{ type: 'CheckoutSessionFinished', id: command.eventId, data: { ...base, to: 'FINISHED' } }]
+          : [{ type: 'CheckoutSessionFailed', id: command.eventId, data: { ...base, to: 'FAILED', reason: command.ending.reason } }];
       }
       case 'Expire': {
         const session = live(state);

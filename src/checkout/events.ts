@@ -91,9 +91,10 @@ export type PaymentLinkCreatedData = LinkData<'PaymentLinkCreated'>;
 export type SessionEvent =
   | { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData }
   | { type: 'CheckoutSessionMethodChosen'; data: SessionData<'CheckoutSessionMethodChosen'> }
-  | { type: 'CheckoutSessionPaymentStarted'; data: SessionData<'CheckoutSessionPaymentStarted'> }
-  | { type: 'CheckoutSessionFinished'; data: SessionData<'CheckoutSessionFinished'> }
-  | { type: 'CheckoutSessionFailed'; data: SessionData<'CheckoutSessionFailed'> }
+  /** `id` is derived from the session and its payment: the pay call and the reactor record the one same event. */
+  | { type: 'CheckoutSessionPaymentStarted'; data: SessionData<'CheckoutSessionPaymentStarted'>; id?: string }
+  | { type: 'CheckoutSessionFinished'; data: SessionData<'CheckoutSessionFinished'>; id?: string }
+  | { type: 'CheckoutSessionFailed'; data: SessionData<'CheckoutSessionFailed'>; id?: string }
   | { type: 'CheckoutSessionExpired'; data: SessionData<'CheckoutSessionExpired'> }
   | { type: 'CheckoutSessionRefreshed'; data: SessionData<'CheckoutSessionRefreshed'> };
 

@@ -13,6 +13,7 @@ import type { ReadModels } from '../../projections/readModels.ts';
 import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
 import type { PaymentRow } from '../../projections/payments.ts';
 import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid, domainNotFound, domainPrecondition, DomainError } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
@@ -202,13 +203,15 @@ export function chooseSessionMethod(platform: Platform, sessionId: string, metho
 export function startSessionPayment(
   platform: Platform, sessionId: string, paymentId: string, method: string | null, metadata: EventMetadata,
 ): Promise<void> {
-  return runSession(platform, sessionId, { type: 'StartPayment', tenant: 'any', paymentId, method, now: platform.runtime.now() }, metadata);
+  const eventId = deterministicId('checkout-session-payment-started', sessionId, paymentId);
+  return runSession(platform, sessionId, { type: 'StartPayment', tenant: 'any', paymentId, method, eventId, now: platform.runtime.now() }, metadata);
 }
 
 export function endSessionPayment(
   platform: Platform, sessionId: string, paymentId: string, ending: PaymentOutcome, metadata: EventMetadata,
 ): Promise<void> {
-  return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, now: platform.runtime.now() }, metadata);
+  const eventId = deterministicId('checkout-session-payment-ended', sessionId, paymentId);
+  return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
 }
 
 type PayerFields = NonNullable<PayCheckoutSession['customer']>;
