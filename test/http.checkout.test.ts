@@ -164,6 +164,17 @@ for (const target of databaseTargets()) {
       expect((await get(`/checkout-sessions/${deleted.id}`, asBob)).status).to.equal(404);
     });
 
+    it('the expiry job on two instances at once records each expiry once: the session’s stream decides', async () => {
+      const sessions = [await newSession({ duration: 30 }), await newSession({ duration: 30 })];
+      clock.advance(31_000);
+      await Promise.all([expireDueSessions(service.services), expireDueSessions(service.services)]);
+      for (const session of sessions) {
+        const events = await service.services.storage.store.readStream(`checkout-session-${session.id}`, { limit: 100 });
+        expect(events.map((e) => e.type)).to.deep.equal(['CheckoutSessionCreated', 'CheckoutSessionExpired']);
+      }
+      expect((await expireDueSessions(service.services)).expired).to.equal(0);
+    });
+
     it('lists with filters, dates, sort and paging, only the client’s own', async () => {
       const today = new Date(clock.now());
       const day = `${String(today.getUTCDate()).padStart(2, '0')}/${String(today.getUTCMonth() + 1).padStart(2, '0')}/${today.getUTCFullYear()}`;
