@@ -13,11 +13,12 @@ import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
 import { integrityContext } from './integrity/module.ts';
+import { webhooksContext } from './webhooks/module.ts';
 import { checkoutContext } from './checkout/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext, integrityContext,
-  checkoutContext,
+  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
+  webhooksContext, integrityContext, checkoutContext,
 ];
 
 /** Every read model's projector. */

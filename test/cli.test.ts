@@ -106,5 +106,24 @@ describe('cli: integrity', function () {
       service.child.kill('SIGTERM');
       await service.exited;
     }
+
+    // The service built the read models: finance's commands read them.
+    const trial = await cli(['ledger', 'trial-balance', '--json'], { DATA_DIR: dataDir });
+    expect(trial.code, trial.stderr).to.equal(0);
+    expect(JSON.parse(trial.stdout)).to.be.an('array');
+    const balances = await cli(['ledger', 'balances', '--as-of', new Date().toISOString(), '--json'], { DATA_DIR: dataDir });
+    expect(balances.code, balances.stderr).to.equal(0);
+    expect(JSON.parse(balances.stdout)).to.be.an('array');
+    const badInstant = await cli(['ledger', 'balances', '--as-of', 'yesterday'], { DATA_DIR: dataDir });
+    expect(badInstant.code).to.equal(2);
+    expect(badInstant.stderr).to.match(/--as-of must be an ISO 8601 instant/);
+
+    const exported = await cli(['export', 'events', '--from', '2000-01-01T00:00:00Z', '--to', '2100-01-01T00:00:00Z', '--stream-prefix', 'client-'],
+      { DATA_DIR: dataDir });
+    expect(exported.code, exported.stderr).to.equal(0);
+    const lines = exported.stdout.trim().split('\n').map((line) => JSON.parse(line));
+    // Our client and the demo client the embedded service registers on its first start.
+    expect(lines.map((l) => l.type)).to.deep.equal(['ClientRegistered', 'ClientRegistered']);
+    expect(Object.keys(lines[0]).sort()).to.deep.equal(['data', 'id', 'metadata', 'position', 'recordedAt', 'revision', 'schemaVersion', 'stream', 'type']);
   });
 });

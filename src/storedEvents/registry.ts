@@ -11,15 +11,17 @@ import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 import { integrityEvents, type IntegrityEvent } from '../integrity/events.ts';
+import { webhookEvents, type WebhookEvent } from '../webhooks/events.ts';
+import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payments/refunds/events.ts';
 
 export const storedEvents = new EventContracts([
-  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, integrityEvents, checkoutEvents,
+  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, webhookEvents, integrityEvents, checkoutEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | IntegrityEvent | SessionEvent | LinkEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -31,6 +33,8 @@ type RegisteredType =
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
   | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
+  | keyof typeof import('../payments/refunds/events.ts')['refundEventSchemas']
+  | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
   | keyof typeof import('../integrity/events.ts')['integrityEventSchemas']
   | keyof typeof import('../checkout/events.ts')['sessionEventSchemas']
   | keyof typeof import('../checkout/events.ts')['linkEventSchemas'];
