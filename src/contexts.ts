@@ -16,10 +16,11 @@ import { paymentsContext } from './payments/module.ts';
 import { ledgerContext } from './ledger/module.ts';
 import { integrityContext } from './integrity/module.ts';
 import { webhooksContext } from './webhooks/module.ts';
+import { checkoutContext } from './checkout/module.ts';
 
 export const contexts: readonly ContextModule[] = [
   clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
-  webhooksContext, integrityContext,
+  webhooksContext, integrityContext, checkoutContext,
 ];
 
 /** Every read model's projector. */

@@ -32,6 +32,10 @@ interface Owner {
   payment(review?: boolean): Promise<string>;
   /** A deposit of 5.00 USD awaiting assignment. */
   deposit(): Promise<string>;
+  /** An ACTIVE checkout session paid by card into one of Bob's USD accounts. */
+  session(): Promise<{ id: string; checkoutToken: string }>;
+  /** An active payment link with the same terms. */
+  link(): Promise<{ id: string; checkoutToken: string }>;
   webhook(): Promise<string>;
   /** A push payment the provider delivered: SETTLED, its account credited. */
   settledPayment(): Promise<string>;
@@ -155,6 +159,30 @@ const fixtures: Record<string, Fixture> = {
     async prepare(bob) { return { path: `/payments/${await bob.deposit()}/assign`, body: { accountId: await bob.account() } }; },
     ownerStatus: 200,
   },
+  'delete /checkout-sessions/:id': {
+    async prepare(bob) { return { path: `/checkout-sessions/${(await bob.session()).id}` }; },
+    ownerStatus: 200,
+  },
+  'post /checkout-sessions/:id/payments': {
+    async prepare(bob) { return { path: `/checkout-sessions/${(await bob.session()).id}/payments`, body: { origins: [{ type: 'CARD', card: TEST_CARD }] } }; },
+    ownerStatus: 200,
+  },
+  'post /checkout-sessions/token/:token/refresh': {
+    async prepare(bob) { return { path: `/checkout-sessions/token/${(await bob.session()).checkoutToken}/refresh` }; },
+    ownerStatus: 200,
+  },
+  'post /payment-links/token/:token/checkout-sessions': {
+    async prepare(bob) { return { path: `/payment-links/token/${(await bob.link()).checkoutToken}/checkout-sessions` }; },
+    ownerStatus: 201,
+  },
+  'delete /payment-links/:id': {
+    async prepare(bob) { return { path: `/payment-links/${(await bob.link()).id}` }; },
+    ownerStatus: 200,
+  },
+  'post /payment-links/:id/activate': {
+    async prepare(bob) { return { path: `/payment-links/${(await bob.link()).id}/activate` }; },
+    ownerStatus: 200,
+  },
   'post /payments/:id/refund': {
     async prepare(bob) { return { path: `/payments/${await bob.settledPayment()}/refund`, body: { amount: '10.00' } }; },
     ownerStatus: 201,
@@ -207,6 +235,14 @@ for (const target of databaseTargets()) {
       const identity = async () => (await post('/identities', { type: 'ORGANIZATION', name: 'Bob’s shop', country: 'BRA' })).id as string;
       const newAccount = async () => post('/accounts', { identityId: await identity(), type: 'CHECKING', currency: 'USD' });
       let sequence = 0;
+      const checkoutTerms = async () => {
+        const account = await newAccount();
+        return {
+          items: [{ description: 'A book', preTaxAmount: '20.00' }], currency: 'USD', paymentMethodsAllowed: ['CARD'], duration: 600,
+          destinations: [{ type: 'ACCOUNT', amount: '20.00', account: { type: 'CHECKING', currency: 'USD', accountNumber: account.accountNumber, accountHolder: 'Bob' } }],
+          owner: { identityId: account.identityId },
+        };
+      };
       bob = {
         post, identity,
         account: async () => (await newAccount()).id as string,
@@ -229,6 +265,8 @@ for (const target of databaseTargets()) {
           expect(response.status, response.text).to.equal(201);
           return response.body.id as string;
         },
+        session: async () => post('/checkout-sessions', await checkoutTerms()) as Promise<{ id: string; checkoutToken: string }>,
+        link: async () => post('/payment-links', await checkoutTerms()) as Promise<{ id: string; checkoutToken: string }>,
         async settledPayment() {
           const account = await newAccount();
           const payment = await post('/payments', {

@@ -164,6 +164,8 @@ async function newPayer(platform: Platform, clientId: string, input: CreatePayme
  */
 export async function createPayment(
   platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata,
+  /** Set by the checkout context for a session's payment (`GET /payments?checkoutSessionId=` finds it). */
+  origin: { checkoutSessionId?: string } = {},
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
@@ -219,7 +221,7 @@ export async function createPayment(
       origins, destinations, fees, feeAmount,
       flow: method?.type === 'CARD' ? 'CARD' : 'PUSH', method: method?.type ?? null, settlement: method?.settlement ?? 'INSTANT',
       expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null, customerId: customer?.customer_id ?? null,
-      checkoutSessionId: null,
+      checkoutSessionId: origin.checkoutSessionId ?? null,
     },
   }, metadata);
   return { row: paymentRowOf(events), readModels };

@@ -3,6 +3,7 @@
  * that own them (each context's `events.ts`). The event stores write each type at its current version and upcast
  * older ones on read; test/events.contracts.test.ts holds the registry to the committed snapshot.
  */
+import { checkoutEvents, type LinkEvent, type SessionEvent } from '../checkout/events.ts';
 import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
 import { clientEvents, type ClientEvent } from '../clients/events.ts';
 import { depositEvents, type DepositEvent } from '../deposits/events.ts';
@@ -16,12 +17,13 @@ import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payme
 
 export const storedEvents = new EventContracts([
   clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, depositEvents, webhookEvents, integrityEvents,
+  checkoutEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | WebhookEvent | IntegrityEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -36,7 +38,9 @@ type RegisteredType =
   | keyof typeof import('../payments/refunds/events.ts')['refundEventSchemas']
   | keyof typeof import('../deposits/events.ts')['depositEventSchemas']
   | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
-  | keyof typeof import('../integrity/events.ts')['integrityEventSchemas'];
+  | keyof typeof import('../integrity/events.ts')['integrityEventSchemas']
+  | keyof typeof import('../checkout/events.ts')['sessionEventSchemas']
+  | keyof typeof import('../checkout/events.ts')['linkEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
 void everyTypeRegistered;

@@ -1,0 +1,173 @@
+/**
+ * Read models of checkout sessions and payment links: one row each, with every list filter and sort as a
+ * column, the items, configs and nodes as JSON. A session's stored status is what its stream recorded: an open
+ * session past expires_at reads as EXPIRED (src/checkout/records.ts) before the expiry job records it. A link's
+ * `status` depends on the clock the same way (active_until), and a deleted link keeps its row (`deleted`), so its
+ * URL can still show the deactivated page while the API answers 404.
+ */
+import { sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import { defineProjector } from '../src/projection/projector.ts';
+import type { CheckoutTerms, CurrencyConfig, LinkEvent, SessionEvent, SessionItem, SessionStatus } from '../src/checkout/events.ts';
+import type { Instant, Json } from './columns.ts';
+
+type SessionData<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>['data'];
+type LinkData<T extends LinkEvent['type']> = Extract<LinkEvent, { type: T }>['data'];
+
+/** Columns a session and a link share: what they sell and to whom. */
+interface TermsColumns {
+  client_id: string;
+  checkout_token: string;
+  currency: string;
+  /** numeric: a decimal string both ways. */
+  pre_tax_amount: string;
+  total_amount: string;
+  items: Json<SessionItem[]>;
+  payment_methods_allowed: Json<string[]>;
+  destinations: Json<Array<Record<string, unknown>>>;
+  /** The ACCOUNT destinations' account numbers (jsonb array), for the accountNumber filters. */
+  account_numbers: Json<string[]>;
+  owner: Json<Record<string, unknown>>;
+  owner_identity_id: string;
+  customer: Json<Record<string, unknown> | null>;
+  /** Lower-case, for the customerEmails filter. */
+  customer_email: string | null;
+  customer_requirements: Json<string[]>;
+  success_url: string | null;
+  failed_url: string | null;
+  redirect_url: string | null;
+  duration: number;
+  created_at: Instant;
+  updated_at: Instant;
+}
+
+export interface CheckoutSessionsTable extends TermsColumns {
+  session_id: string;
+  payment_link_id: string | null;
+  status: SessionStatus;
+  payment_configs: Json<CurrencyConfig[]>;
+  payment_id: string | null;
+  expires_at: Instant;
+}
+
+export interface PaymentLinksTable extends TermsColumns {
+  link_id: string;
+  active_until: Instant;
+  deleted: boolean;
+}
+
+export type CheckoutTables = { checkout_sessions: CheckoutSessionsTable; payment_links: PaymentLinksTable };
+export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
+export type PaymentLinkRow = Selectable<PaymentLinksTable>;
+
+function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string }) {
+  const owner = d.owner as { identityId: string };
+  const customer = d.customer as { email?: string } | null;
+  const accountNumbers = (d.destinations as Array<{ type: string; account?: { accountNumber: string } }>)
+    .flatMap((destination) => (destination.type === 'ACCOUNT' && destination.account ? [destination.account.accountNumber] : []));
+  return {
+    client_id: d.clientId, checkout_token: d.checkoutToken, currency: d.currency, pre_tax_amount: d.preTaxAmount,
+    total_amount: d.totalAmount, items: JSON.stringify(d.items), payment_methods_allowed: JSON.stringify(d.paymentMethodsAllowed),
+    destinations: JSON.stringify(d.destinations), account_numbers: JSON.stringify(accountNumbers), owner: JSON.stringify(d.owner),
+    owner_identity_id: owner.identityId, customer: JSON.stringify(d.customer), customer_email: customer?.email?.toLowerCase() ?? null,
+    customer_requirements: JSON.stringify(d.customerRequirements), success_url: d.successUrl, failed_url: d.failedUrl,
+    redirect_url: d.redirectUrl, duration: d.duration, created_at: d.createdAt, updated_at: d.createdAt,
+  };
+}
+
+async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_sessions' | 'payment_links', idColumn: string,
+  extra: (builder: ReturnType<Kysely<CheckoutTables>['schema']['createTable']>) => ReturnType<Kysely<CheckoutTables>['schema']['createTable']>) {
+  let builder = trx.schema.createTable(table)
+    .addColumn(idColumn, 'text', (c) => c.primaryKey())
+    .addColumn('client_id', 'text', (c) => c.notNull())
+    .addColumn('checkout_token', 'text', (c) => c.notNull().unique())
+    .addColumn('currency', 'text', (c) => c.notNull())
+    .addColumn('pre_tax_amount', 'numeric(38, 18)', (c) => c.notNull())
+    .addColumn('total_amount', 'numeric(38, 18)', (c) => c.notNull())
+    .addColumn('items', 'jsonb', (c) => c.notNull())
+    .addColumn('payment_methods_allowed', 'jsonb', (c) => c.notNull())
+    .addColumn('destinations', 'jsonb', (c) => c.notNull())
+    .addColumn('account_numbers', 'jsonb', (c) => c.notNull())
+    .addColumn('owner', 'jsonb', (c) => c.notNull())
+    .addColumn('owner_identity_id', 'text', (c) => c.notNull())
+    .addColumn('customer', 'jsonb')
+    .addColumn('customer_email', 'text')
+    .addColumn('customer_requirements', 'jsonb', (c) => c.notNull())
+    .addColumn('success_url', 'text')
+    .addColumn('failed_url', 'text')
+    .addColumn('redirect_url', 'text')
+    .addColumn('duration', 'integer', (c) => c.notNull())
+    .addColumn('created_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull());
+  builder = extra(builder);
+  await builder.execute();
+  await sql.raw(`CREATE INDEX ${table}_client_created ON ${table} (client_id, created_at DESC, ${idColumn} DESC)`).execute(trx);
+  await sql.raw(`CREATE INDEX ${table}_client_owner ON ${table} (client_id, owner_identity_id)`).execute(trx);
+  await sql.raw(`CREATE INDEX ${table}_accounts ON ${table} USING gin (account_numbers)`).execute(trx);
+}
+
+export const checkoutProjector = defineProjector<CheckoutTables>({
+  name: 'checkout',
+  version: 1,
+  tables: ['checkout_sessions', 'payment_links'],
+  async setup(trx) {
+    await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
+      .addColumn('payment_link_id', 'text')
+      .addColumn('status', 'text', (c) => c.notNull())
+      .addColumn('payment_configs', 'jsonb', (c) => c.notNull())
+      .addColumn('payment_id', 'text')
+      .addColumn('expires_at', 'timestamptz', (c) => c.notNull()));
+    await sql`CREATE INDEX checkout_sessions_open_expiry ON checkout_sessions (expires_at) WHERE status IN ('ATTEMPT', 'ACTIVE')`.execute(trx);
+    await sql`CREATE INDEX checkout_sessions_client_status ON checkout_sessions (client_id, status)`.execute(trx);
+    await createTermsTable(trx, 'payment_links', 'link_id', (b) => b
+      .addColumn('active_until', 'timestamptz', (c) => c.notNull())
+      .addColumn('deleted', 'boolean', (c) => c.notNull()));
+    await sql`CREATE INDEX payment_links_client_email ON payment_links (client_id, customer_email)`.execute(trx);
+  },
+  handlers: {
+    async CheckoutSessionCreated(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionCreated'>;
+      await trx.insertInto('checkout_sessions').values({
+        ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
+        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, expires_at: d.expiresAt,
+      }).execute();
+    },
+    async CheckoutSessionPaymentStarted(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionPaymentStarted'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, updated_at: d.at })
+        .where('session_id', '=', d.sessionId).execute();
+    },
+    async CheckoutSessionMethodChosen(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionMethodChosen'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+    },
+    async CheckoutSessionFinished(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionFinished'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+    },
+    async CheckoutSessionFailed(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionFailed'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+    },
+    async CheckoutSessionExpired(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionExpired'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+    },
+    async CheckoutSessionRefreshed(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionRefreshed'>;
+      await trx.updateTable('checkout_sessions').set({ expires_at: d.expiresAt, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+    },
+    async PaymentLinkCreated(trx, event) {
+      const d = event.data as LinkData<'PaymentLinkCreated'>;
+      await trx.insertInto('payment_links').values({ ...termsColumns(d), link_id: d.linkId, active_until: d.activeUntil, deleted: false }).execute();
+    },
+    async PaymentLinkActivated(trx, event) {
+      const d = event.data as LinkData<'PaymentLinkActivated'>;
+      await trx.updateTable('payment_links').set({ active_until: d.activeUntil, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
+    },
+    async PaymentLinkDeleted(trx, event) {
+      const d = event.data as LinkData<'PaymentLinkDeleted'>;
+      await trx.updateTable('payment_links').set({ deleted: true, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
+    },
+  },
+});

@@ -1,0 +1,202 @@
+/**
+ * The checkout session's state machine and the payment link's, both pure.
+ *
+ * Session: ATTEMPT (opened from a link, no method chosen yet) → ACTIVE (the payer chose one on the page), or
+ * ACTIVE from the start (created through the API); either → PROCESSING_PAYMENT (its payment was
+ * created) → FINISHED (the payment settled) or FAILED (it failed, expired or could not be reconciled). An ATTEMPT
+ * or ACTIVE session whose expiresAt has passed is EXPIRED: readers see it at once, the expiry job records it,
+ * and nothing can be paid on it meanwhile; DELETE records it at once. A refresh moves expiresAt to now +
+ * duration while the session is not final. Only the session's own payment moves it on.
+ *
+ * Link: active until `activeUntil` (creation or activation + duration), which readers judge against the clock;
+ * activation starts a new period; a deleted link is gone (not found) for every command.
+ */
+import type { Decider } from '../domain/decider.ts';
+import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
+import type { CheckoutSessionCreatedData, LinkEvent, PaymentLinkCreatedData, SessionEvent, SessionStatus } from './events.ts';
+
+/** The statuses from which a session can still be paid (until expiresAt). */
+export const OPEN_STATUSES: ReadonlySet<SessionStatus> = new Set(['ATTEMPT', 'ACTIVE']);
+export const FINAL_STATUSES: ReadonlySet<SessionStatus> = new Set(['FINISHED', 'FAILED', 'EXPIRED']);
+
+/** How a payment ended, as the session hears it. */
+export type PaymentOutcome = { outcome: 'SETTLED' } | { outcome: 'FAILED'; reason: string };
+
+export type SessionCommand = (
+  | { type: 'CreateSession'; session: CheckoutSessionCreatedData }
+  | { type: 'ChooseMethod'; method: string; now: Date }
+  /** `eventId`: the deterministic id the event is recorded with (see handlers.ts), so a repeat is a no-op in the store too. */
+  | { type: 'StartPayment'; paymentId: string; method: string | null; eventId: string; now: Date }
+  | { type: 'EndPayment'; paymentId: string; ending: PaymentOutcome; eventId: string; now: Date }
+  | { type: 'Expire'; reason: 'EXPIRES_AT' | 'DELETED'; now: Date }
+  | { type: 'Refresh'; now: Date }
+) & TenantScoped;
+
+export interface SessionState {
+  session: CheckoutSessionCreatedData | null;
+  status: SessionStatus | null;
+  expiresAt: string | null;
+  paymentId: string | null;
+}
+
+const SESSION_NOT_FOUND = 'checkout session not found';
+
+/** The status readers see: an open session past its expiresAt is EXPIRED, whether or not the job recorded it yet. */
+export function effectiveStatus(status: SessionStatus, expiresAt: string | Date, now: Date): SessionStatus {
+  return OPEN_STATUSES.has(status) && new Date(expiresAt).getTime() <= now.getTime() ? 'EXPIRED' : status;
+}
+
+function live(state: SessionState): CheckoutSessionCreatedData {
+  if (!state.session) throw domainNotFound(SESSION_NOT_FOUND);
+  return state.session;
+}
+
+/** Refuses, naming why, a session that cannot be paid now: anything but an open, unexpired session. */
+export function assertPayable(state: SessionState, now: Date): CheckoutSessionCreatedData {
+  const session = live(state);
+  const status = effectiveStatus(state.status!, state.expiresAt!, now);
+  if (!OPEN_STATUSES.has(status)) {
+    throw domainPrecondition(`checkout session ${session.sessionId} is ${status}; only an ATTEMPT or ACTIVE session can be paid`);
+  }
+  return session;
+}
+
+export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
+  initialState: { session: null, status: null, expiresAt: null, paymentId: null },
+
+  decide(command, state) {
+    refuseOtherTenants(command.tenant, state.session?.clientId ?? null, SESSION_NOT_FOUND);
+    switch (command.type) {
+      case 'CreateSession':
+        if (state.session) throw domainConflict(`checkout session ${command.session.sessionId} already exists`);
+        return [{ type: 'CheckoutSessionCreated', data: command.session }];
+      case 'ChooseMethod': {
+        const session = assertPayable(state, command.now);
+        if (!session.paymentMethodsAllowed.includes(command.method)) {
+          throw domainInvalid(`method: ${command.method} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);
+        }
+        if (state.status !== 'ATTEMPT') return [];
+        return [{ type: 'CheckoutSessionMethodChosen', data: {
+          sessionId: session.sessionId, from: 'ATTEMPT', to: 'ACTIVE', method: command.method, at: command.now.toISOString(),
+        } }];
+      }
+      case 'StartPayment': {
+        const session = live(state);
+        if (state.paymentId === command.paymentId) return [];
+        assertPayable(state, command.now);
+        return [{ type: 'CheckoutSessionPaymentStarted', id: command.eventId, data: {
+          sessionId: session.sessionId, from: state.status!, to: 'PROCESSING_PAYMENT', paymentId: command.paymentId,
+          method: command.method, at: command.now.toISOString(),
+        } }];
+      }
+      case 'EndPayment': {
+        const session = live(state);
+        // Another payment's news (or news heard twice) leaves the session as it is.
+        if (state.paymentId !== command.paymentId || state.status !== 'PROCESSING_PAYMENT') return [];
+        const base = { sessionId: session.sessionId, from: state.status, paymentId: command.paymentId, at: command.now.toISOString() } as const;
+        return command.ending.outcome === 'SETTLED'
+          ? [{ type: 'CheckoutSessionFinished', id: command.eventId, data: { ...base, to: 'FINISHED' } }]
+          : [{ type: 'CheckoutSessionFailed', id: command.eventId, data: { ...base, to: 'FAILED', reason: command.ending.reason } }];
+      }
+      case 'Expire': {
+        const session = live(state);
+        const status = state.status!;
+        if (status === 'EXPIRED') return [];
+        if (!OPEN_STATUSES.has(status)) {
+          if (command.reason === 'EXPIRES_AT') return [];
+          throw domainPrecondition(`checkout session ${session.sessionId} is ${status}; only an ATTEMPT or ACTIVE session can be expired`);
+        }
+        if (command.reason === 'EXPIRES_AT' && new Date(state.expiresAt!).getTime() > command.now.getTime()) return [];
+        return [{ type: 'CheckoutSessionExpired', data: {
+          sessionId: session.sessionId, from: status, to: 'EXPIRED', reason: command.reason, at: command.now.toISOString(),
+        } }];
+      }
+      case 'Refresh': {
+        const session = live(state);
+        const status = effectiveStatus(state.status!, state.expiresAt!, command.now);
+        if (FINAL_STATUSES.has(status)) {
+          throw domainPrecondition(`checkout session ${session.sessionId} is ${status}; only a session that is not final can be refreshed`);
+        }
+        const expiresAt = new Date(command.now.getTime() + session.duration * 1000).toISOString();
+        return [{ type: 'CheckoutSessionRefreshed', data: {
+          sessionId: session.sessionId, expiresAt, previousExpiresAt: state.expiresAt!, at: command.now.toISOString(),
+        } }];
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'CheckoutSessionCreated':
+        return { session: event.data, status: event.data.status, expiresAt: event.data.expiresAt, paymentId: null };
+      case 'CheckoutSessionMethodChosen':
+        return { ...state, status: event.data.to };
+      case 'CheckoutSessionPaymentStarted':
+        return { ...state, status: event.data.to, paymentId: event.data.paymentId };
+      case 'CheckoutSessionFinished':
+      case 'CheckoutSessionFailed':
+      case 'CheckoutSessionExpired':
+        return { ...state, status: event.data.to };
+      case 'CheckoutSessionRefreshed':
+        return { ...state, expiresAt: event.data.expiresAt };
+    }
+  },
+};
+
+export type LinkCommand = (
+  | { type: 'CreateLink'; link: PaymentLinkCreatedData }
+  | { type: 'Activate'; now: Date }
+  | { type: 'Delete'; now: Date }
+) & TenantScoped;
+
+export interface LinkState {
+  link: PaymentLinkCreatedData | null;
+  activeUntil: string | null;
+  deleted: boolean;
+}
+
+const LINK_NOT_FOUND = 'payment link not found';
+
+/** Whether a link opens sessions at `now`. */
+export function linkActive(state: Pick<LinkState, 'deleted' | 'activeUntil'>, now: Date): boolean {
+  return !state.deleted && state.activeUntil !== null && new Date(state.activeUntil).getTime() > now.getTime();
+}
+
+function liveLink(state: LinkState): PaymentLinkCreatedData {
+  if (!state.link || state.deleted) throw domainNotFound(LINK_NOT_FOUND);
+  return state.link;
+}
+
+export const linkDecider: Decider<LinkCommand, LinkEvent, LinkState> = {
+  initialState: { link: null, activeUntil: null, deleted: false },
+
+  decide(command, state) {
+    refuseOtherTenants(command.tenant, state.link?.clientId ?? null, LINK_NOT_FOUND);
+    switch (command.type) {
+      case 'CreateLink':
+        if (state.link) throw domainConflict(`payment link ${command.link.linkId} already exists`);
+        return [{ type: 'PaymentLinkCreated', data: command.link }];
+      case 'Activate': {
+        const link = liveLink(state);
+        const activeUntil = new Date(command.now.getTime() + link.duration * 1000).toISOString();
+        return [{ type: 'PaymentLinkActivated', data: { linkId: link.linkId, activeUntil, at: command.now.toISOString() } }];
+      }
+      case 'Delete': {
+        const link = liveLink(state);
+        return [{ type: 'PaymentLinkDeleted', data: { linkId: link.linkId, at: command.now.toISOString() } }];
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'PaymentLinkCreated':
+        return { link: event.data, activeUntil: event.data.activeUntil, deleted: false };
+      case 'PaymentLinkActivated':
+        return { ...state, activeUntil: event.data.activeUntil };
+      case 'PaymentLinkDeleted':
+        return { ...state, deleted: true };
+    }
+  },
+};

@@ -1,0 +1,109 @@
+/**
+ * Events of checkout sessions and payment links. Streams: `checkout-session-<sessionId>` and
+ * `payment-link-<linkId>`. Every event that changes a session's status carries `from` and `to`, so read models
+ * and webhooks follow the transitions without re-deriving the state machine. Nothing here holds card data: a
+ * session's payment is named by its id only.
+ */
+import type { FromSchema } from 'json-schema-to-ts';
+import { amountSchema, closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
+import type { ContextEvents } from '../eventstore/upcasting.ts';
+
+export const sessionStatuses = ['ATTEMPT', 'ACTIVE', 'PROCESSING_PAYMENT', 'FINISHED', 'FAILED', 'EXPIRED'] as const;
+export type SessionStatus = (typeof sessionStatuses)[number];
+const sessionStatusSchema = { type: 'string', enum: sessionStatuses } as const;
+
+const freeObject = { type: 'object' } as const;
+const taxSchema = closed({ name: textSchema, type: { type: 'string', enum: ['FIXED', 'PERCENTAGE'] }, value: amountSchema, amount: amountSchema });
+const itemSchema = closed({
+  description: textSchema, preTaxAmount: amountSchema, totalAmount: amountSchema, tax: { oneOf: [taxSchema, { type: 'null' }] },
+});
+export type SessionItem = FromSchema<typeof itemSchema>;
+
+const methodConfigSchema = closed({
+  id: textSchema, type: textSchema, enabled: { type: 'boolean' }, requiredFields: { type: 'array', items: textSchema }, purchaseAmount: amountSchema,
+});
+const currencyConfigSchema = closed({
+  currency: textSchema, product: textSchema, exchangeRate: amountSchema, paymentMethods: { type: 'array', items: methodConfigSchema },
+});
+export type CurrencyConfig = FromSchema<typeof currencyConfigSchema>;
+
+/** What a session and a link are made of: computed amounts, the request's nodes as sent (they hold no card). */
+const checkoutTermsProperties = {
+  clientId: textSchema,
+  currency: textSchema,
+  items: { type: 'array', items: itemSchema },
+  preTaxAmount: amountSchema,
+  totalAmount: amountSchema,
+  paymentMethodsAllowed: { type: 'array', items: textSchema },
+  destinations: { type: 'array', items: freeObject },
+  owner: freeObject,
+  customer: { oneOf: [freeObject, { type: 'null' }] },
+  customerRequirements: { type: 'array', items: textSchema },
+  successUrl: nullableTextSchema,
+  failedUrl: nullableTextSchema,
+  redirectUrl: nullableTextSchema,
+  /** Seconds. */
+  duration: { type: 'integer', minimum: 1 },
+} as const;
+const checkoutTermsSchema = closed(checkoutTermsProperties);
+export type CheckoutTerms = FromSchema<typeof checkoutTermsSchema>;
+
+const transition = { sessionId: textSchema, from: sessionStatusSchema, to: sessionStatusSchema, at: instantSchema } as const;
+
+export const sessionEventSchemas = {
+  CheckoutSessionCreated: closed({
+    ...checkoutTermsProperties,
+    sessionId: textSchema,
+    paymentLinkId: nullableTextSchema,
+    checkoutToken: textSchema,
+    status: { type: 'string', enum: ['ATTEMPT', 'ACTIVE'] },
+    paymentConfigs: { type: 'array', items: currencyConfigSchema },
+    expiresAt: instantSchema,
+    createdAt: instantSchema,
+  }),
+  /** The payer chose a method on a session opened from a link (ATTEMPT → ACTIVE). */
+  CheckoutSessionMethodChosen: closed({ ...transition, method: textSchema }),
+  /** A payment was created for the session (ATTEMPT or ACTIVE → PROCESSING_PAYMENT). */
+  CheckoutSessionPaymentStarted: closed({ ...transition, paymentId: textSchema, method: nullableTextSchema }),
+  /** Its payment settled. */
+  CheckoutSessionFinished: closed({ ...transition, paymentId: textSchema }),
+  /** Its payment failed, expired or could not be reconciled: `reason` is the payment's status. */
+  CheckoutSessionFailed: closed({ ...transition, paymentId: textSchema, reason: textSchema }),
+  /** expiresAt passed (EXPIRES_AT) or the client deleted it (DELETED). */
+  CheckoutSessionExpired: closed({ ...transition, reason: { type: 'string', enum: ['EXPIRES_AT', 'DELETED'] } }),
+  CheckoutSessionRefreshed: closed({ sessionId: textSchema, expiresAt: instantSchema, previousExpiresAt: instantSchema, at: instantSchema }),
+} as const;
+
+export const linkEventSchemas = {
+  PaymentLinkCreated: closed({
+    ...checkoutTermsProperties, linkId: textSchema, checkoutToken: textSchema, activeUntil: instantSchema, createdAt: instantSchema,
+  }),
+  PaymentLinkActivated: closed({ linkId: textSchema, activeUntil: instantSchema, at: instantSchema }),
+  PaymentLinkDeleted: closed({ linkId: textSchema, at: instantSchema }),
+} as const;
+
+type SessionData<K extends keyof typeof sessionEventSchemas> = FromSchema<(typeof sessionEventSchemas)[K]>;
+type LinkData<K extends keyof typeof linkEventSchemas> = FromSchema<(typeof linkEventSchemas)[K]>;
+
+export type CheckoutSessionCreatedData = SessionData<'CheckoutSessionCreated'>;
+export type PaymentLinkCreatedData = LinkData<'PaymentLinkCreated'>;
+
+export type SessionEvent =
+  | { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData }
+  | { type: 'CheckoutSessionMethodChosen'; data: SessionData<'CheckoutSessionMethodChosen'> }
+  /** `id` is derived from the session and its payment: the pay call and the reactor record the one same event. */
+  | { type: 'CheckoutSessionPaymentStarted'; data: SessionData<'CheckoutSessionPaymentStarted'>; id?: string }
+  | { type: 'CheckoutSessionFinished'; data: SessionData<'CheckoutSessionFinished'>; id?: string }
+  | { type: 'CheckoutSessionFailed'; data: SessionData<'CheckoutSessionFailed'>; id?: string }
+  | { type: 'CheckoutSessionExpired'; data: SessionData<'CheckoutSessionExpired'> }
+  | { type: 'CheckoutSessionRefreshed'; data: SessionData<'CheckoutSessionRefreshed'> };
+
+export type LinkEvent =
+  | { type: 'PaymentLinkCreated'; data: PaymentLinkCreatedData }
+  | { type: 'PaymentLinkActivated'; data: LinkData<'PaymentLinkActivated'> }
+  | { type: 'PaymentLinkDeleted'; data: LinkData<'PaymentLinkDeleted'> };
+
+export const checkoutEvents: ContextEvents = { schemas: { ...sessionEventSchemas, ...linkEventSchemas } };
+
+export const sessionStream = (sessionId: string) => `checkout-session-${sessionId}`;
+export const linkStream = (linkId: string) => `payment-link-${linkId}`;

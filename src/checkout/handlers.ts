@@ -1,0 +1,285 @@
+/**
+ * Commands on checkout sessions and payment links: check the request against the catalog and the client's own
+ * identities, accounts and customers, compute the amounts, and run the deciders on the streams. Paying a
+ * session creates its payment through the payments context (with `checkoutSessionId`), then records it on the
+ * session; the checkout reactor records the same from the payment's events, so a process that stops in between
+ * leaves nothing half done.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import type { CreateCheckoutSession, PayCheckoutSession } from '../../schemas/checkout.ts';
+import type { CreatePayment } from '../../schemas/payments.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
+import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
+import type { PaymentRow } from '../../projections/payments.ts';
+import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { deterministicId } from '../eventstore/deterministicId.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
+import { domainInvalid, domainNotFound, domainPrecondition, DomainError } from '../domain/errors.ts';
+import { visibleTo, type Tenant } from '../domain/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import { AmountError, formatAmount, parseAmount } from '../ledger/money.ts';
+import type { Platform } from '../platform.ts';
+import { customerOfClient } from '../customers/handlers.ts';
+import { createPayment } from '../payments/handlers.ts';
+import { checkAllowedMethods, computeTotals, paymentConfigsFor } from './amounts.ts';
+import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
+import { linkStream, sessionStream, type CheckoutTerms, type SessionStatus } from './events.ts';
+
+/** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
+export const LINK_SESSION_DURATION_SECONDS = 1_800;
+/** Random bytes of a checkout token (base64url: 32 characters). */
+const CHECKOUT_TOKEN_BYTES = 24;
+
+const newToken = () => randomBytes(CHECKOUT_TOKEN_BYTES).toString('base64url');
+
+export function ownedSession(db: Kysely<ReadModels>, tenant: Tenant, sessionId: string): Promise<CheckoutSessionRow> {
+  return findOwned(db, 'checkout_sessions', tenant, 'session_id', sessionId, 'checkout session');
+}
+
+/** A link the tenant may see and that is not deleted (a deleted link is not found). */
+export async function ownedLink(db: Kysely<ReadModels>, tenant: Tenant, linkId: string): Promise<PaymentLinkRow> {
+  const row = await findOwned(db, 'payment_links', tenant, 'link_id', linkId, 'payment link');
+  if (row.deleted) throw domainNotFound(`payment link ${linkId} not found`);
+  return row;
+}
+
+export async function sessionByToken(db: Kysely<ReadModels>, token: string, clientId?: string): Promise<CheckoutSessionRow> {
+  let query = db.selectFrom('checkout_sessions').selectAll().where('checkout_token', '=', token);
+  if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+  const row = await query.executeTakeFirst();
+  if (!row) throw domainNotFound('checkout session not found');
+  return row;
+}
+
+/** The link of a token, deleted or not (the hosted page shows a deleted link as deactivated). */
+export async function linkByToken(db: Kysely<ReadModels>, token: string, clientId?: string): Promise<PaymentLinkRow> {
+  let query = db.selectFrom('payment_links').selectAll().where('checkout_token', '=', token);
+  if (clientId !== undefined) query = query.where('client_id', '=', clientId);
+  const row = await query.executeTakeFirst();
+  if (!row) throw domainNotFound('payment link not found');
+  return row;
+}
+
+export function loadSession(platform: Platform, sessionId: string): Promise<SessionState> {
+  return readState(platform.storage.store, sessionStream(sessionId), sessionDecider);
+}
+
+export function loadLink(platform: Platform, linkId: string): Promise<LinkState> {
+  return readState(platform.storage.store, linkStream(linkId), linkDecider);
+}
+
+function amountIn(field: string, text: string, currency: string): string {
+  try {
+    return formatAmount(parseAmount(text, currency), currency);
+  } catch (error) {
+    if (error instanceof AmountError) throw domainInvalid(`${field}: ${error.message}`);
+    throw error;
+  }
+}
+
+/**
+ * The terms of a session or link, checked: amounts from the items, pay-in methods, the owner (one of the
+ * client's identities), the destinations (an ACCOUNT destination names one of the client's ACTIVE accounts in
+ * the session's currency, and at least one does: it receives the payment), the customer (one of the client's).
+ */
+async function checkedTerms(platform: Platform, clientId: string, input: CreateCheckoutSession): Promise<CheckoutTerms> {
+  const db = platform.readModels;
+  const { currency } = input;
+  const totals = computeTotals(input.items, currency, input);
+  checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
+  await findOwned(db, 'identities', { clientId }, 'identity_id', input.owner.identityId, 'identity');
+  let accounts = 0;
+  for (const [n, destination] of input.destinations.entries()) {
+    const at = `destinations[${n}]`;
+    amountIn(`${at}.amount`, destination.amount, currency);
+    if (destination.type !== 'ACCOUNT') continue;
+    if (!destination.account) throw domainInvalid(`${at}.account: required for an ACCOUNT destination`);
+    const account = await db.selectFrom('accounts').select(['currency', 'status']).where('client_id', '=', clientId)
+      .where('account_number', '=', destination.account.accountNumber).executeTakeFirst();
+    if (!account) throw domainNotFound(`account ${destination.account.accountNumber} not found`);
+    if (account.currency !== currency || destination.account.currency !== currency) {
+      throw domainInvalid(`${at}.account.currency: account ${destination.account.accountNumber} holds ${account.currency}; the session is in ${currency}`);
+    }
+    if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${destination.account.accountNumber} is ${account.status}; it cannot be paid`);
+    accounts++;
+  }
+  if (accounts === 0) throw domainInvalid('destinations: at least one ACCOUNT destination (one of your accounts) must receive the payment');
+  if (input.customer?.id && !(await customerOfClient(platform, clientId, input.customer.id))) {
+    throw domainNotFound(`customer ${input.customer.id} not found`);
+  }
+  const customer = input.customer ? { ...input.customer, ...(input.customer.email ? { email: input.customer.email.toLowerCase() } : {}) } : null;
+  return {
+    clientId, currency, ...totals, paymentMethodsAllowed: [...input.paymentMethodsAllowed], destinations: input.destinations,
+    owner: input.owner, customer, customerRequirements: [...(input.customerRequirements ?? [])],
+    successUrl: input.successUrl ?? null, failedUrl: input.failedUrl ?? null, redirectUrl: input.redirectUrl ?? null, duration: input.duration,
+  };
+}
+
+async function openSession(
+  platform: Platform, terms: CheckoutTerms, link: { linkId: string } | null, metadata: EventMetadata,
+): Promise<{ sessionId: string; readModels: Promise<void> }> {
+  const now = platform.runtime.now();
+  const sessionId = platform.runtime.newId();
+  const duration = link ? Math.min(terms.duration, LINK_SESSION_DURATION_SECONDS) : terms.duration;
+  const { position, events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
+    type: 'CreateSession', tenant: { clientId: terms.clientId },
+    session: {
+      ...terms, duration, sessionId, paymentLinkId: link?.linkId ?? null, checkoutToken: newToken(),
+      status: link ? 'ATTEMPT' : 'ACTIVE',
+      paymentConfigs: paymentConfigsFor(platform.catalog, terms.currency, terms.totalAmount, terms.paymentMethodsAllowed),
+      expiresAt: new Date(now.getTime() + duration * 1000).toISOString(), createdAt: now.toISOString(),
+    },
+  }, metadata, { expectNewStream: true });
+  return { sessionId, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
+}
+
+export async function createSession(
+  platform: Platform, clientId: string, input: CreateCheckoutSession, metadata: EventMetadata,
+): Promise<{ sessionId: string; readModels: Promise<void> }> {
+  return openSession(platform, await checkedTerms(platform, clientId, input), null, metadata);
+}
+
+/** A new session (ATTEMPT) from an active link; an inactive one is refused (422), a deleted one is not found. */
+export async function openSessionFromLink(
+  platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata,
+): Promise<{ sessionId: string; readModels: Promise<void> }> {
+  const state = await loadLink(platform, linkId);
+  if (!state.link || state.deleted || !visibleTo(tenant, state.link.clientId)) throw domainNotFound('payment link not found');
+  if (!linkActive(state, platform.runtime.now())) throw domainPrecondition(`payment link ${linkId} is inactive; activate it first`);
+  const { linkId: _linkId, checkoutToken: _token, activeUntil: _until, createdAt: _created, ...terms } = state.link;
+  return openSession(platform, terms, { linkId }, metadata);
+}
+
+export async function createLink(
+  platform: Platform, clientId: string, input: CreateCheckoutSession, metadata: EventMetadata,
+): Promise<{ linkId: string; readModels: Promise<void> }> {
+  const terms = await checkedTerms(platform, clientId, input);
+  const now = platform.runtime.now();
+  const linkId = platform.runtime.newId();
+  const { position, events } = await handleCommand(platform.storage.store, linkStream(linkId), linkDecider, {
+    type: 'CreateLink', tenant: { clientId },
+    link: {
+      ...terms, linkId, checkoutToken: newToken(), activeUntil: new Date(now.getTime() + terms.duration * 1000).toISOString(),
+      createdAt: now.toISOString(),
+    },
+  }, metadata, { expectNewStream: true });
+  return { linkId, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
+}
+
+async function runLink(platform: Platform, linkId: string, command: Parameters<typeof linkDecider.decide>[0], metadata: EventMetadata) {
+  const { position } = await handleCommand(platform.storage.store, linkStream(linkId), linkDecider, command, metadata);
+  await platform.readYourWrites(position);
+}
+
+export function activateLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
+  return runLink(platform, linkId, { type: 'Activate', tenant, now: platform.runtime.now() }, metadata);
+}
+
+export function deleteLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
+  return runLink(platform, linkId, { type: 'Delete', tenant, now: platform.runtime.now() }, metadata);
+}
+
+async function runSession(platform: Platform, sessionId: string, command: Parameters<typeof sessionDecider.decide>[0], metadata: EventMetadata) {
+  const { position, events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, command, metadata);
+  await platform.readYourWrites(position, events.map((e) => e.type));
+}
+
+/** DELETE: an open session becomes EXPIRED at once; an expired one stays so; a paid or final one is refused (422). */
+export function expireSession(platform: Platform, tenant: Tenant, sessionId: string, reason: 'DELETED' | 'EXPIRES_AT', metadata: EventMetadata): Promise<void> {
+  return runSession(platform, sessionId, { type: 'Expire', tenant, reason, now: platform.runtime.now() }, metadata);
+}
+
+export function refreshSession(platform: Platform, tenant: Tenant, sessionId: string, metadata: EventMetadata): Promise<void> {
+  return runSession(platform, sessionId, { type: 'Refresh', tenant, now: platform.runtime.now() }, metadata);
+}
+
+/** The payer picked a method on the page: an ATTEMPT session becomes ACTIVE (an ACTIVE one stays so). */
+export function chooseSessionMethod(platform: Platform, sessionId: string, method: string, metadata: EventMetadata): Promise<void> {
+  return runSession(platform, sessionId, { type: 'ChooseMethod', tenant: 'any', method, now: platform.runtime.now() }, metadata);
+}
+
+/** The session's move to PROCESSING_PAYMENT for its payment (the pay call's, or the reactor's for a process that stopped). */
+export function startSessionPayment(
+  platform: Platform, sessionId: string, paymentId: string, method: string | null, metadata: EventMetadata,
+): Promise<void> {
+  const eventId = deterministicId('checkout-session-payment-started', sessionId, paymentId);
+  return runSession(platform, sessionId, { type: 'StartPayment', tenant: 'any', paymentId, method, eventId, now: platform.runtime.now() }, metadata);
+}
+
+export function endSessionPayment(
+  platform: Platform, sessionId: string, paymentId: string, ending: PaymentOutcome, metadata: EventMetadata,
+): Promise<void> {
+  const eventId = deterministicId('checkout-session-payment-ended', sessionId, paymentId);
+  return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
+}
+
+type PayerFields = NonNullable<PayCheckoutSession['customer']>;
+const PAYER_FIELDS = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'] as const;
+
+/** The customer requirements the payer's fields (over the session's customer) leave unmet. */
+export function missingRequirements(requirements: readonly string[], customer: PayerFields): string[] {
+  return requirements.filter((field) => {
+    const value = (customer as Record<string, unknown>)[field];
+    if (field === 'address') return typeof value !== 'object' || value === null || Object.keys(value).length === 0;
+    return typeof value !== 'string' || value.trim() === '';
+  });
+}
+
+/** The payment's payer: the session's customer by id, or the payer's fields (matched or created by the payments context). */
+function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'customer'> {
+  if (customer.id) return { customerId: customer.id };
+  if (!customer.documentNumber && !customer.email) return {};
+  const fields: Record<string, string> = {};
+  for (const field of PAYER_FIELDS) if (customer[field] !== undefined) fields[field] = customer[field]!;
+  if (customer.address?.country) fields.country = customer.address.country;
+  return { customer: fields };
+}
+
+/**
+ * Pays a session: its one payment, to its first ACCOUNT destination, for its total, with the payer's method
+ * (one of paymentMethodsAllowed) and fields (meeting customerRequirements). The payment's externalId is derived
+ * from the session, so two pays at once create one payment (the other is a 409).
+ */
+export async function paySession(
+  platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata,
+): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
+  const state = await loadSession(platform, sessionId);
+  if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
+  const session = assertPayable(state, platform.runtime.now());
+  const origin = input.origins?.[0];
+  if (origin && !session.paymentMethodsAllowed.includes(origin.type)) {
+    throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);
+  }
+  const customer: PayerFields = { ...(session.customer as PayerFields | null ?? {}), ...(input.customer ?? {}) };
+  const missing = missingRequirements(session.customerRequirements, customer);
+  if (missing.length > 0) throw domainInvalid(`customer: missing required fields ${missing.join(', ')}`);
+  const destination = (session.destinations as Array<{ type: string; account?: { accountNumber: string } }>).find((d) => d.type === 'ACCOUNT')!;
+  const account = await platform.readModels.selectFrom('accounts').select(['identity_id', 'account_number'])
+    .where('client_id', '=', session.clientId).where('account_number', '=', destination.account!.accountNumber).executeTakeFirst();
+  if (!account) throw domainPrecondition(`account ${destination.account!.accountNumber} of the session no longer exists`);
+  const purchaseCurrency = origin?.currency && origin.currency !== session.currency ? origin.currency : undefined;
+  const clientId = session.clientId;
+  const payment = await createPayment(platform, clientId, {
+    externalId: `checkout-${sessionId}`, identityId: account.identity_id, accountNumber: account.account_number,
+    totalAmount: session.totalAmount, currency: session.currency as CreatePayment['currency'], type: 'PURCHASE',
+    description: input.description ?? `Checkout session ${sessionId}`,
+    ...(purchaseCurrency ? { purchaseCurrency: purchaseCurrency as CreatePayment['purchaseCurrency'] } : {}),
+    ...(input.origins ? { origins: input.origins } : {}),
+    ...payerOf(customer),
+  }, metadata, { checkoutSessionId: sessionId });
+  try {
+    await startSessionPayment(platform, sessionId, payment.row.payment_id, origin?.type ?? null, metadata);
+  } catch (error) {
+    // The session moved meanwhile (expired, deleted): the payment stands, and the reactor hears of it too.
+    if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
+  }
+  return payment;
+}
+
+/** How a payment's end moves its session, or null when it has not ended. */
+export function outcomeOf(eventType: string, to: SessionStatus | string): PaymentOutcome | null {
+  if (eventType === 'PaymentSettled') return { outcome: 'SETTLED' };
+  if (eventType === 'PaymentFailed' || eventType === 'PaymentExpired' || eventType === 'PaymentUnsettled') return { outcome: 'FAILED', reason: to };
+  return null;
+}

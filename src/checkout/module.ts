@@ -1,0 +1,14 @@
+import { defineContext } from '../module.ts';
+import { checkoutProjector } from '../../projections/checkout.ts';
+import { expireDueSessions } from './jobs.ts';
+import { checkoutReactor } from './reactor.ts';
+import { checkoutRoutes } from './routes.ts';
+
+/** Checkout sessions, payment links and the hosted pages a payer uses. */
+export const checkoutContext = defineContext({
+  name: 'checkout',
+  routes: checkoutRoutes,
+  projectors: [checkoutProjector],
+  reactors: (platform) => [checkoutReactor(platform)],
+  jobs: (platform) => [{ name: 'expire-checkout-sessions', schedule: platform.config.expiryCron, run: () => expireDueSessions(platform) }],
+});

@@ -1,0 +1,384 @@
+/**
+ * The Checkout sessions and Payment links endpoints of the interface, and the hosted pages a payer opens (their
+ * checkout token is their only credential: no client token, the per-address rate limit).
+ */
+import { sql, type Expression, type SqlBool } from 'kysely';
+import type { Request } from 'express';
+import {
+  checkoutSessionPageSchema, checkoutSessionSchema, checkoutTokenParamSchema, createCheckoutSessionSchema, createPaymentLinkSchema,
+  hostedMethodSchema, hostedPaySchema, hostedSessionOpenedSchema, hostedStatusSchema, listCheckoutSessionsQuerySchema, listPaymentLinksQuerySchema,
+  MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
+} from '../../schemas/checkout.ts';
+import { idParamSchema } from '../../schemas/common.ts';
+import { paymentSchema } from '../../schemas/payments.ts';
+import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
+import type { CheckoutSessionRow } from '../../projections/checkout.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { invalidParam } from '../http/errors.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import { dayRange } from '../http/dates.ts';
+import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
+import { detailedPayment, paymentRecord } from '../payments/records.ts';
+import { effectiveStatus } from './decider.ts';
+import {
+  activateLink, chooseSessionMethod, createLink, createSession, deleteLink, expireSession, linkByToken, openSessionFromLink, ownedLink, ownedSession,
+  paySession, refreshSession, sessionByToken,
+} from './handlers.ts';
+import { linkRecord, sessionRecord } from './records.ts';
+import { deactivatedPage, linkPage, notFoundPage, PAGE_ASSETS, PAGE_ASSETS_PATH, PAGE_HEADERS, sessionPage } from './pages.ts';
+
+const sessionTags = ['Checkout sessions'];
+const linkTags = ['Payment links'];
+const pageTags = ['Hosted checkout'];
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const sessionNotFound = { description: 'no such checkout session for this client; another client’s answers the same, and nothing changes', schema: errorSchema } as const;
+const linkNotFound = { description: 'no such payment link for this client (or it was deleted); another client’s answers the same', schema: errorSchema } as const;
+const htmlResponse = { description: 'HTML', contentType: 'text/html', schema: { type: 'string' } } as const;
+
+const sortColumns: Record<string, string> = { createdAt: 'created_at', expiresAt: 'expires_at', totalAmount: 'total_amount', status: 'status' };
+
+const listOf = (text: string | undefined) => {
+  if (text === undefined) return undefined;
+  const values = [...new Set(text.split(',').map((value) => value.trim()).filter(Boolean))];
+  if (values.length > MAX_FILTER_VALUES) throw invalidParam(`query parameter lists hold at most ${MAX_FILTER_VALUES} values`);
+  return values;
+};
+
+/** The origin the caller reached this service at: the hosted pages' URLs live there. */
+const originOf = (req: Request) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
+
+export function checkoutRoutes(services: Services): AnyRoute[] {
+  const db = services.readModels;
+  const now = () => services.runtime.now();
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const sessionOf = async (req: Request, sessionId: string) =>
+    sessionRecord(await ownedSession(db, tenantOf(req), sessionId), originOf(req), now());
+  const linkOf = async (req: Request, linkId: string) => linkRecord(await ownedLink(db, tenantOf(req), linkId), originOf(req), now());
+
+  /** The sessions with their payments embedded (v2), detailed as GET /payments/:id answers them. */
+  const withPayments = async (rows: CheckoutSessionRow[], req: Request) => {
+    const ids = rows.map((row) => row.session_id);
+    const payments = ids.length === 0 ? [] : await scopedTo(db, 'payments', clientIdOf(req)).where('checkout_session_id', 'in', ids)
+      .orderBy('created_at').execute();
+    return rows.map((row) => ({
+      ...sessionRecord(row, originOf(req), now()),
+      payments: payments.filter((p) => p.checkout_session_id === row.session_id).map((p) => detailedPayment(p, services.provider.name)),
+    }));
+  };
+
+  const hostedPayment = async (row: CheckoutSessionRow) => {
+    if (!row.payment_id) return null;
+    return db.selectFrom('payments').select('status').where('payment_id', '=', row.payment_id).executeTakeFirst();
+  };
+
+  return [
+    defineRoute({
+      method: 'get', path: '/checkout-sessions', operationId: 'listCheckoutSessions', summary: 'List checkout sessions', tags: sessionTags,
+      access: 'client', headers: [apiVersionHeaderDoc],
+      description: 'Filters: identityId (the owner), accountNumber (an ACCOUNT destination), status (as readers see it: an open session ' +
+        'past expiresAt is EXPIRED), startDate and endDate (the creation day, dd/mm/yyyy, UTC, inclusive). Sort is field:asc or field:desc ' +
+        '(createdAt, expiresAt, totalAmount, status; default createdAt:desc), ties broken by id. With service-api-version 24-04-2025 (v2) ' +
+        'each session embeds its payments (`payments`, in the detailed transaction shape).',
+      schemas: { query: listCheckoutSessionsQuerySchema },
+      responses: { 200: { description: 'a page of sessions', schema: checkoutSessionPageSchema } },
+      async handler({ query, req }) {
+        const version = apiVersionOf(req);
+        const { from, before } = dayRange(query.startDate, query.endDate);
+        const at = now();
+        let filtered = scopedTo(db, 'checkout_sessions', clientIdOf(req));
+        if (query.identityId) filtered = filtered.where('owner_identity_id', '=', query.identityId);
+        if (query.accountNumber) filtered = filtered.where(sql<SqlBool>`account_numbers @> ${JSON.stringify([query.accountNumber])}::jsonb`);
+        if (query.status) {
+          const status = query.status;
+          filtered = filtered.where((eb) => {
+            const open = eb('status', 'in', ['ATTEMPT', 'ACTIVE']);
+            if (status === 'EXPIRED') return eb.or([eb('status', '=', 'EXPIRED'), eb.and([open, eb('expires_at', '<=', at)])]);
+            if (status === 'ATTEMPT' || status === 'ACTIVE') return eb.and([eb('status', '=', status), eb('expires_at', '>', at)]);
+            return eb('status', '=', status) as Expression<SqlBool>;
+          });
+        }
+        if (from) filtered = filtered.where('created_at', '>=', from);
+        if (before) filtered = filtered.where('created_at', '<', before);
+        const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [string, 'asc' | 'desc'];
+        const page = pageRequest(query);
+        const [rows, count] = await Promise.all([
+          filtered.orderBy(sql.raw(`${sortColumns[field]!} ${direction}`)).orderBy('session_id', direction).limit(page.limit).offset(page.offset).execute(),
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+        ]);
+        const results = version === 2 ? await withPayments(rows, req) : rows.map((row) => sessionRecord(row, originOf(req), at));
+        return { status: 200, body: pageOfResults<unknown>(results, Number((count as { n: string }).n), page) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/checkout-sessions/:id', operationId: 'getCheckoutSession', summary: 'Get a checkout session', tags: sessionTags,
+      access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the session', schema: checkoutSessionSchema }, 404: sessionNotFound },
+      async handler({ params, req }) {
+        return { status: 200, body: await sessionOf(req, params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/checkout-sessions/:id', operationId: 'deleteCheckoutSession', summary: 'Expire a checkout session now',
+      description: 'An ATTEMPT or ACTIVE session becomes EXPIRED (its page shows so); an expired one stays so. A session whose payment ' +
+        'is running or done (PROCESSING_PAYMENT, FINISHED, FAILED) cannot be deleted (422).',
+      tags: sessionTags, access: 'client', schemas: { params: idParamSchema },
+      responses: {
+        200: { description: 'the session, EXPIRED', schema: checkoutSessionSchema }, 404: sessionNotFound,
+        422: { description: 'the session’s payment is running or done', schema: errorSchema },
+      },
+      async handler({ params, req }) {
+        await expireSession(services, tenantOf(req), params.id, 'DELETED', meta(req));
+        return { status: 200, body: await sessionOf(req, params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/checkout-sessions', operationId: 'createCheckoutSession', summary: 'Create a checkout session',
+      description: 'The service computes each item’s tax (FIXED: the amount; PERCENTAGE: of preTaxAmount, half-up at the currency’s ' +
+        'scale), totalAmount = preTaxAmount + tax, the sums, paymentConfigs (per currency the payer may pay in: product, catalog rate, ' +
+        'and per allowed method enabled, requiredFields and purchaseAmount), checkoutToken, url (the hosted page) and expiresAt = ' +
+        'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). At least one destination is an ' +
+        'ACCOUNT destination naming one of your ACTIVE accounts in the session’s currency: the payment is credited to the first. ' +
+        'The session starts ACTIVE.',
+      tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema },
+      responses: {
+        201: { description: 'the session', schema: checkoutSessionSchema },
+        404: { description: 'no such identity (owner), account or customer for this client', schema: errorSchema },
+      },
+      async handler({ body, req }) {
+        const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, meta(req));
+        await readModels;
+        return { status: 201, body: await sessionOf(req, sessionId) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/checkout-sessions/:id/payments', operationId: 'payCheckoutSession', summary: 'Pay a checkout session',
+      description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to its first ACCOUNT destination, carrying ' +
+        'checkoutSessionId) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
+        'expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer ' +
+        'pushes the funds). customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
+        'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once.',
+      tags: sessionTags, access: 'client', schemas: { params: idParamSchema, body: payCheckoutSessionSchema },
+      responses: {
+        200: { description: 'the payment', schema: paymentSchema }, 404: sessionNotFound,
+        409: { description: 'the session is being paid by another request', schema: errorSchema },
+        422: { description: 'the session cannot be paid in its status (named in the message)', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const { row, readModels } = await paySession(services, tenantOf(req), params.id, body, meta(req));
+        return { status: 200, body: paymentRecord(row), readModels };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/checkout-sessions/token/:token/refresh', operationId: 'refreshCheckoutSession',
+      summary: 'Extend a checkout session by its token',
+      description: 'expiresAt becomes now + the session’s duration, for a session that is not final (ATTEMPT, ACTIVE, PROCESSING_PAYMENT); ' +
+        'an expired, finished or failed one is refused (422).',
+      tags: sessionTags, access: 'client', schemas: { params: checkoutTokenParamSchema },
+      responses: {
+        200: { description: 'the session', schema: checkoutSessionSchema }, 404: sessionNotFound,
+        422: { description: 'the session is final', schema: errorSchema },
+      },
+      async handler({ params, req }) {
+        const row = await sessionByToken(db, params.token, clientIdOf(req));
+        await refreshSession(services, tenantOf(req), row.session_id, meta(req));
+        return { status: 200, body: await sessionOf(req, row.session_id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payment-links/token/:token/checkout-sessions', operationId: 'openCheckoutSessionFromLink',
+      summary: 'Open a checkout session from a payment link',
+      description: 'A new session with the link’s items, methods, destinations and customer, in status ATTEMPT (no method chosen yet), ' +
+        `lasting the link’s duration or 30 minutes, whichever is shorter. An inactive link is refused (422); a deleted one is not found.`,
+      tags: linkTags, access: 'client', schemas: { params: checkoutTokenParamSchema },
+      responses: {
+        201: { description: 'the session', schema: checkoutSessionSchema }, 404: linkNotFound,
+        422: { description: 'the link is inactive', schema: errorSchema },
+      },
+      async handler({ params, req }) {
+        const link = await linkByToken(db, params.token, clientIdOf(req));
+        const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, meta(req));
+        await readModels;
+        return { status: 201, body: await sessionOf(req, sessionId) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payment-links', operationId: 'listPaymentLinks', summary: 'List payment links', tags: linkTags, access: 'client',
+      description: 'Filters, each comma-separated: ids, statuses (true or ACTIVE, false or INACTIVE, judged now), accountNumbers (ACCOUNT ' +
+        'destinations), customerEmails, identityIds (owners). Newest first; limit with offset or cursor. Deleted links are not listed.',
+      schemas: { query: listPaymentLinksQuerySchema },
+      responses: { 200: { description: 'a page of links', schema: paymentLinkPageSchema } },
+      async handler({ query, req }) {
+        const at = now();
+        let filtered = scopedTo(db, 'payment_links', clientIdOf(req)).where('deleted', '=', false);
+        const ids = listOf(query.ids);
+        if (ids) filtered = filtered.where('link_id', 'in', ids);
+        const statuses = listOf(query.statuses)?.map((s) => s === 'true' || s === 'ACTIVE');
+        if (statuses && !(statuses.includes(true) && statuses.includes(false))) {
+          filtered = filtered.where('active_until', statuses[0] ? '>' : '<=', at);
+        }
+        const accounts = listOf(query.accountNumbers);
+        if (accounts) filtered = filtered.where((eb) => eb.or(accounts.map((n) => sql<SqlBool>`account_numbers @> ${JSON.stringify([n])}::jsonb`)));
+        const emails = listOf(query.customerEmails)?.map((e) => e.toLowerCase());
+        if (emails) filtered = filtered.where('customer_email', 'in', emails);
+        const owners = listOf(query.identityIds);
+        if (owners) filtered = filtered.where('owner_identity_id', 'in', owners);
+        const page = pageRequest(query);
+        const [rows, count] = await Promise.all([
+          filtered.orderBy('created_at', 'desc').orderBy('link_id', 'desc').limit(page.limit).offset(page.offset).execute(),
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+        ]);
+        return { status: 200, body: pageOfResults(rows.map((row) => linkRecord(row, originOf(req), at)), Number((count as { n: string }).n), page) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payment-links/:id', operationId: 'getPaymentLink', summary: 'Get a payment link', tags: linkTags, access: 'client',
+      schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the link', schema: paymentLinkSchema }, 404: linkNotFound },
+      async handler({ params, req }) {
+        return { status: 200, body: await linkOf(req, params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payment-links', operationId: 'createPaymentLink', summary: 'Create a payment link',
+      description: 'The same body as a checkout session’s, checked and computed the same way. The link is active (status true) for ' +
+        '`duration` seconds; its url opens a new session for each payer (or shows that the link is deactivated).',
+      tags: linkTags, access: 'client', schemas: { body: createPaymentLinkSchema },
+      responses: {
+        201: { description: 'the link', schema: paymentLinkSchema },
+        404: { description: 'no such identity (owner), account or customer for this client', schema: errorSchema },
+      },
+      async handler({ body, req }) {
+        const { linkId, readModels } = await createLink(services, clientIdOf(req), body, meta(req));
+        await readModels;
+        return { status: 201, body: await linkOf(req, linkId) };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/payment-links/:id', operationId: 'deletePaymentLink', summary: 'Delete a payment link',
+      description: 'The link is gone: the API answers 404 for it from now on, and its url shows the deactivated page.',
+      tags: linkTags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'deleted (no body)' }, 404: linkNotFound },
+      async handler({ params, req }) {
+        await deleteLink(services, tenantOf(req), params.id, meta(req));
+        return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payment-links/:id/activate', operationId: 'activatePaymentLink', summary: 'Activate a payment link',
+      description: 'The link is active again for `duration` seconds from now.',
+      tags: linkTags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the link', schema: paymentLinkSchema }, 404: linkNotFound },
+      async handler({ params, req }) {
+        await activateLink(services, tenantOf(req), params.id, meta(req));
+        return { status: 200, body: await linkOf(req, params.id) };
+      },
+    }),
+
+    // The hosted pages: the checkout token in the path is the only credential.
+    defineRoute({
+      method: 'get', path: `${PAGE_ASSETS_PATH}/:file`, operationId: 'checkoutPageAsset', summary: 'The hosted pages’ script and stylesheet',
+      tags: pageTags, access: 'public', raw: true,
+      schemas: { params: { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', enum: Object.keys(PAGE_ASSETS) } } } as const },
+      responses: { 200: { description: 'the file', contentType: 'application/octet-stream' } },
+      async handler({ params, res }) {
+        const asset = PAGE_ASSETS[params.file]!;
+        res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache' }).type(asset.contentType).send(asset.text);
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/checkout/:token', operationId: 'checkoutPage', summary: 'The hosted checkout page of a session',
+      description: 'Items, taxes, totals (in the session’s currency and per other currency), the allowed methods, the required customer ' +
+        'fields, and pay; then the payment’s progress, and the way to successUrl or failedUrl. An expired, finished or failed session ' +
+        'shows its page. Works offline: its script and stylesheet come from this service, under a strict Content-Security-Policy.',
+      tags: pageTags, access: 'public', raw: true, schemas: { params: checkoutTokenParamSchema },
+      responses: { 200: htmlResponse, 404: htmlResponse },
+      async handler({ params, res }) {
+        const row = await db.selectFrom('checkout_sessions').selectAll().where('checkout_token', '=', params.token).executeTakeFirst();
+        res.set(PAGE_HEADERS).type('html');
+        if (!row) res.status(404).send(notFoundPage());
+        else res.send(sessionPage(row, services.catalog, now()));
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/checkout/:token/status', operationId: 'checkoutPageStatus', summary: 'A session’s progress, for its page',
+      tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema },
+      responses: { 200: { description: 'the status, and where the payer goes now', schema: hostedStatusSchema }, 404: sessionNotFound },
+      async handler({ params }) {
+        const row = await sessionByToken(db, params.token);
+        const status = effectiveStatus(row.status, row.expires_at, now());
+        const payment = await hostedPayment(row);
+        const redirectTo = status === 'FINISHED' ? row.success_url ?? row.redirect_url : status === 'FAILED' ? row.failed_url : null;
+        return { status: 200, body: { status, paymentStatus: payment?.status ?? null, redirectTo }, headers: { 'Cache-Control': 'no-store' } };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/checkout/:token/method', operationId: 'checkoutPageMethod', summary: 'The payer picked a method on the page',
+      description: 'A session opened from a link (ATTEMPT) becomes ACTIVE; an ACTIVE one stays so. The method must be one of the ' +
+        'session’s allowed methods (400), and the session open (422).',
+      tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedMethodSchema },
+      responses: {
+        200: { description: 'the session’s status', schema: hostedStatusSchema },
+        404: sessionNotFound, 422: { description: 'the session cannot be paid in its status', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const row = await sessionByToken(db, params.token);
+        await chooseSessionMethod(services, row.session_id, body.method, { clientId: row.client_id, actor: 'payer', correlationId: req.id });
+        const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, now());
+        return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/checkout/:token/pay', operationId: 'checkoutPagePay', summary: 'Pay from the hosted page',
+      description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, and the payer’s fields; as ' +
+        'POST /checkout-sessions/:id/payments. The card number reaches the event store masked; the cvv is checked for shape and dropped.',
+      tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedPaySchema },
+      responses: {
+        200: { description: 'the payment started; follow it at /checkout/{token}/status', schema: hostedStatusSchema },
+        404: sessionNotFound, 422: { description: 'the session cannot be paid in its status', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const row = await sessionByToken(db, params.token);
+        const { cvv, ...fields } = body.fields ?? {};
+        if (cvv !== undefined && !/^\d{3,4}$/.test(cvv)) throw invalidParam('fields.cvv: 3 or 4 digits');
+        const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
+        const origin = { type: body.method, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
+        const metadata = { clientId: row.client_id, actor: 'payer', correlationId: req.id };
+        const { row: payment, readModels } = await paySession(services, 'any', row.session_id, {
+          origins: [origin], ...(body.customer ? { customer: body.customer } : {}),
+        }, metadata);
+        return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/pay/:token', operationId: 'paymentLinkPage', summary: 'The hosted page of a payment link',
+      description: 'An active link offers to open a new checkout session; an inactive or deleted one shows the deactivated page (410).',
+      tags: pageTags, access: 'public', raw: true, schemas: { params: checkoutTokenParamSchema },
+      responses: { 200: htmlResponse, 404: htmlResponse, 410: htmlResponse },
+      async handler({ params, res }) {
+        res.set(PAGE_HEADERS).type('html');
+        const row = await db.selectFrom('payment_links').selectAll().where('checkout_token', '=', params.token).executeTakeFirst();
+        if (!row) res.status(404).send(notFoundPage());
+        else if (row.deleted || row.active_until.getTime() <= now().getTime()) res.status(410).send(deactivatedPage());
+        else res.send(linkPage(row));
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/pay/:token/sessions', operationId: 'paymentLinkPageOpen', summary: 'Open a session from a link’s page',
+      tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema },
+      responses: {
+        201: { description: 'the new session’s page', schema: hostedSessionOpenedSchema }, 404: linkNotFound,
+        422: { description: 'the link is deactivated', schema: errorSchema },
+      },
+      async handler({ params, req }) {
+        const link = await linkByToken(db, params.token);
+        const metadata = { clientId: link.client_id, actor: 'payer', correlationId: req.id };
+        const { sessionId, readModels } = await openSessionFromLink(services, 'any', link.link_id, metadata);
+        await readModels;
+        const session = await ownedSession(db, 'any', sessionId);
+        return { status: 201, body: { url: `/checkout/${session.checkout_token}` } };
+      },
+    }),
+  ];
+}

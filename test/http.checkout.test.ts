@@ -1,0 +1,257 @@
+import { expect } from 'chai';
+import { databaseTargets } from './support/targets.ts';
+import type { TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
+import { runSettlementBatch } from '../src/payments/jobs.ts';
+import { expireDueSessions } from '../src/checkout/jobs.ts';
+import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
+import { until } from './support/until.ts';
+
+const PROVIDER_SECRET = 'test-provider-secret';
+const card = { ...TEST_CARD, cvv: '123' };
+
+for (const target of databaseTargets()) {
+  describe(`checkout sessions and payment links over HTTP: ${target.name}`, function () {
+    this.timeout(120_000);
+    let service: TestService;
+    let asAlice: Record<string, string>;
+    let asBob: Record<string, string>;
+    let tenants: TwoTenants;
+    let identityId: string;
+    let clp: { id: string; accountNumber: string };
+    const clock = movableClock();
+
+    const post = (path: string, body?: unknown, headers = asAlice) => service.request('POST', path, { headers, body });
+    const get = (path: string, headers = asAlice) => service.request('GET', path, { headers });
+    const del = (path: string, headers = asAlice) => service.request('DELETE', path, { headers });
+    const received = providerReceipts(() => service, PROVIDER_SECRET);
+    const terms = (extra: Record<string, unknown> = {}) => ({
+      items: [
+        { description: 'Coffee 1 kg', preTaxAmount: '10000', tax: { name: 'IVA', type: 'PERCENTAGE', value: '19' } },
+        { description: 'Shipping', preTaxAmount: '2990', tax: { name: 'Fixed fee', type: 'FIXED', value: '10' } },
+        { description: 'Sticker', preTaxAmount: '500' },
+      ],
+      currency: 'CLP', paymentMethodsAllowed: ['CARD', 'FINTOC'],
+      destinations: [{ type: 'ACCOUNT', amount: '15400', account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' } }],
+      duration: 600, owner: { identityId, name: 'Shop' }, customerRequirements: ['email', 'firstName'],
+      successUrl: 'https://shop.example.com/thanks', failedUrl: 'https://shop.example.com/sorry', ...extra,
+    });
+    const newSession = async (extra: Record<string, unknown> = {}) => {
+      const created = await post('/checkout-sessions', terms(extra));
+      expect(created.status, created.text).to.equal(201);
+      return created.body;
+    };
+    const payer = { email: 'ana@example.com', firstName: 'Ana' };
+
+    before(async () => {
+      tenants = await startTwoTenants(target, { runtime: clock, env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET } });
+      ({ service, asAlice, asBob } = tenants);
+      identityId = (await post('/identities', { type: 'ORGANIZATION', name: 'Shop', country: 'CHL', email: 'shop@example.com' })).body.id;
+      const account = await post('/accounts', { identityId, type: 'CHECKING', currency: 'CLP' });
+      clp = { id: account.body.id, accountNumber: account.body.accountNumber };
+    });
+    after(async () => {
+      await tenants?.close();
+    });
+
+    it('creates a session with amounts, taxes and payment configs computed from its items', async () => {
+      const session = await newSession();
+      expect(session).to.include({ status: 'ACTIVE', currency: 'CLP', preTaxAmount: '13490', totalAmount: '15400', paymentLinkId: null, paymentId: null });
+      expect(session.items[0]).to.deep.equal({ description: 'Coffee 1 kg', preTaxAmount: '10000', totalAmount: '11900', tax: { name: 'IVA', type: 'PERCENTAGE', value: '19', amount: '1900' } });
+      expect(session.items[1].totalAmount).to.equal('3000');
+      expect(session.items[2]).to.include({ totalAmount: '500', tax: null });
+      expect(session.url).to.equal(`${service.baseUrl}/checkout/${session.checkoutToken}`);
+      expect(Date.parse(session.expiresAt) - Date.parse(session.createdAt)).to.equal(600_000);
+      const own = session.paymentConfigs[0];
+      expect(own).to.include({ currency: 'CLP', product: 'CLP:CLP', exchangeRate: '1' });
+      expect(own.paymentMethods.map((m: { type: string }) => m.type)).to.deep.equal(['CARD', 'FINTOC']);
+      expect(own.paymentMethods[0]).to.include({ id: 'card-clp', enabled: true, purchaseAmount: '15400' });
+      const usdc = session.paymentConfigs.find((c: { currency: string }) => c.currency === 'USD');
+      if (usdc) expect(usdc).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.deep.equal(session);
+    });
+
+    it('refuses a client total that disagrees with the items, a pay-out method, a foreign account, naming the field', async () => {
+      const wrongTotal = await post('/checkout-sessions', terms({ totalAmount: '15401' }));
+      expect(wrongTotal.status).to.equal(400);
+      expect(wrongTotal.body.message).to.match(/^totalAmount: 15401 disagrees with the items, which come to 15400 CLP/);
+      const wrongItem = await post('/checkout-sessions', { ...terms(), items: [{ description: 'x', preTaxAmount: '100', totalAmount: '120', tax: { name: 'IVA', type: 'PERCENTAGE', value: '19' } }] });
+      expect(wrongItem.status).to.equal(400);
+      expect(wrongItem.body.message).to.match(/^items\[0\]\.totalAmount/);
+      const decimals = await post('/checkout-sessions', { ...terms(), items: [{ description: 'x', preTaxAmount: '100.5' }] });
+      expect(decimals.status).to.equal(400);
+      expect(decimals.body.message).to.match(/^items\[0\]\.preTaxAmount/);
+      const payOut = await post('/checkout-sessions', terms({ paymentMethodsAllowed: ['BANK_ACCOUNT'] }));
+      expect(payOut.status).to.equal(400);
+      expect(payOut.body.message).to.include('paymentMethodsAllowed[0]');
+      const short = await post('/checkout-sessions', terms({ duration: 10 }));
+      expect(short.status).to.equal(400);
+      expect(short.body.message).to.include('duration');
+      const bobs = await post('/checkout-sessions', terms(), asBob);
+      expect(bobs.status).to.equal(404);
+      const noAccount = await post('/checkout-sessions', terms({ destinations: [{ type: 'CARD', amount: '15400' }] }));
+      expect(noAccount.status).to.equal(400);
+      expect(noAccount.body.message).to.match(/^destinations: at least one ACCOUNT/);
+    });
+
+    it('pays a session: the payment carries checkoutSessionId, the session follows it to FINISHED', async () => {
+      const session = await newSession();
+      const missing = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: { email: 'ana@example.com' } });
+      expect(missing.status).to.equal(400);
+      expect(missing.body.message).to.equal('customer: missing required fields firstName');
+      const notAllowed = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'WEBPAY', webpay: {} }], customer: payer });
+      expect(notAllowed.status).to.equal(400);
+      expect(notAllowed.body.message).to.include('paymentMethodsAllowed: CARD, FINTOC');
+      expect((await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer }, asBob)).status).to.equal(404);
+
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+      expect(paid.body).to.include({ checkoutSessionId: session.id, totalAmount: '15400', currency: 'CLP', accountNumber: clp.accountNumber, type: 'PURCHASE' });
+      expect(JSON.stringify(paid.body)).not.to.include(card.number);
+      const after = (await get(`/checkout-sessions/${session.id}`)).body;
+      expect(after).to.include({ status: 'PROCESSING_PAYMENT', paymentId: paid.body.id });
+      const again = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      expect(again.status).to.equal(422);
+      expect(again.body.message).to.include('PROCESSING_PAYMENT');
+      const listed = await get(`/payments?checkoutSessionId=${session.id}`);
+      expect(listed.body.results.map((p: { id: string }) => p.id)).to.deep.equal([paid.body.id]);
+
+      await post(`/payments/${paid.body.id}/authorized`);
+      await post(`/payments/${paid.body.id}/captured`);
+      expect((await received(paid.body.id)).status).to.equal(200);
+      await runSettlementBatch(service.services);
+      await until(async () => (await get(`/checkout-sessions/${session.id}`)).body.status === 'FINISHED', { what: 'session FINISHED' });
+      const v2 = await service.request('GET', `/checkout-sessions?identityId=${identityId}&status=FINISHED`, { headers: { ...asAlice, 'service-api-version': '24-04-2025' } });
+      const mine = v2.body.results.find((s: { id: string }) => s.id === session.id);
+      expect(mine.payments.map((p: { id: string; status: string }) => [p.id, p.status])).to.deep.equal([[paid.body.id, 'SETTLED']]);
+      const bad = await service.request('GET', '/checkout-sessions', { headers: { ...asAlice, 'service-api-version': 'v3' } });
+      expect(bad.status).to.equal(400);
+    });
+
+    it('a declined card fails the session', async () => {
+      const session = await newSession();
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, {
+        origins: [{ type: 'CARD', card: { ...card, number: '4000000000000002' } }], customer: payer,
+      });
+      expect(paid.status, paid.text).to.equal(200);
+      await post(`/payments/${paid.body.id}/authorized`);
+      await until(async () => (await get(`/checkout-sessions/${session.id}`)).body.status === 'FAILED', { what: 'session FAILED' });
+      expect((await del(`/checkout-sessions/${session.id}`)).status).to.equal(422);
+    });
+
+    it('expires by time (readers at once, the job records it), refreshes, and expires on DELETE', async () => {
+      const session = await newSession({ duration: 60 });
+      const refreshed = await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`);
+      expect(refreshed.status).to.equal(200);
+      expect((await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`, undefined, asBob)).status).to.equal(404);
+      clock.advance(61_000);
+      expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('EXPIRED');
+      const late = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      expect(late.status).to.equal(422);
+      expect(late.body.message).to.include('EXPIRED');
+      expect((await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`)).status).to.equal(422);
+      const run = await expireDueSessions(service.services);
+      expect(run.expired).to.be.at.least(1);
+      const listed = await get(`/checkout-sessions?status=EXPIRED&sort=expiresAt:asc&limit=500`);
+      expect(listed.body.results.map((s: { id: string }) => s.id)).to.include(session.id);
+
+      const deleted = await newSession();
+      expect((await del(`/checkout-sessions/${deleted.id}`, asBob)).status).to.equal(404);
+      const answer = await del(`/checkout-sessions/${deleted.id}`);
+      expect(answer.status).to.equal(200);
+      expect(answer.body.status).to.equal('EXPIRED');
+      expect((await del(`/checkout-sessions/${deleted.id}`)).status).to.equal(200);
+      expect((await get(`/checkout-sessions/${deleted.id}`, asBob)).status).to.equal(404);
+    });
+
+    it('the expiry job on two instances at once records each expiry once: the session’s stream decides', async () => {
+      const sessions = [await newSession({ duration: 30 }), await newSession({ duration: 30 })];
+      clock.advance(31_000);
+      await Promise.all([expireDueSessions(service.services), expireDueSessions(service.services)]);
+      for (const session of sessions) {
+        const events = await service.services.storage.store.readStream(`checkout-session-${session.id}`, { limit: 100 });
+        expect(events.map((e) => e.type)).to.deep.equal(['CheckoutSessionCreated', 'CheckoutSessionExpired']);
+      }
+      expect((await expireDueSessions(service.services)).expired).to.equal(0);
+    });
+
+    it('lists with filters, dates, sort and paging, only the client’s own', async () => {
+      const today = new Date(clock.now());
+      const day = `${String(today.getUTCDate()).padStart(2, '0')}/${String(today.getUTCMonth() + 1).padStart(2, '0')}/${today.getUTCFullYear()}`;
+      const all = await get(`/checkout-sessions?startDate=${day}&endDate=${day}&limit=500`);
+      expect(all.status).to.equal(200);
+      expect(all.body.pagination.total).to.be.at.least(4);
+      const byAccount = await get(`/checkout-sessions?accountNumber=${clp.accountNumber}&limit=2&offset=1&sort=totalAmount:desc`);
+      expect(byAccount.body.results).to.have.length(2);
+      expect(byAccount.body.pagination).to.include({ count: 2, previous: 0 });
+      expect((await get('/checkout-sessions?accountNumber=none')).body.results).to.deep.equal([]);
+      expect((await get('/checkout-sessions', asBob)).body.pagination.total).to.equal(0);
+      expect((await get('/checkout-sessions?startDate=31/02/2026')).status).to.equal(400);
+      expect((await get('/checkout-sessions?sort=color:asc')).status).to.equal(400);
+      expect((await get('/checkout-sessions/nope')).status).to.equal(404);
+    });
+
+    it('payment links: active for duration seconds, activation, a session from the link, delete then 404, list filters', async () => {
+      const created = await post('/payment-links', terms({ duration: 120, customer: { email: 'Payer@Example.com' } }));
+      expect(created.status, created.text).to.equal(201);
+      const link = created.body;
+      expect(link).to.include({ status: true, duration: 120, totalAmount: '15400', currency: 'CLP' });
+      expect(link.url).to.equal(`${service.baseUrl}/pay/${link.checkoutToken}`);
+      expect((await get(`/payment-links/${link.id}`, asBob)).status).to.equal(404);
+
+      const opened = await post(`/payment-links/token/${link.checkoutToken}/checkout-sessions`);
+      expect(opened.status, opened.text).to.equal(201);
+      expect(opened.body).to.include({ status: 'ATTEMPT', paymentLinkId: link.id, totalAmount: '15400' });
+      expect((await post(`/payment-links/token/${link.checkoutToken}/checkout-sessions`, undefined, asBob)).status).to.equal(404);
+      const chooseMethod = (method: string) => service.request('POST', `/checkout/${opened.body.checkoutToken}/method`, { body: { method } });
+      const refused = await chooseMethod('PIX');
+      expect(refused.status).to.equal(400);
+      expect(refused.body.message).to.include('paymentMethodsAllowed: CARD, FINTOC');
+      expect((await chooseMethod('FINTOC')).body.status).to.equal('ACTIVE');
+      expect((await get(`/checkout-sessions/${opened.body.id}`)).body.status).to.equal('ACTIVE');
+
+      clock.advance(121_000);
+      expect((await get(`/payment-links/${link.id}`)).body.status).to.equal(false);
+      const inactive = await post(`/payment-links/token/${link.checkoutToken}/checkout-sessions`);
+      expect(inactive.status).to.equal(422);
+      expect((await get(`/payment-links?ids=${link.id}&statuses=false`)).body.results.map((l: { id: string }) => l.id)).to.deep.equal([link.id]);
+      expect((await get(`/payment-links?ids=${link.id}&statuses=ACTIVE`)).body.results).to.deep.equal([]);
+      const activated = await post(`/payment-links/${link.id}/activate`);
+      expect(activated.status).to.equal(200);
+      expect(activated.body.status).to.equal(true);
+      expect((await post(`/payment-links/${link.id}/activate`, undefined, asBob)).status).to.equal(404);
+
+      const filtered = await get(`/payment-links?customerEmails=payer@example.com,other@example.com&identityIds=${identityId}&accountNumbers=${clp.accountNumber}&limit=1`);
+      expect(filtered.body.results.map((l: { id: string }) => l.id)).to.deep.equal([link.id]);
+      expect((await get('/payment-links?statuses=maybe')).status).to.equal(400);
+      expect((await get(`/payment-links?cursor=0&limit=500`)).body.results.length).to.be.at.least(1);
+
+      expect((await del(`/payment-links/${link.id}`, asBob)).status).to.equal(404);
+      expect((await del(`/payment-links/${link.id}`)).status).to.equal(200);
+      expect((await get(`/payment-links/${link.id}`)).status).to.equal(404);
+      expect((await del(`/payment-links/${link.id}`)).status).to.equal(404);
+      expect((await get(`/payment-links?ids=${link.id}`)).body.results).to.deep.equal([]);
+      const page = await service.request('GET', `/pay/${link.checkoutToken}`, { unchecked: true });
+      expect(page.status).to.equal(410);
+      expect(page.text).to.include('This payment link is deactivated');
+    });
+
+    it('serves the session page with a strict Content-Security-Policy and no inline script', async () => {
+      const session = await newSession();
+      const page = await service.request('GET', `/checkout/${session.checkoutToken}`, { unchecked: true });
+      expect(page.status).to.equal(200);
+      const csp = page.headers.get('content-security-policy') ?? '';
+      expect(csp).to.include("default-src 'none'");
+      expect(csp).not.to.include('unsafe-inline');
+      expect(page.headers.get('referrer-policy')).to.equal('no-referrer');
+      expect(page.text).not.to.match(/<script(?![^>]*\bsrc=)[^>]*>/);
+      expect(page.text).not.to.match(/\b(?:src|href)="(?:https?:)?\/\//);
+      expect(page.text).to.include('15400 CLP');
+      expect(page.text).to.include('IVA (19%)');
+      expect(page.text).to.include('<label for="customer-email">');
+      const status = await service.request('GET', `/checkout/${session.checkoutToken}/status`);
+      expect(status.body).to.deep.equal({ status: 'ACTIVE', paymentStatus: null, redirectTo: null });
+      expect((await service.request('GET', '/checkout/unknownunknownunknown', { unchecked: true })).status).to.equal(404);
+    });
+  });
+}
