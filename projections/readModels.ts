@@ -5,13 +5,14 @@
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/database.ts';
 import type { AccountTables } from './accounts.ts';
+import type { AttemptTables } from './attempts.ts';
 import type { ClientTables } from './clients.ts';
 import type { CustomerTables } from './customers.ts';
 import type { IdentityTables } from './identities.ts';
 import type { LedgerTables } from './ledger.ts';
 import type { PaymentTables } from './payments.ts';
 
-export type ReadModels = AccountTables & ClientTables & CustomerTables & IdentityTables & LedgerTables & PaymentTables;
+export type ReadModels = AccountTables & AttemptTables & ClientTables & CustomerTables & IdentityTables & LedgerTables & PaymentTables;
 
 /** The database's handle with the read models' tables (they are views of the active versions' tables). */
 export function readModelsOf(database: Database): Kysely<ReadModels> {

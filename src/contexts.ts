@@ -11,10 +11,11 @@ import { customersContext } from './customers/module.ts';
 import { accountsContext } from './accounts/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
+import { attemptsContext } from './attempts/module.ts';
 import { ledgerContext } from './ledger/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
+  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, attemptsContext, ledgerContext,
 ];
 
 /** Every read model's projector. */

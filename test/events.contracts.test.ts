@@ -215,6 +215,12 @@ for (const target of databaseTargets()) {
       await expireDuePayments(service.services);
       expect(await status(expiring.id)).to.equal('EXPIRED');
 
+      ok(await call('POST', '/payment-attempts', {
+        identityId: org.id, accountNumber: main.accountNumber, currency: 'BRL', type: 'PAYMENT',
+        origins: [{ type: 'PAYMENT_INITATION', paymentInitiation: { origin: 'PIX', referenceId: 'init-1' } }],
+        destinations: [{ type: 'PIX', amount: '20.00', pix: { key: 'merchant@example.com' }, identity: { userId: 'u-1', nickname: 'Shop', dni: '1' } }],
+      }), 'attempt');
+
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
       const events = await allEvents();
       const seen = new Set(events.map((event) => event.type));

@@ -58,7 +58,7 @@ async function run(platform: Platform, paymentId: string, command: PaymentComman
   return events;
 }
 
-function amountIn(field: string, text: string, currency: string): string {
+export function amountIn(field: string, text: string, currency: string): string {
   try {
     return formatAmount(parseAmount(text, currency, { positive: true }), currency);
   } catch (error) {
@@ -98,6 +98,26 @@ function payerAndAccount(db: Kysely<ReadModels>, clientId: string, identityId: s
   let lookups = payerLookups.get(db);
   if (!lookups) payerLookups.set(db, lookups = lookUpPayersAndAccounts(db));
   return lookups.submit({ clientId, identityId, accountNumber });
+}
+
+/**
+ * The identity paid and its account, both the client's (404 otherwise): the account must be the identity's, in
+ * the transaction's currency, and ACTIVE. A payment and an attempt check the same.
+ */
+export async function destinationOf(
+  db: Kysely<ReadModels>, clientId: string, input: { identityId: string; accountNumber: string; currency: string },
+): Promise<{ identity: NonNullable<PayerAndAccount['identity']>; account: NonNullable<PayerAndAccount['account']> }> {
+  const { identity, account } = await payerAndAccount(db, clientId, input.identityId, input.accountNumber);
+  if (!identity) throw domainNotFound(`identity ${input.identityId} not found`);
+  if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
+  if (account.identity_id !== identity.identity_id) {
+    throw domainInvalid(`accountNumber: account ${input.accountNumber} does not belong to identity ${input.identityId}`);
+  }
+  if (account.currency !== input.currency) {
+    throw domainInvalid(`currency: account ${input.accountNumber} holds ${account.currency}, not ${input.currency}`);
+  }
+  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${input.accountNumber} is ${account.status}; it cannot be paid`);
+  return { identity, account };
 }
 
 /** The payer as a payment needs it: who, and the operation level its review follows. */
@@ -169,18 +189,9 @@ export async function createPayment(
   const db = platform.readModels;
   const now = platform.runtime.now();
   const [{ identity, account }, knownCustomer] = await Promise.all([
-    payerAndAccount(db, clientId, input.identityId, input.accountNumber),
+    destinationOf(db, clientId, input),
     knownPayer(platform, clientId, input),
   ]);
-  if (!identity) throw domainNotFound(`identity ${input.identityId} not found`);
-  if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
-  if (account.identity_id !== identity.identity_id) {
-    throw domainInvalid(`accountNumber: account ${input.accountNumber} does not belong to identity ${input.identityId}`);
-  }
-  if (account.currency !== input.currency) {
-    throw domainInvalid(`currency: account ${input.accountNumber} holds ${account.currency}, not ${input.currency}`);
-  }
-  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${input.accountNumber} is ${account.status}; it cannot be paid`);
   if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now.getTime()) {
     throw domainInvalid('expiresAt: must be in the future');
   }

@@ -4,18 +4,19 @@
  * older ones on read; test/events.contracts.test.ts holds the registry to the committed snapshot.
  */
 import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
+import { attemptEvents, type AttemptEvent } from '../attempts/events.ts';
 import { clientEvents, type ClientEvent } from '../clients/events.ts';
 import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
 import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 
-export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents]);
+export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, attemptEvents]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent;
+  | PaymentEvent | AttemptEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -26,7 +27,8 @@ type RegisteredType =
   | keyof typeof import('../customers/events.ts')['documentNumberEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
-  | keyof typeof import('../payments/events.ts')['paymentEventSchemas'];
+  | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
+  | keyof typeof import('../attempts/events.ts')['attemptEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
 void everyTypeRegistered;
