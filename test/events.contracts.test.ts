@@ -221,6 +221,8 @@ for (const target of databaseTargets()) {
         destinations: [{ type: 'PIX', amount: '20.00', pix: { key: 'merchant@example.com' }, identity: { userId: 'u-1', nickname: 'Shop', dni: '1' } }],
       }), 'attempt');
 
+      ok(await service.operator('POST', `/operator/clients/${client.clientId}/review-thresholds`, { basicUsd: '500', standardUsd: '5000.50' }), 'thresholds');
+
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
       const events = await allEvents();
       const seen = new Set(events.map((event) => event.type));
