@@ -55,11 +55,15 @@ for (const target of databaseTargets()) {
     });
     after(async () => tenants?.close());
 
+    /** A valid node object of the type; an ACCOUNT names one of Alice's accounts, in the type's first currency. */
+    const objectOf = (type: CatalogNodeType) => (type.type === 'ACCOUNT'
+      ? { ...validObject(type), accountNumber: accounts.get(type.currencies[0]!)! } : validObject(type));
+
     for (const type of catalog.nodeTypes) {
       const side = payIn(type) ? 'origins' : 'destinations';
       it(`${type.type}: a valid ${type.nodeKey} node is accepted; wrong direction, country, currency, amounts outside the limits and a missing required field are precise 400s`, async () => {
         const currency = type.currencies[0]!;
-        const valid = { [type.nodeKey]: validObject(type) };
+        const valid = { [type.nodeKey]: objectOf(type) };
         const amount = comfortableAmount(type, currency);
 
         const accepted = await ofType(type, side, valid);
@@ -84,7 +88,7 @@ for (const target of databaseTargets()) {
         // Country: a country outside the type's, or (for a global type) no alpha-3 code at all.
         const global = type.countries.includes('*');
         const country = global ? 'XXX' : 'JPN';
-        expect400(await ofType(type, side, { [type.nodeKey]: { ...validObject(type), country } }),
+        expect400(await ofType(type, side, { [type.nodeKey]: { ...objectOf(type), country } }),
           global ? new RegExp(`${side}\\[0\\]\\.${type.nodeKey}\\.country`) : new RegExp(`${side}\\[0\\]\\.${type.nodeKey}\\.country: JPN is not a country of ${type.type}`));
 
         expect400(await ofType(type, side, { ...valid, currency: 'BTC' }), new RegExp(`${side}\\[0\\]: currency BTC is not a currency of ${type.type}`));
@@ -95,7 +99,7 @@ for (const target of databaseTargets()) {
         expect400(await ofType(type, side, { ...valid, amount: above }, amount), new RegExp(`${side}\\[0\\]: amount ${above} ${currency} is above the ${type.type} maximum`));
 
         const [missing, ...kept] = type.requiredFields;
-        const incomplete = Object.fromEntries(Object.entries(validObject(type)).filter(([field]) => field !== missing));
+        const incomplete = Object.fromEntries(Object.entries(objectOf(type)).filter(([field]) => field !== missing));
         expect(kept.length + 1).to.equal(type.requiredFields.length);
         expect400(await ofType(type, side, { [type.nodeKey]: incomplete }), new RegExp(`${side}\\[0\\]\\.${type.nodeKey}: missing required field ${missing}`));
       });
@@ -148,13 +152,25 @@ for (const target of databaseTargets()) {
 
       expect400(await attempt({ identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT',
         destinations: [{ type: 'ACH', ach: validObject(catalog.nodeType('ACH')!) }] }), /totalAmount: required unless every destination/);
+
+      // The platform accounts ACCOUNT nodes name must be the client's, in the node's currency.
+      const usd = { identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT', totalAmount: '10.00' };
+      const bobsIdentity = (await tenants.service.request('POST', '/identities', { headers: tenants.asBob, body: { type: 'USER', name: 'Bo' } })).body.id;
+      const bobsAccount = (await tenants.service.request('POST', '/accounts', { headers: tenants.asBob, body: { identityId: bobsIdentity, type: 'CHECKING', currency: 'USD' } })).body.accountNumber;
+      for (const [accountNumber, refusal] of [
+        ['999999999999', /destinations\[0\]\.account\.accountNumber: no account 999999999999 of this client/],
+        [bobsAccount, /destinations\[0\]\.account\.accountNumber: no account \d+ of this client/],
+        [accounts.get('EUR'), /destinations\[0\]\.account\.accountNumber: account \d+ holds EUR, not USD/],
+      ] as Array<[string, RegExp]>) {
+        expect400(await attempt({ ...usd, destinations: [{ type: 'ACCOUNT', account: { accountNumber } }] }), refusal);
+      }
       expect400(await attempt({ identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT', totalAmount: '10.001' }), /totalAmount/);
     });
 
     it('prices the exchange: the quote, the payer’s account as its origin, the wallet as its destination, and extendedData', async () => {
       const response = await attempt({
         identityId, accountNumber: accounts.get('CLP'), currency: 'CLP', type: 'PAYMENT', totalAmount: '100000', purchaseCurrency: 'USDC',
-        origins: [{ type: 'ACCOUNT', account: { accountNumber: '000111222333', id: 'acc-9' } }],
+        origins: [{ type: 'ACCOUNT', account: { accountNumber: accounts.get('USDC'), id: 'acc-9' } }],
         destinations: [{ type: 'CRYPTO', currency: 'USDC', amount: '105', wallet: { address: `0x${'cd'.repeat(20)}`, token: 'USDC', network: 'ETHEREUM', referenceId: 'w-1' } }],
       });
       expect(response.status, response.text).to.equal(201);
@@ -162,7 +178,7 @@ for (const target of databaseTargets()) {
       expect(product).to.equal('CLP:USDC');
       expect(originAmount).to.deep.equal({ amount: '105.000000', currency: 'USDC' });
       expect(exchange).to.include({ type: 'SPOT', product: 'CLP:USDC', status: 'CREATED', exchangeRate: '0.00105', executable: true, marketValue: '105.000000' });
-      expect(exchange.origin).to.include({ accountNumber: '000111222333', id: 'acc-9', currency: 'USDC' });
+      expect(exchange.origin).to.include({ accountNumber: accounts.get('USDC'), id: 'acc-9', currency: 'USDC' });
       expect(exchange.destination).to.include({ address: `0x${'cd'.repeat(20)}`, token: 'USDC', network: 'ETHEREUM', passphrase: null, keys: null });
       expect(exchange.extendedData.map((entry: { name: string }) => entry.name)).to.deep.equal(['quotedAt', 'quoteExpiresAt', 'purchaseAmount']);
       expect(response.body.expiresAt).to.equal(exchange.quoteExpiresAt);

@@ -1,6 +1,6 @@
 /**
  * Payment attempts: check a payment as `POST /payments` would (the destination account, every node against the
- * catalog, limits, fees, exchange) and record the outcome on the attempt's own stream, with status ATTEMPT.
+ * catalog, limits, fees, exchange), and that the platform accounts its ACCOUNT nodes name exist, and record the outcome on the attempt's own stream, with status ATTEMPT.
  * Nothing runs: no customer is created, no provider is asked, no money moves.
  */
 import type { Kysely } from 'kysely';
@@ -102,6 +102,27 @@ function totalOf(input: CreateAttempt): string {
   return total;
 }
 
+/**
+ * The platform accounts the nodes name (ACCOUNT nodes' `account.accountNumber`) must be the client's, in the
+ * node's currency: one query for all of them. Another client's account is as unknown as none.
+ */
+async function checkNodeAccounts(db: Kysely<ReadModels>, clientId: string, sides: Record<NodeSide, readonly StoredAttemptNode[]>): Promise<void> {
+  const named = (Object.entries(sides) as Array<[NodeSide, readonly StoredAttemptNode[]]>).flatMap(([side, nodes]) => nodes.flatMap((node, n) => {
+    const accountNumber = node.type === 'ACCOUNT' ? (node.account as Record<string, string> | undefined)?.accountNumber : undefined;
+    return accountNumber ? [{ path: `${side}[${n}].account.accountNumber`, accountNumber, currency: node.currency }] : [];
+  }));
+  if (named.length === 0) return;
+  const rows = await db.selectFrom('accounts').select(['account_number', 'currency', 'status']).where('client_id', '=', clientId)
+    .where('account_number', 'in', named.map((node) => node.accountNumber)).execute();
+  const byNumber = new Map(rows.map((row) => [row.account_number, row]));
+  for (const { path, accountNumber, currency } of named) {
+    const account = byNumber.get(accountNumber);
+    if (!account) throw domainInvalid(`${path}: no account ${accountNumber} of this client`);
+    if (account.currency !== currency) throw domainInvalid(`${path}: account ${accountNumber} holds ${account.currency}, not ${currency}`);
+    if (account.status !== 'ACTIVE') throw domainInvalid(`${path}: account ${accountNumber} is ${account.status}`);
+  }
+}
+
 /** Checks and records an attempt; answers its read-model row and the read models catching up. */
 export async function createAttempt(
   platform: Platform, clientId: string, input: CreateAttempt, metadata: EventMetadata,
@@ -123,6 +144,7 @@ export async function createAttempt(
     currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount, now,
   });
   const destinations = attemptNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
+  await checkNodeAccounts(platform.readModels, clientId, { origins, destinations });
   const first = origins[0];
   const method = first ? catalog.nodeType(first.paymentInitiation?.method ?? first.type) : undefined;
   const fees = feesFor(catalog, method, totalAmount, input.currency);

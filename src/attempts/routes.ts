@@ -55,7 +55,8 @@ export function attemptRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'post', path: '/payment-attempts', operationId: 'createPaymentAttempt', summary: 'Check a payment before it runs',
       description: 'Checks what POST /payments would: the identity and its ACTIVE account in `currency`, every node against the '
-        + 'catalog (node object, direction, required fields, country, currency, per-method limits), the first origin’s fee and the '
+        + 'catalog (node object, direction, required fields, country, currency, per-method limits), that the accounts ACCOUNT nodes '
+        + 'name are yours (ACTIVE, in the node’s currency), the first origin’s fee and the '
         + 'exchange; records the outcome with status ATTEMPT and answers it in the detailed transaction shape. Nothing runs: no '
         + 'money moves and no customer is created. An origin of type PAYMENT_INITATION (the interface’s spelling) starts a pay-in '
         + 'method from the payer’s bank: `paymentInitiation {origin, referenceId}` names the method (FINTOC or fintoc) and carries no '
