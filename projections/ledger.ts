@@ -5,7 +5,8 @@
  * functions of the feed (timestamps come from the events), so a rebuild gives identical rows.
  *
  * Finance-facing SQL (main schema): the tables' views `ledger_entries`, `ledger_postings`, `ledger_balances`,
- * and the derived views `ledger_entry_lines`, `account_balances`, `trial_balance`.
+ * the derived views `ledger_entry_lines`, `account_balances`, `trial_balance`, and the function
+ * `ledger_balances_at(instant)`.
  */
 import { sql, type Generated, type GeneratedAlways, type Kysely } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
@@ -26,6 +27,16 @@ const derivedViews = [
   `CREATE OR REPLACE VIEW account_balances AS
      SELECT account_id, currency, balance, available_funds, account_id LIKE 'system:%' AS is_system, held, updated_at
        FROM ledger_balances`,
+  // Balances as they stood at an instant: every posting dated at or before it (`occurred_at`, the time of the
+  // event that caused it). The search_path is fixed at creation, so finance tools call it from any session.
+  `CREATE OR REPLACE FUNCTION ledger_balances_at(at timestamptz)
+     RETURNS TABLE (account_id text, currency text, balance numeric, is_system boolean)
+     LANGUAGE sql STABLE SET search_path FROM CURRENT AS $$
+       SELECT p.account_id, p.currency, sum(p.amount), p.account_id LIKE 'system:%'
+         FROM ledger_postings p JOIN ledger_entries e ON e.entry_id = p.entry_id
+        WHERE e.occurred_at <= at
+        GROUP BY p.account_id, p.currency
+     $$`,
   `CREATE OR REPLACE VIEW trial_balance AS
      SELECT currency, sum(balance) AS balance_sum, count(*)::integer AS accounts, sum(balance) = 0 AS balanced
        FROM ledger_balances

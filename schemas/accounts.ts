@@ -99,3 +99,70 @@ export const listAccountsQuerySchema = {
 } as const;
 
 export const accountPageSchema = pageOf(accountSchema);
+
+const instant = (description: string) => ({ type: 'string', format: 'date-time', description, examples: ['2026-01-01T00:00:00Z'] }) as const;
+
+export const statementQuerySchema = {
+  title: 'StatementQuery',
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'to'],
+  properties: {
+    from: instant('start of the range, inclusive (ISO 8601 instant)'),
+    to: instant('end of the range, exclusive: the statement of [a, b) and that of [b, c) join exactly'),
+  },
+} as const;
+
+const statementLineSchema = {
+  title: 'StatementLine',
+  type: 'object',
+  additionalProperties: false,
+  required: ['entryId', 'lineNo', 'occurredAt', 'description', 'amount', 'balanceAfter', 'paymentId', 'eventId'],
+  properties: {
+    entryId: { type: 'string', description: 'the journal entry (ledger_entries.entry_id)' },
+    lineNo: { type: 'integer' },
+    occurredAt: { type: 'string', format: 'date-time' },
+    description: { type: 'string' },
+    amount: { ...balanceText, description: 'signed: positive into the account' },
+    balanceAfter: balanceText,
+    paymentId: { ...nullableText, description: 'the payment the movement belongs to, if any' },
+    eventId: { type: 'string', description: 'the stored event the entry was posted from' },
+  },
+} as const;
+
+export const statementSchema = {
+  title: 'AccountStatement',
+  type: 'object',
+  additionalProperties: false,
+  required: ['accountId', 'currency', 'from', 'to', 'openingBalance', 'lines', 'closingBalance'],
+  properties: {
+    accountId: { type: 'string' },
+    currency: { type: 'string' },
+    from: { type: 'string', format: 'date-time' },
+    to: { type: 'string', format: 'date-time' },
+    openingBalance: { ...balanceText, description: 'every movement before `from`' },
+    lines: { type: 'array', items: statementLineSchema },
+    closingBalance: { ...balanceText, description: 'openingBalance plus the lines' },
+  },
+} as const;
+
+export const balanceAsOfQuerySchema = {
+  title: 'BalanceAsOfQuery',
+  type: 'object',
+  additionalProperties: false,
+  required: ['asOf'],
+  properties: { asOf: instant('the instant (ISO 8601); movements at it count') },
+} as const;
+
+export const balanceAsOfSchema = {
+  title: 'AccountBalanceAsOf',
+  type: 'object',
+  additionalProperties: false,
+  required: ['accountId', 'currency', 'asOf', 'balance'],
+  properties: {
+    accountId: { type: 'string' },
+    currency: { type: 'string' },
+    asOf: { type: 'string', format: 'date-time' },
+    balance: { ...balanceText, description: 'the sum of the account’s ledger movements up to and including asOf' },
+  },
+} as const;

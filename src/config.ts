@@ -45,6 +45,8 @@ export interface Config {
   /** When settlement batches and payment expiry run (cron, seconds field optional). */
   settlementCron: string;
   expiryCron: string;
+  /** When the feed digest (tamper evidence, src/integrity/) is recorded. */
+  integrityDigestCron: string;
 }
 
 export class ConfigError extends Error {
@@ -143,5 +145,6 @@ export function loadConfig(env: Env = process.env): Config {
     quoteTtlSeconds: integer(env, 'QUOTE_TTL_SECONDS', 900, 0, 604_800),
     settlementCron: cronExpression(env, 'SETTLEMENT_CRON', '* * * * *'),
     expiryCron: cronExpression(env, 'EXPIRY_CRON', '* * * * *'),
+    integrityDigestCron: cronExpression(env, 'INTEGRITY_DIGEST_CRON', '*/5 * * * *'),
   };
 }

@@ -13,9 +13,11 @@ import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { attemptsContext } from './attempts/module.ts';
 import { ledgerContext } from './ledger/module.ts';
+import { integrityContext } from './integrity/module.ts';
 
 export const contexts: readonly ContextModule[] = [
   clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, attemptsContext, ledgerContext,
+  integrityContext,
 ];
 
 /** Every read model's projector. */

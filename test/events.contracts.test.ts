@@ -22,6 +22,7 @@ import { EventContracts, type ContextEvents } from '../src/eventstore/upcasting.
 import { identityStream } from '../src/identities/events.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import * as identities from '../src/identities/handlers.ts';
+import { recordFeedDigest } from '../src/integrity/integrity.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';
 import { movableClock, providerReceipts } from './support/payments.ts';
@@ -224,6 +225,7 @@ for (const target of databaseTargets()) {
       ok(await service.operator('POST', `/operator/clients/${client.clientId}/review-thresholds`, { basicUsd: '500', standardUsd: '5000.50' }), 'thresholds');
 
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
+      expect(await recordFeedDigest(service.services.storage.database, service.services.storage.store, clock.now())).to.not.equal(null);
       const events = await allEvents();
       const seen = new Set(events.map((event) => event.type));
       const unseen = storedEvents.types().filter((type) => !seen.has(type) && !NO_LONGER_RECORDED.includes(type));

@@ -6,6 +6,7 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { Position } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
+import { until } from './support/until.ts';
 
 for (const target of databaseTargets()) {
   describe(`postgres event store adapter: ${target.name}`, () => {
@@ -96,11 +97,11 @@ const onPostgres = databaseTargets().find((t) => t.name === 'postgres');
     try {
       let woken = 0;
       listener.onAppended(() => woken++);
-      await new Promise((r) => setTimeout(r, 300)); // LISTEN established (it also wakes once on connect)
+      // LISTEN is established once the listener has woken for its connection.
+      await until(() => woken > 0, { what: 'the listener connected', timeoutMs: 5_000 });
       const before = woken;
       await store.append(`notify-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
-      for (let i = 0; i < 100 && woken === before; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(woken).to.be.greaterThan(before);
+      await until(() => woken > before, { what: 'a wake-up from the other connection', timeoutMs: 2_000 });
     } finally {
       await listener.close();
       await other.close();

@@ -4,6 +4,7 @@ import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { providerReceipts, TEST_CARD as card } from './support/payments.ts';
 import { DECLINED_CARD, TRIGGERS } from '../src/payments/sandbox/triggers.ts';
+import { until } from './support/until.ts';
 
 const PROVIDER_SECRET = 'autopilot-provider-secret';
 
@@ -25,15 +26,12 @@ for (const target of databaseTargets()) {
     };
     /** Polls the payment until it reaches `status` (the autopilot and the jobs run in the background). */
     const settlesInto = async (id: string, status: string) => {
-      const deadline = Date.now() + 20_000;
-      let last = '';
-      while (Date.now() < deadline) {
-        const payment = (await service.request('GET', `/payments/${id}`, { headers })).body;
-        last = payment.status;
-        if (last === status) return payment;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      throw new Error(`payment ${id} stayed ${last}, expected ${status}`);
+      let payment: any = {};
+      await until(async () => {
+        payment = (await service.request('GET', `/payments/${id}`, { headers })).body;
+        return payment.status === status;
+      }, { what: `payment ${id} reaching ${status}`, timeoutMs: 20_000, intervalMs: 100 });
+      return payment;
     };
 
     before(async () => {

@@ -2,9 +2,12 @@
 import type { Request } from 'express';
 import type { Kysely } from 'kysely';
 import {
-  accountPageSchema, accountSchema, adjustmentSchema, createAccountSchema, listAccountsQuerySchema, updateAccountSchema,
-  type AccountRecord,
+  accountPageSchema, accountSchema, adjustmentSchema, balanceAsOfQuerySchema, balanceAsOfSchema, createAccountSchema,
+  listAccountsQuerySchema, statementQuerySchema, statementSchema, updateAccountSchema, type AccountRecord,
 } from '../../schemas/accounts.ts';
+import { once } from 'node:events';
+import type { Response } from 'express';
+import { balanceAt, STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../ledger/statements.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import { balancesOf } from '../../projections/ledger.ts';
@@ -103,6 +106,63 @@ export function accountRoutes(services: Services): AnyRoute[] {
       },
     }),
     defineRoute({
+      method: 'get', path: '/accounts/:id/statement', operationId: 'getAccountStatement',
+      summary: 'The account’s statement over a range: opening balance, every movement, closing balance',
+      description: 'The range is [from, to): movements at `from` count, those at `to` belong to the next statement, so ' +
+        'consecutive statements join exactly. Each line is one posting of the ledger, dated by the event that caused it, ' +
+        'with the balance after it, its payment (when it belongs to one) and the stored event it came from. JSON by ' +
+        'default; `Accept: text/csv` answers CSV (RFC 4180: a header row, then an "opening balance" row, the lines, and ' +
+        'a "closing balance" row, the balances in the balanceAfter column). The body is streamed, a range of any length ' +
+        'read in pages; a failure half way cuts the connection, so a truncated statement never looks complete.',
+      tags, access: 'client', raw: true, schemas: { params: idParamSchema, query: statementQuerySchema },
+      responses: {
+        200: { description: 'the statement (JSON, or CSV with Accept: text/csv)', schema: statementSchema },
+        400: { description: '`from` is not before `to`', schema: { $ref: '#/components/schemas/Error' } },
+        404: notFoundResponse,
+      },
+      async handler({ params, query, req, res }) {
+        const from = new Date(query.from);
+        const to = new Date(query.to);
+        if (!(from < to)) throw invalidParam('query parameter from must be before to');
+        const account = await ownedAccount(db, tenantOf(req), params.id);
+        const csv = req.accepts(['application/json', 'text/csv']) === 'text/csv';
+        const write = async (chunk: string) => { if (!res.write(chunk)) await once(res, 'drain'); };
+        res.status(200).type(csv ? 'text/csv' : 'application/json');
+        let first = true;
+        const closing = await writeStatement(db, account.account_id, account.currency, from, to, {
+          header: (header) => csv
+            ? write(`${STATEMENT_CSV_COLUMNS.join(',')}\r\n${statementCsvRow({ entryId: '', lineNo: 0, occurredAt: header.from,
+              description: 'opening balance', amount: '', balanceAfter: header.openingBalance, paymentId: null, eventId: '' })}`)
+            : write(`${JSON.stringify(header).slice(0, -1)},"lines":[`),
+          line: (line) => {
+            const text = csv ? statementCsvRow(line) : `${first ? '' : ','}${JSON.stringify(line)}`;
+            first = false;
+            return write(text);
+          },
+        }).catch((error: unknown) => abandon(res, error));
+        if (closing === undefined) return;
+        res.end(csv
+          ? statementCsvRow({ entryId: '', lineNo: 0, occurredAt: to.toISOString(), description: 'closing balance', amount: '',
+            balanceAfter: closing, paymentId: null, eventId: '' })
+          : `],"closingBalance":${JSON.stringify(closing)}}`);
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/accounts/:id/balance', operationId: 'getAccountBalanceAsOf',
+      summary: 'The account’s balance at an instant',
+      description: 'The sum of the account’s ledger movements up to and including `asOf` (an instant in the past or ' +
+        'now; a future instant answers today’s balance plus nothing). Holds are not movements: see availableFunds on ' +
+        'the account for funds held now.',
+      tags, access: 'client', schemas: { params: idParamSchema, query: balanceAsOfQuerySchema },
+      responses: { 200: { description: 'the balance', schema: balanceAsOfSchema }, 404: notFoundResponse },
+      async handler({ params, query, req }) {
+        const asOf = new Date(query.asOf);
+        const account = await ownedAccount(db, tenantOf(req), params.id);
+        const balance = await balanceAt(db, account.account_id, account.currency, asOf, true);
+        return { status: 200, body: { accountId: account.account_id, currency: account.currency, asOf: asOf.toISOString(), balance } };
+      },
+    }),
+    defineRoute({
       method: 'post', path: '/operator/accounts/:id/adjustments', operationId: 'adjustAccount',
       summary: 'Test deposit or correction: a balanced ledger entry against the currency’s adjustments account',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: adjustmentSchema },
@@ -124,4 +184,13 @@ export function accountRoutes(services: Services): AnyRoute[] {
       },
     }),
   ];
+}
+
+/**
+ * A streamed answer that fails half way cannot change its status any more: the connection is cut, so the client
+ * sees a truncated body (no closing balance), never a statement that looks complete.
+ */
+function abandon(res: Response, error: unknown): undefined {
+  res.destroy(error instanceof Error ? error : new Error(String(error)));
+  return undefined;
 }

@@ -102,6 +102,15 @@ const migrations: Migration[] = [
       ALTER TABLE idempotency_keys ADD COLUMN owner text;
     `,
   },
+  {
+    id: '0006_event_chain',
+    sql: `
+      -- Tamper evidence (src/eventstore/postgres/integrity.ts): each event appended from now on records
+      -- sha256(previous event's chain_hash in its stream || sha256(its content)). Events appended before stay
+      -- NULL; the first feed digest covers them.
+      ALTER TABLE events ADD COLUMN chain_hash bytea;
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

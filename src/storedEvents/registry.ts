@@ -10,13 +10,16 @@ import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '..
 import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
+import { integrityEvents, type IntegrityEvent } from '../integrity/events.ts';
 
-export const storedEvents = new EventContracts([clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, attemptEvents]);
+export const storedEvents = new EventContracts([
+  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, attemptEvents, integrityEvents,
+]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | AttemptEvent;
+  | PaymentEvent | AttemptEvent | IntegrityEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -28,7 +31,8 @@ type RegisteredType =
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
   | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
-  | keyof typeof import('../attempts/events.ts')['attemptEventSchemas'];
+  | keyof typeof import('../attempts/events.ts')['attemptEventSchemas']
+  | keyof typeof import('../integrity/events.ts')['integrityEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
 void everyTypeRegistered;

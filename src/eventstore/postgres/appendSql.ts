@@ -1,21 +1,36 @@
 /**
- * The append is one statement, so one round trip: it reads the stream's current revision, checks the
- * expectation, and inserts the events numbered from there. Two writers racing on the same expectation both
+ * The append is one statement, so one round trip: it reads the stream's current revision (and chain hash),
+ * checks the expectation, and inserts the events numbered and chained from there. Two writers racing on the same expectation both
  * pass the check; the unique (stream, revision) constraint lets only one of them commit.
  */
 const EXPECTATION = `
-WITH current AS (
-  SELECT max(revision) AS revision FROM events WHERE stream = $1
+WITH RECURSIVE last AS (
+  SELECT revision, chain_hash FROM events WHERE stream = $1 ORDER BY revision DESC LIMIT 1
 ), expectation AS (
-  SELECT revision,
+  SELECT last.revision, last.chain_hash,
          CASE $2::text
            WHEN 'any' THEN true
-           WHEN 'no_stream' THEN revision IS NULL
-           WHEN 'stream_exists' THEN revision IS NOT NULL
-           ELSE revision IS NOT DISTINCT FROM $3::bigint
+           WHEN 'no_stream' THEN last.revision IS NULL
+           WHEN 'stream_exists' THEN last.revision IS NOT NULL
+           ELSE last.revision IS NOT DISTINCT FROM $3::bigint
          END AS met
-    FROM current
+    FROM (SELECT) AS one LEFT JOIN last ON true
 )`;
+
+/**
+ * The chain hash of an event, from its predecessor's in the stream (NULL: the stream's first event, or one
+ * appended before the chain existed) and its columns as stored. The content is hashed exactly as
+ * `contentDigest` in src/integrity/integrity.ts hashes it when verifying: the fields joined by U+001F, the JSON as Postgres
+ * prints jsonb (keys in its canonical order), the time in microseconds since the epoch.
+ */
+function chainHash(previous: string, e: { id: string; revision: string; type: string; version: string; data: string; metadata: string }): string {
+  return `sha256(coalesce(${previous}, ''::bytea) || sha256(convert_to(concat_ws(E'\\x1f', ${e.id}::text, $1::text,
+    (${e.revision})::text, ${e.type}, (${e.version})::text, (${e.data})::text, (${e.metadata})::text,
+    ${RECORDED_AT_MICROS}::text), 'UTF8')))`;
+}
+
+/** `recorded_at` is the transaction's start time, written explicitly so that the hash covers the stored value. */
+const RECORDED_AT_MICROS = `(extract(epoch FROM now()) * 1000000)::bigint`;
 
 const APPEND_RESULT = `
 SELECT (SELECT met FROM expectation) AS met,
@@ -25,22 +40,34 @@ SELECT (SELECT met FROM expectation) AS met,
        pg_current_xact_id()::text AS transaction_id
   FROM inserted`;
 
-/** Parameters: stream, expectation kind, exact revision, events as a JSON array. */
-export const APPEND_SQL = `${EXPECTATION}, inserted AS (
-  INSERT INTO events (id, stream, revision, type, schema_version, data, metadata)
-  SELECT e.id, $1, coalesce(x.revision, -1) + e.ordinal, e.type, e.schema_version, e.data, e.metadata
+/**
+ * Parameters: stream, expectation kind, exact revision, events as a JSON array. The chain runs through the
+ * batch in order (a recursive step per event).
+ */
+export const APPEND_SQL = `${EXPECTATION}, batch AS (
+  SELECT e.id, coalesce(x.revision, -1) + e.ordinal AS revision, e.ordinal, e.type, e.schema_version, e.data, e.metadata
     FROM expectation x,
          ROWS FROM (jsonb_to_recordset($4::jsonb)
            AS (id uuid, type text, schema_version integer, data jsonb, metadata jsonb)) WITH ORDINALITY
            AS e(id, type, schema_version, data, metadata, ordinal)
    WHERE x.met
+), chain AS (
+  SELECT 0::bigint AS ordinal, (SELECT chain_hash FROM expectation) AS hash
+  UNION ALL
+  SELECT b.ordinal, ${chainHash('c.hash', { id: 'b.id', revision: 'b.revision', type: 'b.type', version: 'b.schema_version', data: 'b.data', metadata: 'b.metadata' })}
+    FROM chain c JOIN batch b ON b.ordinal = c.ordinal + 1
+), inserted AS (
+  INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
+  SELECT b.id, $1, b.revision, b.type, b.schema_version, b.data, b.metadata, now(), c.hash
+    FROM batch b JOIN chain c ON c.ordinal = b.ordinal
   RETURNING revision, global_position
 )${APPEND_RESULT}`;
 
 /** The common case, one event, without unpacking an array: stream, kind, exact, id, type, version, data, metadata. */
 export const APPEND_ONE_SQL = `${EXPECTATION}, inserted AS (
-  INSERT INTO events (id, stream, revision, type, schema_version, data, metadata)
-  SELECT $4::uuid, $1, coalesce(x.revision, -1) + 1, $5::text, $6::integer, $7::jsonb, $8::jsonb
+  INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
+  SELECT $4::uuid, $1, coalesce(x.revision, -1) + 1, $5::text, $6::integer, $7::jsonb, $8::jsonb, now(),
+         ${chainHash('x.chain_hash', { id: '$4::uuid', revision: 'coalesce(x.revision, -1) + 1', type: '$5::text', version: '$6::integer', data: '$7::jsonb', metadata: '$8::jsonb' })}
     FROM expectation x
    WHERE x.met
   RETURNING revision, global_position
