@@ -7,7 +7,7 @@
  * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts) may see
  * everything, and so may src/storedEvents/, which gathers every context's stored event contracts.
  */
-const contexts = '(accounts|attempts|catalog|clients|customers|identities|ledger|payments)';
+const contexts = '(accounts|attempts|catalog|clients|customers|identities|ledger|payments|webhooks)';
 
 module.exports = {
   forbidden: [

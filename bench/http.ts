@@ -6,6 +6,7 @@
  *   POST /payments   16 connections, every request a new externalId and Idempotency-Key
  *   GET  /payments   a filtered first page (default sort, limit 50) over a seeded dataset of payments
  *   POST /payments/received   signed notifications settling INSTANT payments: into one account, and spread over 10
+ *   POST /payments/:id/refund  refunds of 0.01 USD: all on one hot parent, and spread over 200 parents
  *
  * The dataset is appended straight to the event store while the service is stopped (one stream per payment,
  * its whole history decided by the payment decider and appended at once, 32 appends in flight); the service
@@ -296,6 +297,30 @@ async function seedReceivable(
   return { ids, last: last! };
 }
 
+/** Parents of the refund runs across many parents. */
+const REFUND_PARENTS = 200;
+
+/**
+ * `count` SETTLED payments of 999.00 USD (below the review threshold) without fee, through the API (created, then the provider's
+ * notification settles them INSTANT), to the merchant's accounts in turn: room for every refund of 0.01 a run sends.
+ */
+async function settledParents(baseUrl: string, merchant: Merchant, count: number, providerSecret: string): Promise<string[]> {
+  const ids: string[] = [];
+  let next = 0;
+  await Promise.all(Array.from({ length: 8 }, async () => {
+    for (let i = next++; i < count; i = next++) {
+      const payment = await call(baseUrl, 'POST', '/payments', merchant.headers, {
+        externalId: `refundable-${randomUUID()}`, identityId: merchant.identityId, type: 'PURCHASE',
+        accountNumber: merchant.accounts[i % merchant.accounts.length]!.accountNumber, totalAmount: '999.00', currency: 'USD',
+      });
+      await call(baseUrl, 'POST', '/payments/received', { 'user-agent': 'provider' },
+        { transactionId: payment.id, signature: providerSignature(providerSecret, payment.id) });
+      ids.push(payment.id as string);
+    }
+  }));
+  return ids;
+}
+
 // -------------------------------------------------------------------------------------------- runs
 
 function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
@@ -495,6 +520,20 @@ export async function benchHttp(target: string, database: Database, report: Repo
       reportLoad(target, what, result, report, { latency: 'no target' });
       reportProfile(target, what, profile, result, report);
       if (result.completed > pending.ids.length) report(target, `${what}: note`, `ran out of receivable payments after ${fmt(pending.ids.length)}`);
+    }
+    // Refunds: each request reserves on its parent's stream, holds on the account's, records the answer on the
+    // parent and creates the child (four appends over three streams). On one hot parent (its commands queue, and
+    // its account's), and across many parents spread over the merchant's accounts.
+    for (const [label, parents] of [['one parent', 1], [`${REFUND_PARENTS} parents`, REFUND_PARENTS]] as const) {
+      const what = `POST /payments/:id/refund, ${label}, ${CONNECTIONS} connections`;
+      const ids = await settledParents(live.baseUrl, merchant, parents, live.services.config.providerSecret);
+      const spec = {
+        baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'POST' as const, paths: ids.map((id) => `/payments/${id}/refund`),
+        headers: merchant.headers, bodies: [{ amount: '0.01' }], bodiesKey: `refund-${label}`,
+      };
+      const { result, profile } = await measure(loadgen, profiler, spec, `refund-${label}`, target, what, report);
+      reportLoad(target, what, result, report, { latency: 'no target' });
+      reportProfile(target, what, profile, result, report);
     }
     if (DIAGNOSE) {
       // Variants that show what a part costs: the idempotency bookkeeping, and queueing under 16 connections.

@@ -4,7 +4,8 @@
  * The raw single-row INSERT rate is measured in the same run, so the ratio to it is visible.
  *
  * Sections: `startup` (`npm start` on a new and on an existing embedded data directory, bench/startup.ts),
- * `store` (event store and projection catch-up) and `http` (the whole service under autocannon, bench/http.ts).
+ * `store` (event store and projection catch-up), `http` (the whole service under autocannon, bench/http.ts) and
+ * `webhooks` (deliveries/s and append-to-first-attempt latency, bench/webhooks.ts).
  * BENCH_ONLY=store (or http, startup, or a comma-separated list) runs those; BENCH_TARGETS=pglite or postgres
  * one target.
  * BENCH_SECONDS (store figures), BENCH_HTTP_SECONDS, BENCH_HTTP_WARMUP_SECONDS, BENCH_HTTP_PAYMENTS (dataset
@@ -22,9 +23,10 @@ import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import { benchHttp } from './http.ts';
 import { benchStartup } from './startup.ts';
+import { benchWebhooks } from './webhooks.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks').split(',').map((s) => s.trim()));
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'pglite,postgres').split(',').map((s) => s.trim()));
 const HTTP_PAYMENTS = Number(process.env.BENCH_HTTP_PAYMENTS ?? 100_000);
 // PGlite is single-session and its figures are for information: a smaller dataset keeps the run short.
@@ -202,6 +204,21 @@ async function main(): Promise<void> {
       } finally {
         await database.close();
         report(target, 'HTTP section took', `${((performance.now() - started) / 1000).toFixed(0)} s`);
+      }
+    }
+    console.log('');
+  }
+
+  if (SECTIONS.has('webhooks')) {
+    console.log('webhooks: the emitter and the dispatcher in this process, a local node:http receiver answering 200');
+    for (const target of targets) {
+      const database = await scratchDatabase(target, url);
+      try {
+        await benchWebhooks(target, database, report);
+      } catch (error) {
+        console.log(`${target.padEnd(9)} webhook benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
+      } finally {
+        await database.close();
       }
     }
     console.log('');

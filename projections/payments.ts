@@ -63,6 +63,8 @@ export interface PaymentsTable {
   failure_reason: string | null;
   settlement_batch_id: string | null;
   review_documents: Generated<number>;
+  /** When a refund of the payment last settled (the payment itself stays SETTLED). */
+  refunded_at: NullableInstant;
 }
 
 /**
@@ -113,6 +115,7 @@ const paymentColumns = {
   failure_reason: 'text',
   settlement_batch_id: 'text',
   review_documents: 'integer NOT NULL DEFAULT 0',
+  refunded_at: 'timestamptz',
 } as const satisfies Record<keyof PaymentsTable, string>;
 
 type PaymentColumn = keyof typeof paymentColumns;
@@ -167,6 +170,7 @@ type Data<T extends PaymentEventType> = PaymentEventData<T>;
 const PATCHABLE = [
   'status', 'updated_at', 'resume_status', 'authorized_at', 'captured_at', 'received_at', 'received_amount', 'settled_at',
   'settlement_batch_id', 'unsettled_at', 'unsettled_reason', 'expired_at', 'failed_at', 'failure_reason',
+  'refunded_at',
 ] as const satisfies readonly PaymentColumn[];
 
 /** What a status change or a document sets (besides the count of documents). */
@@ -190,7 +194,7 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
     checkout_session_id: d.checkoutSessionId, expires_at: d.expiresAt, payable_until: payableUntil,
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
-    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
+    failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null,
   };
 }
 
@@ -243,6 +247,11 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       change.documents = 1;
       documents.push({ document_id: d.document.documentId, payment_id: d.paymentId, type: d.document.type,
         url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt });
+    } else if (event.type === 'PaymentRefundSettled') {
+      // A refund child settled: the parent stays SETTLED and records when it was (last) refunded.
+      const d = event.data as { paymentId: string; at: string };
+      paymentId = d.paymentId;
+      Object.assign(change.set, { refunded_at: d.at, updated_at: d.at });
     } else {
       const stamp = stamps[event.type];
       if (!stamp) continue;
@@ -322,9 +331,10 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
 
 export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
-  version: 1,
+  // 2: refunded_at (the last settled refund of the payment).
+  version: 2,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', ...Object.keys(stamps)],
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', ...Object.keys(stamps)],
   setup,
   apply: applyBatch,
 });

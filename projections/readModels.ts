@@ -11,8 +11,10 @@ import type { CustomerTables } from './customers.ts';
 import type { IdentityTables } from './identities.ts';
 import type { LedgerTables } from './ledger.ts';
 import type { PaymentTables } from './payments.ts';
+import type { RefundTables } from './refunds.ts';
 
-export type ReadModels = AccountTables & AttemptTables & ClientTables & CustomerTables & IdentityTables & LedgerTables & PaymentTables;
+export type ReadModels = AccountTables & AttemptTables & ClientTables & CustomerTables & IdentityTables & LedgerTables & PaymentTables
+  & RefundTables;
 
 /** The database's handle with the read models' tables (they are views of the active versions' tables). */
 export function readModelsOf(database: Database): Kysely<ReadModels> {

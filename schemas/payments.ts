@@ -116,7 +116,7 @@ export const paymentSchema = {
     purchaseAmount: nullableText,
     purchaseCurrency: nullableText,
     fees: { type: 'array', items: feeSchema },
-    refundedAt: { ...nullableTime, description: 'legacy; always null (a refunded payment stays SETTLED)' },
+    refundedAt: { ...nullableTime, description: 'when a refund of the payment last settled, or null (a refunded payment stays SETTLED)' },
     origins: { type: 'array', items: paymentNodeSchema },
     destinations: { type: 'array', items: paymentNodeSchema },
     ...lifecycleProperties,

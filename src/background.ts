@@ -12,5 +12,6 @@ export function startBackgroundWork(services: Services, options: { schedule?: bo
   if (options.schedule === false) return scheduler;
   scheduler.add({ name: 'purge-idempotency-keys', schedule: '*/10 * * * *', run: () => services.idempotency.purgeExpired() });
   for (const context of contexts) for (const job of context.jobs?.(services) ?? []) scheduler.add(job);
+  for (const context of contexts) for (const worker of context.workers?.(services) ?? []) scheduler.addWorker(worker);
   return scheduler;
 }

@@ -6,6 +6,9 @@
  *   projections status             every projector and reactor: version, status, checkpoint, lag, last error
  *   verify integrity               recompute every event's chain hash and every feed digest (tamper evidence);
  *                                  prints the report, progress on stderr; exit 0 intact, 3 a problem found
+ *   verify read-models [name…]     rebuild each read model into a scratch schema (the service may keep running on
+ *                                  Postgres) and compare it with the live one; exit 3 and the first differences
+ *                                  when they differ
  *   integrity seal                 record a feed digest now (the service does it every INTEGRITY_DIGEST_CRON)
  *   ledger trial-balance           per currency: the sum of every balance (zero when the books balance)
  *   ledger balances --as-of <t>    every account's balance at an instant
@@ -30,6 +33,8 @@ import { systemRuntime } from './domain/runtime.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 import { formatPosition, type Position } from './eventstore/position.ts';
 import { recordFeedDigest, verifyIntegrity, type IntegrityReport } from './integrity/integrity.ts';
+import { verifyReadModels } from './projection/verify.ts';
+import { allProjectors } from './contexts.ts';
 import { sql } from 'kysely';
 import { readModelsOf } from '../projections/readModels.ts';
 import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from './ledger/statements.ts';
@@ -42,6 +47,7 @@ const USAGE = `usage:
   npm run cli -- clients create --name <name>
   npm run cli -- projections status
   npm run cli -- verify integrity
+  npm run cli -- verify read-models [projector…] [--json]
   npm run cli -- integrity seal
   npm run cli -- ledger trial-balance [--json]
   npm run cli -- ledger balances --as-of <instant> [--json]
@@ -285,6 +291,26 @@ async function main(argv: string[]): Promise<void> {
       for (const problem of report.problems) process.stderr.write(`${problem.message}\n`);
       process.exitCode = EXIT_PROBLEM_FOUND;
     }
+    return;
+  } else if (group === 'verify' && command === 'read-models') {
+    refuseWhileServiceRuns(config);
+    const known = allProjectors();
+    const unknown = rest.filter((name) => !known.some((p) => p.name === name));
+    if (unknown.length > 0) throw new UsageError(`no such projector: ${unknown.join(', ')} (known: ${known.map((p) => p.name).join(', ')})`);
+    const chosen = rest.length > 0 ? known.filter((p) => rest.includes(p.name)) : known;
+    const results = await withStorage(config, (storage) =>
+      verifyReadModels(storage.database, storage.store, chosen, (message) => process.stderr.write(`${message}\n`)));
+    if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
+    else {
+      for (const r of results) {
+        process.stdout.write(`${r.projector} v${r.version}: ${r.status}${r.position ? ` at ${r.position}` : ''}${r.note ? ` (${r.note})` : ''}\n`);
+        for (const d of r.differences) {
+          for (const row of d.onlyInLive) process.stdout.write(`  ${d.table}: live has    ${JSON.stringify(row)}\n`);
+          for (const row of d.onlyInRebuild) process.stdout.write(`  ${d.table}: rebuild has ${JSON.stringify(row)}\n`);
+        }
+      }
+    }
+    if (results.some((r) => r.status === 'different' || r.status === 'unsettled')) process.exitCode = EXIT_PROBLEM_FOUND;
     return;
   } else if (group === 'ledger') {
     await ledgerCommand(config, command, rest, values);

@@ -47,6 +47,13 @@ export interface Config {
   expiryCron: string;
   /** When the feed digest (tamper evidence, src/integrity/) is recorded. */
   integrityDigestCron: string;
+  /** Whether webhook URLs may point at loopback and private addresses (development, tests, the embedded demo). */
+  webhookAllowPrivate: boolean;
+  /** The key that seals webhook secrets (32 bytes), or null to use the one kept in the database. */
+  webhookSecretsKey: Buffer | null;
+  /** Webhook attempts in flight per process, and per endpoint within them. */
+  webhookMaxConcurrent: number;
+  webhookMaxPerEndpoint: number;
 }
 
 export class ConfigError extends Error {
@@ -91,6 +98,17 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(raw)) return true;
   if (['false', '0', 'no', 'off'].includes(raw)) return false;
   throw new ConfigError(`${name} must be true or false, got ${JSON.stringify(raw)}`);
+}
+
+/** base64 of exactly 32 bytes. */
+function secretsKey(env: Env, name: string): Buffer | null {
+  const raw = text(env, name);
+  if (raw === null) return null;
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32 || !/^[A-Za-z0-9+/]+={0,2}$/.test(raw)) {
+    throw new ConfigError(`${name} must be 32 bytes in base64 (e.g. from \`openssl rand -base64 32\`)`);
+  }
+  return key;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
@@ -146,5 +164,10 @@ export function loadConfig(env: Env = process.env): Config {
     settlementCron: cronExpression(env, 'SETTLEMENT_CRON', '* * * * *'),
     expiryCron: cronExpression(env, 'EXPIRY_CRON', '* * * * *'),
     integrityDigestCron: cronExpression(env, 'INTEGRITY_DIGEST_CRON', '*/5 * * * *'),
+    // The embedded mode is for development and demos, where the receiver usually runs on the same machine.
+    webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', !eventStoreConnectionString && !databaseUrl),
+    webhookSecretsKey: secretsKey(env, 'WEBHOOK_SECRETS_KEY'),
+    webhookMaxConcurrent: integer(env, 'WEBHOOK_MAX_CONCURRENT', 32, 1, 1_000),
+    webhookMaxPerEndpoint: integer(env, 'WEBHOOK_MAX_PER_ENDPOINT', 4, 1, 100),
   };
 }

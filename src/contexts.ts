@@ -14,10 +14,11 @@ import { paymentsContext } from './payments/module.ts';
 import { attemptsContext } from './attempts/module.ts';
 import { ledgerContext } from './ledger/module.ts';
 import { integrityContext } from './integrity/module.ts';
+import { webhooksContext } from './webhooks/module.ts';
 
 export const contexts: readonly ContextModule[] = [
   clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, attemptsContext, ledgerContext,
-  integrityContext,
+  webhooksContext, integrityContext,
 ];
 
 /** Every read model's projector. */

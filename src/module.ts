@@ -4,7 +4,7 @@
  * contracts in `schemas/`. The service is assembled from the list of manifests in `src/contexts.ts`: adding a
  * context is its folder, its `schemas/` and `projections/` files, and one line there (README, "How it is built").
  */
-import type { Job } from './jobs/scheduler.ts';
+import type { Job, Worker } from './jobs/scheduler.ts';
 import type { AnyRoute } from './http/route.ts';
 import type { Services } from './http/services.ts';
 import type { Platform } from './platform.ts';
@@ -21,6 +21,8 @@ export interface ContextModule {
   reactors?(platform: Platform): Reactor[];
   /** Its time-driven work, each bounded per run and safe on several instances at once. */
   jobs?(platform: Platform): Job[];
+  /** Its work that runs all the time (started with the jobs, stopped before the projections). */
+  workers?(services: Services): Worker[];
 }
 
 export function defineContext(module: ContextModule): ContextModule {

@@ -205,6 +205,17 @@ for (const target of databaseTargets()) {
       expect(await Promise.all([settled, mismatch, refused, cardPayment].map(({ id }) => status(id))))
         .to.deep.equal(['SETTLED', 'UNSETTLED', 'UNSETTLED', 'SETTLED']);
 
+      // Refunds of the settled payment: one per end the sandbox plays, and one the blocked account refuses.
+      const refundEnds = { SETTLED: undefined, FAILED: 'sandbox:refund-fail', UNSETTLED: 'sandbox:refund-unsettled', EXPIRED: 'sandbox:refund-expire' };
+      for (const [end, reason] of Object.entries(refundEnds)) {
+        const refund = ok(await call('POST', `/payments/${settled.id}/refund`, { amount: '1.00', ...(reason ? { reason } : {}) }), `refund ${end}`);
+        await until(async () => (await call('GET', `/payments/${settled.id}/refund`)).body.refunds
+          .some((r: { id: string; status: string }) => r.id === refund.id && r.status === end), { what: `refund ${refund.id} ${end}` });
+      }
+      ok(await call('PATCH', `/accounts/${main.id}`, { status: 'BLOCKED' }), 'account blocked');
+      expect((await call('POST', `/payments/${settled.id}/refund`, { amount: '1.00' })).status).to.equal(422);
+      ok(await call('PATCH', `/accounts/${main.id}`, { status: 'ACTIVE' }), 'account unblocked');
+
       const review = await pay('review', { description: 'sandbox:review' });
       ok(await call('POST', `/payments/${review.id}/documents`, { type: 'INVOICE', url: 'https://files.example.com/invoice.pdf' }), 'review document');
       ok(await service.operator('POST', `/operator/payments/${review.id}/review`, { decision: 'REJECTED' }), 'review rejected');
@@ -223,6 +234,11 @@ for (const target of databaseTargets()) {
       }), 'attempt');
 
       ok(await service.operator('POST', `/operator/clients/${client.clientId}/review-thresholds`, { basicUsd: '500', standardUsd: '5000.50' }), 'thresholds');
+
+      const webhook = ok(await call('POST', '/webhooks', { url: 'https://hooks.example.com/contracts', events: ['payment.settled'] }), 'webhook registered');
+      ok(await call('PATCH', `/webhooks/${webhook.id}`, { events: null, description: 'all of them', enabled: false }), 'webhook updated');
+      ok(await call('POST', `/webhooks/${webhook.id}/rotate-secret`, {}), 'webhook secret rotated');
+      ok(await call('DELETE', `/webhooks/${webhook.id}`), 'webhook deleted');
 
       ok(await service.operator('DELETE', `/operator/clients/${client.clientId}`), 'client deleted');
       expect(await recordFeedDigest(service.services.storage.database, service.services.storage.store, clock.now())).to.not.equal(null);

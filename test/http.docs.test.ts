@@ -14,7 +14,7 @@ interface Operation {
   parameters: Parameter[];
   requestBody?: { content: Record<string, { schema: object; example?: unknown }> };
 }
-type Document = { paths: Record<string, Record<string, Operation>> };
+type Document = { paths: Record<string, Record<string, Operation>>; webhooks?: Record<string, Record<string, Operation>> };
 
 /** Every operation of the document with its method and path. */
 function operationsOf(document: Document): Array<{ method: string; path: string; operation: Operation }> {
@@ -127,11 +127,13 @@ describe('API reference (/docs)', () => {
 
       await page.goto(`${service.baseUrl}/docs`);
       const operations = operationsOf(openapi);
+      // The webhooks the service sends are listed too, each as an operation named after its entry.
+      const webhooks = operationsOf({ paths: openapi.webhooks ?? {} } as Document);
       const blocks = page.locator('.opblock');
-      await until(async () => (await blocks.count()) === operations.length, { what: 'every operation listed' });
+      await until(async () => (await blocks.count()) === operations.length + webhooks.length, { what: 'every operation listed' });
       const listed = await blocks.evaluateAll((elements) => elements.map((block) =>
         `${block.querySelector('.opblock-summary-method')?.textContent?.toLowerCase()} ${block.querySelector('[data-path]')?.getAttribute('data-path')}`));
-      expect(new Set(listed)).to.deep.equal(new Set(operations.map(({ method, path }) => `${method} ${path}`)));
+      expect(new Set(listed)).to.deep.equal(new Set([...operations, ...webhooks].map(({ method, path }) => `${method} ${path}`)));
 
       // Opening an operation renders its parameters, body schema and responses, which takes a while on a busy
       // machine: two operations stand for the rest (the document-level test checks every operation's examples).

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { databaseTargets } from './support/targets.ts';
-import { TEST_CARD } from './support/payments.ts';
+import { providerReceipts, TEST_CARD } from './support/payments.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { idParamSchema } from '../schemas/common.ts';
 import { defineRoute } from '../src/http/route.ts';
@@ -29,6 +29,9 @@ interface Owner {
   customer(): Promise<string>;
   /** A card payment in CREATED, or under review with `review`. */
   payment(review?: boolean): Promise<string>;
+  webhook(): Promise<string>;
+  /** A push payment the provider delivered: SETTLED, its account credited. */
+  settledPayment(): Promise<string>;
 }
 
 interface Fixture {
@@ -37,6 +40,8 @@ interface Fixture {
   /** What Bob's own call answers. */
   ownerStatus: number;
 }
+
+const PROVIDER_SECRET = 'tenancy-provider-secret';
 
 const WRITE_METHODS: ReadonlySet<string> = new Set(['post', 'patch', 'put', 'delete']);
 
@@ -115,8 +120,36 @@ const fixtures: Record<string, Fixture> = {
     },
     ownerStatus: 200,
   },
+  'patch /webhooks/:id': {
+    async prepare(bob) { return { path: `/webhooks/${await bob.webhook()}`, body: { description: 'Renamed', enabled: false } }; },
+    ownerStatus: 200,
+  },
+  'delete /webhooks/:id': {
+    async prepare(bob) { return { path: `/webhooks/${await bob.webhook()}` }; },
+    ownerStatus: 200,
+  },
+  'post /webhooks/:id/rotate-secret': {
+    async prepare(bob) { return { path: `/webhooks/${await bob.webhook()}/rotate-secret`, body: {} }; },
+    ownerStatus: 200,
+  },
+  'post /webhooks/:id/test': {
+    async prepare(bob) { return { path: `/webhooks/${await bob.webhook()}/test` }; },
+    ownerStatus: 202,
+  },
+  'post /webhooks/:id/deliveries/:deliveryId/retry': {
+    async prepare(bob) {
+      const webhook = await bob.webhook();
+      const delivery = await bob.post(`/webhooks/${webhook}/test`, undefined);
+      return { path: `/webhooks/${webhook}/deliveries/${delivery.id}/retry` };
+    },
+    ownerStatus: 202,
+  },
   'post /payments/:id/documents': {
     async prepare(bob) { return { path: `/payments/${await bob.payment(true)}/documents`, body: { type: 'INVOICE', url: 'https://files.example.com/invoice.pdf' } }; },
+    ownerStatus: 201,
+  },
+  'post /payments/:id/refund': {
+    async prepare(bob) { return { path: `/payments/${await bob.settledPayment()}/refund`, body: { amount: '10.00' } }; },
     ownerStatus: 201,
   },
 };
@@ -147,7 +180,7 @@ for (const target of databaseTargets()) {
     before(async () => {
       // The sandbox waits for explicit calls, so nothing appends events between a test's two counts.
       tenants = await startTwoTenants(target, {
-        env: { SANDBOX_AUTOPILOT: 'false' },
+        env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET },
         // A route written as a careless new one would be: it looks nothing up, and hands the id to the command.
         extraRoutes: [defineRoute({
           method: 'patch', path: '/test/identities/:id', operationId: 'carelessRename', summary: 'renames without any lookup',
@@ -161,7 +194,7 @@ for (const target of databaseTargets()) {
       const { service, asBob } = tenants;
       const post = async (path: string, body: unknown) => {
         const response = await service.request('POST', path, { headers: asBob, body });
-        expect(response.status, `Bob's POST ${path}: ${response.text}`).to.be.oneOf([200, 201]);
+        expect(response.status, `Bob's POST ${path}: ${response.text}`).to.be.oneOf([200, 201, 202]);
         return response.body as Record<string, any>;
       };
       const identity = async () => (await post('/identities', { type: 'ORGANIZATION', name: 'Bob’s shop', country: 'BRA' })).id as string;
@@ -171,6 +204,7 @@ for (const target of databaseTargets()) {
         post, identity,
         account: async () => (await newAccount()).id as string,
         customer: async () => (await post('/customers', { email: `payer-${randomUUID()}@example.com` })).id as string,
+        webhook: async () => (await post('/webhooks', { url: 'https://hooks.example.com/bob' })).id as string,
         async payment(review = false) {
           const account = await newAccount();
           const payment = await post('/payments', {
@@ -178,6 +212,16 @@ for (const target of databaseTargets()) {
             currency: 'USD', type: 'PURCHASE', origins: [{ type: 'CARD', card: TEST_CARD }], ...(review ? { description: 'sandbox:review' } : {}),
           });
           expect(payment.status).to.equal(review ? 'REQUIRES_REVIEW' : 'CREATED');
+          return payment.id as string;
+        },
+        async settledPayment() {
+          const account = await newAccount();
+          const payment = await post('/payments', {
+            externalId: `bob-${++sequence}`, identityId: account.identityId, accountNumber: account.accountNumber, totalAmount: '100.00',
+            currency: 'USD', type: 'PURCHASE',
+          });
+          const received = await providerReceipts(() => service, PROVIDER_SECRET)(payment.id);
+          expect(received.body.status, received.text).to.equal('SETTLED');
           return payment.id as string;
         },
       };

@@ -156,7 +156,7 @@ describe('ledger postings', () => {
       expect(entriesFor(recorded('AccountOpened', { accountId: 'a1' }))).to.deep.equal([]);
       expect(entriesFor(recorded('toString', {}))).to.deep.equal([]);
       expect(entriesFor(recorded('constructor', {}))).to.deep.equal([]);
-      expect([...ledgerEventTypes].sort()).to.deep.equal(['AccountAdjusted', 'AccountCredited', 'AccountFundsHeld', 'AccountHoldDebited', 'AccountHoldReleased', 'PaymentSettled', 'PaymentUnsettled']);
+      expect([...ledgerEventTypes].sort()).to.deep.equal(['AccountAdjusted', 'AccountCredited', 'AccountFundsHeld', 'AccountHoldDebited', 'AccountHoldReleased', 'PaymentSettled', 'PaymentUnsettled', 'RefundSettled']);
     });
 
     it('throws (never skips) on a malformed money event', () => {

@@ -16,7 +16,7 @@ import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } fro
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import type { AccountCreditedData } from '../ledger/events.ts';
-import type { AccountCreditRefusedData, AccountEvent, AccountOpenedData, AccountStatus } from './events.ts';
+import type { AccountCreditRefusedData, AccountEvent, AccountHoldRefusedData, AccountOpenedData, AccountStatus } from './events.ts';
 import type { UpdateAccount } from '../../schemas/accounts.ts';
 
 /** Every command acts for a tenant (src/domain/tenancy.ts): another client's account is not found. */
@@ -31,6 +31,11 @@ export type AccountCommand = (
     fundsFrom: AccountCreditedData['fundsFrom']; settlementBatchId: string | null; now: Date;
   }
   | { type: 'HoldFunds'; holdId: string; amount: string; reason: string; now: Date }
+  /**
+   * A hold answered once per `holdId`: held, or refused and the refusal recorded (not ACTIVE, not enough
+   * available funds), so a process manager that asks again gets the first answer whatever changed since.
+   */
+  | { type: 'RequestHold'; holdId: string; amount: string; reason: string; now: Date }
   | { type: 'ReleaseHold'; holdId: string; now: Date }
   | { type: 'DebitHold'; holdId: string; now: Date }
   | { type: 'CloseAccount'; now: Date }
@@ -41,9 +46,11 @@ export type SettlementAnswer =
   | { outcome: 'CREDITED'; eventId: string; data: AccountCreditedData }
   | { outcome: 'REFUSED'; eventId: string; data: AccountCreditRefusedData };
 
-interface Hold {
+export interface Hold {
   amount: string;
-  state: 'HELD' | 'RELEASED' | 'DEBITED';
+  state: 'HELD' | 'RELEASED' | 'DEBITED' | 'REFUSED';
+  /** Why the account refused it (state REFUSED). */
+  refusal?: AccountHoldRefusedData;
 }
 
 export interface AccountState {
@@ -75,6 +82,14 @@ const sub = (a: string, b: string, currency: string) => formatAmount(toDecimal(a
 /** What can leave the account now: balance less the funds on hold. */
 export function availableFunds(state: AccountState): string {
   return state.account ? sub(state.balance, state.held, state.account.currency) : '0';
+}
+
+/** The id of the account's answer to `RequestHold` for `holdId`: the same whichever process asks. */
+export const holdAnswerId = (accountId: string, holdId: string) => deterministicId('account-hold', accountId, holdId);
+
+/** The account's answer to a hold it was asked for: HELD (and later RELEASED or DEBITED), REFUSED, or null. */
+export function holdOf(state: AccountState, holdId: string): Hold | null {
+  return state.holds?.get(holdId) ?? null;
 }
 
 export function settlementAnswerOf(state: AccountState, paymentId: string): SettlementAnswer | null {
@@ -148,6 +163,23 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
         return [{ type: 'AccountFundsHeld', data: { accountId: account.accountId, clientId: account.clientId, currency: account.currency,
           holdId: command.holdId, amount: command.amount, reason: command.reason, at } }];
       }
+      case 'RequestHold': {
+        const account = state.account;
+        if (!account) throw domainNotFound('account not found');
+        if (state.holds!.has(command.holdId)) return [];
+        if (!toDecimal(command.amount).greaterThan(0)) throw domainInvalid(`a hold must be positive, not ${command.amount}`);
+        const id = holdAnswerId(account.accountId, command.holdId);
+        const base = { accountId: account.accountId, clientId: account.clientId, currency: account.currency, holdId: command.holdId,
+          amount: command.amount, at };
+        const available = availableFunds(state);
+        if (state.closed || state.status !== 'ACTIVE') {
+          return [{ type: 'AccountHoldRefused', id, data: { ...base, refusal: 'ACCOUNT_NOT_ACTIVE', status: state.closed ? 'CLOSED' : state.status, availableFunds: available } }];
+        }
+        if (toDecimal(available).lessThan(toDecimal(command.amount))) {
+          return [{ type: 'AccountHoldRefused', id, data: { ...base, refusal: 'INSUFFICIENT_FUNDS', status: state.status, availableFunds: available } }];
+        }
+        return [{ type: 'AccountFundsHeld', id, data: { ...base, reason: command.reason } }];
+      }
       case 'ReleaseHold':
       case 'DebitHold': {
         const account = state.account;
@@ -193,6 +225,9 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
       case 'AccountFundsHeld':
         state.holds?.set(event.data.holdId, { amount: event.data.amount, state: 'HELD' });
         return { ...state, held: add(state.held, event.data.amount, currency) };
+      case 'AccountHoldRefused':
+        state.holds?.set(event.data.holdId, { amount: event.data.amount, state: 'REFUSED', refusal: event.data });
+        return state;
       case 'AccountHoldReleased':
         state.holds?.set(event.data.holdId, { amount: event.data.amount, state: 'RELEASED' });
         return { ...state, held: sub(state.held, event.data.amount, currency) };

@@ -4,7 +4,7 @@
  * src/ledger/events.ts, and registered here with the account's other events.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
+import { amountSchema, closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
 import {
   accountAdjustedSchema, accountCreditedSchema, accountFundsHeldSchema, accountHoldDebitedSchema, accountHoldReleasedSchema,
@@ -48,6 +48,22 @@ const accountCreditRefusedSchema = closed({
 });
 export type AccountCreditRefusedData = FromSchema<typeof accountCreditRefusedSchema>;
 
+/** The account's refusal of a hold it was asked for (`RequestHold`): recorded, so it is its answer for good. */
+const accountHoldRefusedSchema = closed({
+  accountId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
+  holdId: textSchema,
+  amount: amountSchema,
+  refusal: { type: 'string', enum: ['ACCOUNT_NOT_ACTIVE', 'INSUFFICIENT_FUNDS'] },
+  /** The account's status when it refused: ACTIVE (funds short), BLOCKED, PENDING, or CLOSED (deleted). */
+  status: { type: 'string', enum: [...accountStatusValues, 'CLOSED'] },
+  /** What could leave the account when it refused (balance less holds). */
+  availableFunds: amountSchema,
+  at: instantSchema,
+});
+export type AccountHoldRefusedData = FromSchema<typeof accountHoldRefusedSchema>;
+
 /** The stored contract of each event's data (see the events section of README.md before changing one). */
 export const accountEventSchemas = {
   AccountOpened: accountOpenedSchema,
@@ -59,6 +75,7 @@ export const accountEventSchemas = {
   AccountFundsHeld: accountFundsHeldSchema,
   AccountHoldReleased: accountHoldReleasedSchema,
   AccountHoldDebited: accountHoldDebitedSchema,
+  AccountHoldRefused: accountHoldRefusedSchema,
   AccountClosed: closed({ accountId: textSchema, closedAt: instantSchema }),
 } as const;
 
@@ -79,7 +96,9 @@ export type AccountEvent =
   | { type: 'AccountCredited'; data: AccountCreditedData; id?: string }
   /** ...or refused, because the account was not ACTIVE when asked (the payment becomes UNSETTLED). */
   | { type: 'AccountCreditRefused'; data: AccountCreditRefusedData; id?: string }
-  | { type: 'AccountFundsHeld'; data: AccountFundsHeldData }
+  | { type: 'AccountFundsHeld'; data: AccountFundsHeldData; id?: string }
+  /** A hold the account would not place (RequestHold): not ACTIVE, or not enough available funds. */
+  | { type: 'AccountHoldRefused'; data: AccountHoldRefusedData; id?: string }
   | { type: 'AccountHoldReleased'; data: AccountHoldReleasedData }
   | { type: 'AccountHoldDebited'; data: AccountHoldDebitedData }
   | { type: 'AccountClosed'; data: Data<'AccountClosed'> };

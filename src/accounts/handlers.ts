@@ -11,8 +11,9 @@ import { findOwned } from '../db/owned.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
-import { accountDecider, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
-import { accountNumberStream, accountStream, type AccountNumberEvent } from './events.ts';
+import { accountDecider, holdOf, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
+import { accountNumberStream, accountStream, type AccountHoldRefusedData, type AccountNumberEvent } from './events.ts';
+import type { Position } from '../eventstore/position.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 
@@ -111,4 +112,36 @@ export function adjustAccount(
   return run(platform, accountId, {
     type: 'AdjustAccount', tenant, amount, reason, adjustmentId: platform.runtime.newId(), now: platform.runtime.now(),
   }, metadata);
+}
+
+/** The account's answer to a hold: placed, or refused (with the refusal it recorded). */
+export type HoldAnswer =
+  | { outcome: 'HELD' }
+  | { outcome: 'REFUSED'; data: AccountHoldRefusedData };
+
+/**
+ * Asks the account to set `amount` aside under `holdId` (a refund in flight). It answers once per hold, and
+ * the same answer to every later ask, so a process that asks again (a retry, a reactor after a crash) never
+ * holds twice nor gets a different answer. Any client's account: the service's own flow.
+ */
+export async function requestHold(
+  platform: Platform, accountId: string, hold: { holdId: string; amount: string; reason: string }, metadata: EventMetadata,
+): Promise<HoldAnswer> {
+  const { state } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+    { type: 'RequestHold', tenant: 'any', ...hold, now: platform.runtime.now() }, metadata);
+  const answer = holdOf(state, hold.holdId);
+  if (!answer) throw new Error(`account ${accountId} recorded no answer to hold ${hold.holdId}`);
+  return answer.refusal ? { outcome: 'REFUSED', data: answer.refusal } : { outcome: 'HELD' };
+}
+
+/**
+ * Ends a hold: `DEBITED` pays it out (the ledger moves it to refunds payable), `RELEASED` gives it back. Ending
+ * it the same way again changes nothing; the other way is refused by the account.
+ */
+export async function endHold(
+  platform: Platform, accountId: string, holdId: string, end: 'DEBITED' | 'RELEASED', metadata: EventMetadata,
+): Promise<Position | null> {
+  const { position } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+    { type: end === 'DEBITED' ? 'DebitHold' : 'ReleaseHold', tenant: 'any', holdId, now: platform.runtime.now() }, metadata);
+  return position;
 }

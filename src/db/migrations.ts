@@ -105,10 +105,47 @@ const migrations: Migration[] = [
   {
     id: '0006_event_chain',
     sql: `
-      -- Tamper evidence (src/eventstore/postgres/integrity.ts): each event appended from now on records
+      -- Tamper evidence (src/integrity/integrity.ts): each event appended from now on records
       -- sha256(previous event's chain_hash in its stream || sha256(its content)). Events appended before stay
       -- NULL; the first feed digest covers them.
       ALTER TABLE events ADD COLUMN chain_hash bytea;
+    `,
+  },
+  {
+    id: '0007_webhook_outbox',
+    sql: `
+      -- The webhook outbox. Written by the webhooks emitter (a projector) from the event feed, but kept outside its
+      -- versioned schema: a rebuilt version finds the deliveries already made and adds none (the unique key), and
+      -- the dispatcher's state (attempts, leases) is not a pure function of the feed. Rows are never deleted.
+      CREATE TABLE webhook_deliveries (
+        delivery_id      text        PRIMARY KEY,
+        endpoint_id      text        NOT NULL,
+        client_id        text        NOT NULL,
+        event_id         text        NOT NULL,
+        source_event_id  uuid,
+        event_type       text        NOT NULL,
+        object_id        text,
+        sequence         bigint,
+        body             text        NOT NULL,
+        status           text        NOT NULL CHECK (status IN ('PENDING', 'DELIVERED', 'DROPPED')),
+        attempts         integer     NOT NULL DEFAULT 0,
+        attempt_log      jsonb       NOT NULL DEFAULT '[]'::jsonb,
+        created_at       timestamptz NOT NULL,
+        source_recorded_at timestamptz,
+        next_attempt_at  timestamptz,
+        first_attempt_at timestamptz,
+        last_attempt_at  timestamptz,
+        last_status_code integer,
+        last_error       text,
+        delivered_at     timestamptz,
+        dropped_at       timestamptz,
+        lease_token      text,
+        lease_expires_at timestamptz,
+        CONSTRAINT webhook_deliveries_once UNIQUE (endpoint_id, source_event_id, event_type)
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries (endpoint_id, next_attempt_at) WHERE status = 'PENDING';
+      CREATE INDEX webhook_deliveries_pending_age ON webhook_deliveries (created_at) WHERE status = 'PENDING';
+      CREATE INDEX webhook_deliveries_log ON webhook_deliveries (endpoint_id, created_at DESC, delivery_id DESC);
     `,
   },
 ];

@@ -10,7 +10,8 @@
  *   again and retries, after a jittered backoff, at most MAX_ATTEMPTS times; then a `ContentionError`
  *   (answered 409 with Retry-After), never a server error.
  * - Event ids given by the decider (deterministic ids of process managers) are appended as they are, so a
- *   re-run of the same step is a no-op.
+ *   re-run of the same step is a no-op; the state then is the stream's as recorded (folded again), not what the
+ *   re-run decided.
  */
 import type { Decider } from '../domain/decider.ts';
 import { DomainError } from '../domain/errors.ts';
@@ -144,8 +145,15 @@ export function handleCommand<Command, Event extends DecidedEvent, State>(
         const { position, nextRevision } = await store.append(stream,
           decided.map((e) => ({ ...(e.id ? { id: e.id } : {}), type: e.type, data: e.data, metadata })),
           folded.revision ?? 'no_stream');
-        for (const event of decided) folded.state = decider.evolve(folded.state, event);
-        folded.revision = nextRevision;
+        if (nextRevision === (folded.revision ?? -1n) + BigInt(decided.length)) {
+          for (const event of decided) folded.state = decider.evolve(folded.state, event);
+          folded.revision = nextRevision;
+        } else {
+          // A repeat: events with these ids were already on the stream (another process ran the same step), past
+          // events this state has not folded, and what was recorded under those ids may differ from what this
+          // stale state decided (an answer given once, such as a refusal). Fold the stream as it is instead.
+          folded = await catchUp(store, stream, decider, folded);
+        }
         remember(cache, stream, folded);
         return { events: decided, state: folded.state, position };
       } catch (error) {

@@ -81,6 +81,8 @@ export class Metrics {
   private readonly appendDuration: Histogram;
   private readonly projectionLagEvents: CappedGauge;
   private readonly projectionLagSeconds: CappedGauge;
+  private readonly webhookDeliveries: CappedCounter;
+  private readonly webhookAttemptDuration: Histogram;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -105,6 +107,13 @@ export class Metrics {
       'Events between a projection checkpoint and the head of the event feed.', ['projection']);
     this.projectionLagSeconds = this.gauge('projection_lag_seconds',
       'Age in seconds of the newest event a projection has not processed yet.', ['projection']);
+    this.webhookDeliveries = this.counter('webhook_delivery_attempts_total',
+      'Webhook delivery attempts made by this process, by outcome: delivered, retrying (failed, tried again later), dropped (failed, past 24 hours), lease_lost.',
+      ['outcome']);
+    this.webhookAttemptDuration = this.reserve(new Histogram({
+      name: 'webhook_attempt_duration_seconds', help: 'Time of one webhook delivery attempt, from sending to the end of the answer (at most 10 s), in seconds.',
+      buckets: [...LATENCY_BUCKETS], registers,
+    }));
     this.reserve(new Gauge({
       name: 'process_uptime_seconds', help: 'Seconds since the process started.', registers,
       collect() { this.set(process.uptime()); },
@@ -133,6 +142,19 @@ export class Metrics {
   observeAppend(seconds: number): void {
     checkObservation('eventstore_append_duration_seconds', seconds);
     this.appendDuration.observe(seconds);
+  }
+
+  /** One webhook delivery attempt of this process, and what became of the delivery. */
+  observeWebhookAttempt(outcome: string, seconds: number): void {
+    checkObservation('webhook_attempt_duration_seconds', seconds);
+    this.webhookDeliveries.inc({ outcome });
+    this.webhookAttemptDuration.observe(seconds);
+  }
+
+  /** The webhook outbox as this process last measured it. */
+  setWebhookOutbox(pending: number, oldestAgeSeconds: number): void {
+    this.setGauge('webhook_outbox_pending', 'Webhook deliveries waiting to be delivered (endpoints enabled).', pending);
+    this.setGauge('webhook_outbox_oldest_age_seconds', 'Age of the oldest pending webhook delivery, in seconds (0 when none).', oldestAgeSeconds);
   }
 
   setProjectionLag(projection: string, lagEvents: number, lagSeconds: number): void {

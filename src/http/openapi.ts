@@ -4,6 +4,7 @@
  */
 import { sample } from 'openapi-sampler';
 import { errorSchema } from '../../schemas/common.ts';
+import { customerEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema } from '../../schemas/webhooks.ts';
 import { MAX_BODY_DEPTH } from './jsonBody.ts';
 import { READ_MODELS_HEADER } from './readModelFreshness.ts';
 import type { AnyRoute } from './route.ts';
@@ -115,6 +116,30 @@ const securityOf: Record<AnyRoute['access'], Json[]> = {
   public: [],
 };
 
+const DELIVERY_HEADERS: Array<[string, string]> = [
+  ['X-Webhook-Signature', 'hex HMAC-SHA256 of the raw body under the endpoint’s secretKey'],
+  ['X-Webhook-Timestamp', 'Unix time (seconds) of this attempt'],
+  ['X-Webhook-Signature-Timestamped', 'hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>` (replay protection)'],
+  ['X-Webhook-Id', 'the delivery: the same on every attempt'],
+  ['X-Webhook-Event-Id', 'the event, as `id` in GET /events'],
+  ['X-Webhook-Event-Type', 'the payload’s eventType'],
+  ['X-Webhook-Sequence', 'grows with every event of one payment or customer'],
+];
+
+/** What the service POSTs to registered endpoints (OpenAPI 3.1 `webhooks`), one entry per payload shape. */
+const webhookDeliveries = Object.fromEntries(([
+  ['transactionEvent', 'A payment event (transaction.status_changed, payment.*; refunds and purchases as they are emitted)', transactionEventPayloadSchema],
+  ['customerEvent', 'customer.levelChanged', customerEventPayloadSchema],
+  ['testEvent', 'The ping of POST /webhooks/{id}/test', testEventPayloadSchema],
+] as const).map(([name, summary, schema]) => [name, { post: {
+  summary,
+  description: 'Sent to every registered endpoint of the client that subscribes to its type. A 2xx answer within 10 s ' +
+    'delivers it; otherwise it is retried 30 s later, doubling up to 1 h, for 24 h after the first attempt.',
+  parameters: DELIVERY_HEADERS.map(([name, description]) => ({ name, in: 'header', required: name !== 'X-Webhook-Sequence', description, schema: { type: 'string' } })),
+  requestBody: { required: true, content: { 'application/json': { schema } } },
+  responses: { '2XX': { description: 'delivered' } },
+} }]));
+
 export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
   const paths: Record<string, Json> = {};
   for (const route of routes) {
@@ -147,6 +172,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
     },
     tags: [...new Set(routes.flatMap((r) => r.tags))].sort().map((name) => ({ name })),
     paths,
+    webhooks: webhookDeliveries,
     components: {
       schemas: { Error: errorSchema },
       securitySchemes: {

@@ -13,8 +13,19 @@ export interface Job {
   run(): Promise<unknown>;
 }
 
+/**
+ * Work that runs all the time rather than on a schedule (the webhook dispatcher): started once, stopped with the
+ * scheduler, which waits for what it has in progress.
+ */
+export interface Worker {
+  name: string;
+  start(): void;
+  stop(): Promise<void>;
+}
+
 export class Scheduler {
   private readonly tasks: ScheduledTask[] = [];
+  private readonly workers: Worker[] = [];
   /** Runs started and not yet finished, by node-cron's execution id, each settled when its run ends. */
   private readonly running = new Map<string, { settled: Promise<void>; settle(): void }>();
 
@@ -44,9 +55,16 @@ export class Scheduler {
     return this;
   }
 
-  /** Stops scheduling and waits for runs in progress. */
+  /** Starts a worker; `stop` stops it. */
+  addWorker(worker: Worker): this {
+    worker.start();
+    this.workers.push(worker);
+    return this;
+  }
+
+  /** Stops scheduling and the workers, and waits for runs in progress. */
   async stop(): Promise<void> {
-    await Promise.all(this.tasks.map((task) => task.stop()));
+    await Promise.all([...this.tasks.map((task) => task.stop()), ...this.workers.map((worker) => worker.stop())]);
     await Promise.all([...this.running.values()].map((run) => run.settled));
   }
 

@@ -146,3 +146,39 @@ export type PaymentUnsettledData = FromSchema<typeof paymentUnsettledSchema>;
 export const PAYMENT_SETTLED = 'PaymentSettled';
 export const PAYMENT_UNSETTLED = 'PaymentUnsettled';
 
+
+/** Where a refund's money comes from: a client's account (held at creation), or the currency's suspense account. */
+export const refundFundingSources = ['ACCOUNT', 'SUSPENSE'] as const;
+
+/**
+ * Fields every status change of a refund child carries. Stream: `refund-<refundId>`. `at` (ISO 8601) is the
+ * journal entry's `occurredAt`; `amount` is the refund's, at the currency's scale.
+ */
+export const refundTransitionProperties = {
+  refundId: textSchema,
+  parentPaymentId: textSchema,
+  clientId: textSchema,
+  currency: textSchema,
+  amount: amountSchema,
+  fundingSource: { type: 'string', enum: refundFundingSources },
+  /** The funding account (fundingSource ACCOUNT), else null. */
+  accountId: nullableTextSchema,
+  /** Not the ledger's: who the refund concerns (the parent's payee identity, its email, its payer), for webhooks. */
+  identityId: textSchema,
+  identityEmail: nullableTextSchema,
+  customerId: nullableTextSchema,
+  from: textSchema,
+  to: textSchema,
+  at: instantSchema,
+} as const;
+
+/**
+ * The provider paid a refund out. An ACCOUNT-funded refund's money already reached refunds payable through the
+ * account's `AccountHoldDebited`; the ledger posts −amount to `system:<currency>:refunds_payable` and +amount to
+ * `system:<currency>:clearing` (out to the provider). A SUSPENSE-funded one first moves the amount from
+ * `system:<currency>:suspense` to refunds payable, then out the same way.
+ */
+export const refundSettledSchema = closed(refundTransitionProperties);
+export type RefundSettledData = FromSchema<typeof refundSettledSchema>;
+
+export const REFUND_SETTLED = 'RefundSettled';

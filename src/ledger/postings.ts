@@ -10,8 +10,8 @@ import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import {
   ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, PAYMENT_SETTLED, PAYMENT_UNSETTLED,
-  type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData, type AccountHoldDebitedData, type PaymentSettledData,
-  type PaymentUnsettledData,
+  REFUND_SETTLED, type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData, type AccountHoldDebitedData,
+  type PaymentSettledData, type PaymentUnsettledData, type RefundSettledData,
 } from './events.ts';
 import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
 
@@ -266,6 +266,31 @@ function unsettledEntries(event: RecordedEvent): JournalEntry[] {
   }];
 }
 
+/**
+ * A refund paid out: refunds payable −amount, clearing +amount. A SUSPENSE-funded refund never passed through
+ * an account, so a first entry moves its amount from suspense to refunds payable.
+ */
+function refundSettledEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as RefundSettledData;
+  const currency = field(event, data, 'currency');
+  const amount = amountField(event, data, 'amount', currency);
+  if (!amount.greaterThan(0)) throw new LedgerInvariantError(`RefundSettled event ${event.id}: amount ${amount} is not positive`);
+  const source = field(event, data, 'fundingSource');
+  if (source !== 'ACCOUNT' && source !== 'SUSPENSE') throw new LedgerInvariantError(`RefundSettled event ${event.id}: unknown fundingSource ${source}`);
+  const refundId = field(event, data, 'refundId');
+  const common = { currency, occurredAt: field(event, data, 'at'), sourceEventId: event.id, clientId: field(event, data, 'clientId') };
+  const move = (from: SystemAccountKind, to: SystemAccountKind) => [
+    { accountId: systemAccountId(currency, from), amount: formatAmount(amount.negated(), currency) },
+    { accountId: systemAccountId(currency, to), amount: formatAmount(amount, currency) },
+  ];
+  const paidOut = `Refund ${refundId} of payment ${field(event, data, 'parentPaymentId')} paid out`;
+  if (source === 'ACCOUNT') return [{ ...common, entryId: entryIdFor(event.id), description: paidOut, lines: move('refunds_payable', 'clearing') }];
+  return [
+    { ...common, entryId: entryIdFor(event.id, 0), description: `Refund ${refundId} funded from suspense`, lines: move('suspense', 'refunds_payable') },
+    { ...common, entryId: entryIdFor(event.id, 1), description: paidOut, lines: move('refunds_payable', 'clearing') },
+  ];
+}
+
 /** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
 const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_ADJUSTED, adjustmentEntries],
@@ -273,6 +298,7 @@ const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_HOLD_DEBITED, holdDebitedEntries],
   [PAYMENT_SETTLED, settlementEntries],
   [PAYMENT_UNSETTLED, unsettledEntries],
+  [REFUND_SETTLED, refundSettledEntries],
 ]);
 
 /** The event types that move or hold money; the ledger projector handles exactly these. */

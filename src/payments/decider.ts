@@ -17,7 +17,7 @@ import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } fro
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
 import {
-  TERMINAL_STATUSES, type ExpiryReason, type PaymentCreatedData, type PaymentDocument, type PaymentEvent,
+  paymentEventSchemas, TERMINAL_STATUSES, type ExpiryReason, type PaymentCreatedData, type PaymentDocument, type PaymentEvent,
   type PaymentStatus,
 } from './events.ts';
 
@@ -209,6 +209,8 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
   },
 
   evolve(state, event) {
+    // A parent's refunds are recorded on its stream too (./refunds/decider.ts): they leave its own state alone.
+    if (!Object.hasOwn(paymentEventSchemas, event.type)) return state;
     switch (event.type) {
       case 'PaymentCreated':
         return { ...state, payment: event.data, status: 'CREATED' };

@@ -4,13 +4,19 @@ import { expireDuePayments, runSettlementBatch } from './jobs.ts';
 import { paymentRoutes } from './routes.ts';
 import { sandboxAutopilot } from './sandbox/autopilot.ts';
 import { settlementReactor } from './settlementReactor.ts';
+import { refundsProjector } from '../../projections/refunds.ts';
+import { refundRoutes } from './refunds/routes.ts';
+import { refundAutopilot, refundReactor } from './refunds/reactor.ts';
 
-/** Payments: the state machine, settlement through the destination account, the sandbox provider. */
+/** Payments: the state machine, settlement through the destination account, refunds, the sandbox provider. */
 export const paymentsContext = defineContext({
   name: 'payments',
-  routes: paymentRoutes,
-  projectors: [paymentsProjector],
-  reactors: (platform) => [settlementReactor(platform), ...(platform.config.sandboxAutopilot ? [sandboxAutopilot(platform)] : [])],
+  routes: (services) => [...paymentRoutes(services), ...refundRoutes(services)],
+  projectors: [paymentsProjector, refundsProjector],
+  reactors: (platform) => [
+    settlementReactor(platform), refundReactor(platform),
+    ...(platform.config.sandboxAutopilot ? [sandboxAutopilot(platform), refundAutopilot(platform)] : []),
+  ],
   jobs: (platform) => [
     { name: 'settlement-batch', schedule: platform.config.settlementCron, run: () => runSettlementBatch(platform) },
     { name: 'expire-payments', schedule: platform.config.expiryCron, run: () => expireDuePayments(platform) },

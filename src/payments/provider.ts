@@ -17,4 +17,6 @@ export interface PaymentProvider {
   reviewReason(payment: { description?: string | null }): string | null;
   /** How long a quote for an exchange stays good, in seconds. */
   quoteTtlSeconds(payment: { description?: string | null }): number;
+  /** What becomes of a refund the rail was handed (reported back by a notification, or by the sandbox's autopilot). */
+  refundOutcome(refund: { description: string | null }): 'SETTLED' | 'FAILED' | 'UNSETTLED' | 'EXPIRED';
 }

@@ -51,7 +51,7 @@ export function paymentRecord(row: PaymentRow): PaymentRecord {
     purchaseAmount: row.purchase_amount,
     purchaseCurrency: row.purchase_currency,
     fees: row.fees,
-    refundedAt: null,
+    refundedAt: iso(row.refunded_at),
     origins: row.origins,
     destinations: row.destinations,
     ...lifecycle(row),

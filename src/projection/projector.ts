@@ -34,6 +34,11 @@ export interface Projector {
   apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[]): Promise<void>;
   /** Statements run on activation after the table views exist (views built over views, for finance). */
   readonly derivedViews?: readonly string[];
+  /**
+   * It also writes outside its own tables (the webhook emitter's outbox): a rebuild beside the live version would
+   * act, so `verify read-models` does not rebuild it.
+   */
+  readonly writesOutside?: boolean;
 }
 
 /** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */

@@ -11,15 +11,18 @@ import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 import { integrityEvents, type IntegrityEvent } from '../integrity/events.ts';
+import { webhookEvents, type WebhookEvent } from '../webhooks/events.ts';
+import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payments/refunds/events.ts';
 
 export const storedEvents = new EventContracts([
-  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, attemptEvents, integrityEvents,
+  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, attemptEvents, webhookEvents,
+  integrityEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | AttemptEvent | IntegrityEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | AttemptEvent | WebhookEvent | IntegrityEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -31,7 +34,9 @@ type RegisteredType =
   | keyof typeof import('../accounts/events.ts')['accountEventSchemas']
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
   | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
+  | keyof typeof import('../payments/refunds/events.ts')['refundEventSchemas']
   | keyof typeof import('../attempts/events.ts')['attemptEventSchemas']
+  | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
   | keyof typeof import('../integrity/events.ts')['integrityEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;

@@ -43,4 +43,11 @@ export class SandboxProvider implements PaymentProvider {
   quoteTtlSeconds(payment: { description?: string | null }): number {
     return hasTrigger(payment.description, 'expireQuote') ? 0 : this.defaultQuoteTtlSeconds;
   }
+
+  refundOutcome(refund: { description: string | null }): 'SETTLED' | 'FAILED' | 'UNSETTLED' | 'EXPIRED' {
+    if (hasTrigger(refund.description, 'refundFail')) return 'FAILED';
+    if (hasTrigger(refund.description, 'refundUnsettled')) return 'UNSETTLED';
+    if (hasTrigger(refund.description, 'refundExpire')) return 'EXPIRED';
+    return 'SETTLED';
+  }
 }

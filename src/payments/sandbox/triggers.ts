@@ -8,6 +8,10 @@ export const TRIGGERS = {
   review: 'sandbox:review',
   unsettled: 'sandbox:unsettled',
   expireQuote: 'sandbox:expire-quote',
+  /** In a refund's `reason`: the provider rejects the refund (FAILED), cannot reconcile it (UNSETTLED), lets it lapse (EXPIRED). */
+  refundFail: 'sandbox:refund-fail',
+  refundUnsettled: 'sandbox:refund-unsettled',
+  refundExpire: 'sandbox:refund-expire',
 } as const;
 export type Trigger = keyof typeof TRIGGERS;
 

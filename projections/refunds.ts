@@ -1,0 +1,82 @@
+/**
+ * Read model of refund children: one row per refund, in the interface's Refund shape (id, parentPaymentId,
+ * status, totalAmount, currency, createdAt, description) plus how it is funded and why it ended. Every value
+ * comes from the events (timestamps included), so a rebuild gives identical rows. The per-parent summary is
+ * summed from these rows (src/payments/refunds/routes.ts).
+ */
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { defineProjector, type Projector } from '../src/projection/projector.ts';
+import type { RefundEventData, RefundStatus } from '../src/payments/refunds/events.ts';
+import type { Instant } from './columns.ts';
+
+/** Amounts are numeric: read back as decimal strings. */
+export interface RefundsTable {
+  refund_id: string;
+  parent_payment_id: string;
+  client_id: string;
+  status: RefundStatus;
+  total_amount: string;
+  currency: string;
+  description: string | null;
+  funding_source: 'ACCOUNT' | 'SUSPENSE';
+  account_id: string | null;
+  end_reason: string | null;
+  created_at: Instant;
+  updated_at: Instant;
+}
+export type RefundTables = { refunds: RefundsTable };
+
+async function setup(trx: Kysely<RefundTables>): Promise<void> {
+  await sql`
+    CREATE TABLE refunds (
+      refund_id         text PRIMARY KEY,
+      parent_payment_id text NOT NULL,
+      client_id         text NOT NULL,
+      status            text NOT NULL,
+      total_amount      numeric NOT NULL,
+      currency          text NOT NULL,
+      description       text,
+      funding_source    text NOT NULL,
+      account_id        text,
+      end_reason        text,
+      created_at        timestamptz NOT NULL,
+      updated_at        timestamptz NOT NULL
+    )`.execute(trx);
+  await sql`CREATE INDEX refunds_parent ON refunds (parent_payment_id, created_at, refund_id)`.execute(trx);
+  // GET /refunds: a client's refunds by creation, optionally of one status.
+  await sql`CREATE INDEX refunds_client_created ON refunds (client_id, created_at DESC, refund_id DESC)`.execute(trx);
+  await sql`CREATE INDEX refunds_client_status ON refunds (client_id, status, created_at DESC, refund_id DESC)`.execute(trx);
+}
+
+async function ended(trx: Kysely<RefundTables>, d: { refundId: string; to: string; at: string; reason?: string }): Promise<void> {
+  const updated = await trx.updateTable('refunds')
+    // The end events' contracts record `to` as text; the refund decider only ever writes a RefundStatus there.
+    .set({ status: d.to as RefundStatus, end_reason: d.reason ?? null, updated_at: d.at })
+    .where('refund_id', '=', d.refundId).executeTakeFirst();
+  // Every end follows its RefundCreated in the feed; a missing row means the read model is broken.
+  if (Number(updated.numUpdatedRows) !== 1) throw new Error(`refunds projector: refund ${d.refundId} ended without a row`);
+}
+
+export const refundsProjector: Projector = defineProjector<RefundTables>({
+  name: 'refunds',
+  version: 1,
+  tables: ['refunds'],
+  setup,
+  handlers: {
+    async RefundCreated(trx, event) {
+      const d = event.data as RefundEventData<'RefundCreated'>;
+      await trx.insertInto('refunds').values({
+        refund_id: d.refundId, parent_payment_id: d.parentPaymentId, client_id: d.clientId, status: 'RECEIVED',
+        total_amount: d.totalAmount, currency: d.currency, description: d.description, funding_source: d.funding.source,
+        account_id: d.funding.source === 'ACCOUNT' ? d.funding.accountId : null, end_reason: null,
+        created_at: d.createdAt, updated_at: d.createdAt,
+      }).execute();
+    },
+    RefundSettled: (trx, event) => ended(trx, event.data as RefundEventData<'RefundSettled'>),
+    RefundFailed: (trx, event) => ended(trx, event.data as RefundEventData<'RefundFailed'>),
+    RefundUnsettled: (trx, event) => ended(trx, event.data as RefundEventData<'RefundUnsettled'>),
+    RefundExpired: (trx, event) => ended(trx, event.data as RefundEventData<'RefundExpired'>),
+  },
+});
+
+export type RefundRow = Selectable<RefundsTable>;

@@ -1,0 +1,189 @@
+/**
+ * The refund process manager (README, "Refunds"). A refund crosses three streams without a multi-stream
+ * transaction, so it holds on every store:
+ *
+ * 1. the parent payment's stream reserves the amount against what is left to refund (`RequestRefund`, appended
+ *    with the parent's expected revision: the ceiling);
+ * 2. the funding account's stream answers the hold once (`RequestHold`: held, or refused when it is not ACTIVE or
+ *    its available funds are short: the funds);
+ * 3. the parent records that answer (a refusal gives the reservation back, and the caller gets 422), and on
+ *    acceptance the refund child is created RECEIVED on its own stream.
+ *
+ * The child's end (SETTLED, FAILED, UNSETTLED, EXPIRED) is decided on the child's stream first; then the account
+ * debits or releases the hold, and the parent records the end (a failure gives the reservation back).
+ *
+ * Every step is safe to run again: the parent and the child answer a repeated step with nothing, the account
+ * repeats its first answer, and the child's id is the refund's. The refund reactor (./reactor.ts) runs the same
+ * steps for every request and every end it sees in the feed, so a process that stopped half way (a crash, a
+ * deploy) leaves nothing half done.
+ */
+import type { Kysely } from 'kysely';
+import type { ReadModels } from '../../../projections/readModels.ts';
+import { handleCommand, readState } from '../../eventstore/commandHandler.ts';
+import type { EventMetadata } from '../../eventstore/port.ts';
+import { comparePositions, type Position } from '../../eventstore/position.ts';
+import { domainNotFound, domainPrecondition } from '../../domain/errors.ts';
+import type { Tenant } from '../../domain/tenancy.ts';
+import type { Platform } from '../../platform.ts';
+import { endHold, requestHold } from '../../accounts/handlers.ts';
+import { findOwned } from '../../db/owned.ts';
+import type { RefundRow } from '../../../projections/refunds.ts';
+import { paymentStream } from '../events.ts';
+import { parentRefundDecider, refundDecider, type HoldAnswer, type ParentRefundState, type RefundState } from './decider.ts';
+import { OUTCOME_EVENTS, refundStream, type RefundCreatedData, type RefundOutcome } from './events.ts';
+
+/** The refund child's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedRefund(db: Kysely<ReadModels>, tenant: Tenant, refundId: string): Promise<RefundRow> {
+  return findOwned(db, 'refunds', tenant, 'refund_id', refundId, 'refund');
+}
+
+/** The refund side of a payment, folded from its stream. */
+export function loadParent(platform: Platform, paymentId: string): Promise<ParentRefundState> {
+  return readState(platform.storage.store, paymentStream(paymentId), parentRefundDecider);
+}
+
+export function loadRefund(platform: Platform, refundId: string): Promise<RefundState> {
+  return readState(platform.storage.store, refundStream(refundId), refundDecider);
+}
+
+const latest = (...positions: Array<Position | null>): Position | null =>
+  positions.reduce<Position | null>((a, b) => (!a ? b : !b ? a : comparePositions(a, b) >= 0 ? a : b), null);
+
+/**
+ * Waits for the read models that handle `eventTypes`: the types the step writes, whoever appended them (this
+ * request, or the reactor beside it), so each runner waited for was woken by its append rather than its idle poll.
+ */
+async function readModelsAt(platform: Platform, position: Position | null, eventTypes: readonly string[]): Promise<void> {
+  await platform.readYourWrites(position ?? await platform.storage.store.headPosition(), eventTypes);
+}
+
+/** What a refund's creation writes that the read models show: the account's hold (ledger), the child (refunds). */
+const CREATION_EVENT_TYPES = ['AccountFundsHeld', 'RefundCreated'] as const;
+
+/** What the end of a refund writes that the read models show. */
+function endEventTypes(refund: RefundCreatedData, outcome: RefundOutcome): string[] {
+  const types: string[] = [OUTCOME_EVENTS[outcome]];
+  if (refund.funding.source === 'ACCOUNT') {
+    types.push(outcome === 'SETTLED' ? 'AccountHoldDebited' : 'AccountHoldReleased');
+    if (outcome === 'SETTLED') types.push('PaymentRefundSettled');
+  }
+  return types;
+}
+
+/**
+ * Creates a refund child, RECEIVED, funded as `refund.funding` says: from an account that already holds the
+ * amount (the refund flow below), or from the currency's suspense account (funds that reached no account, such
+ * as an expired unassigned deposit). The child's id is the caller's: derive it from what the refund is for, and
+ * a flow that runs twice creates one child. Any client's: the service's own flows call it.
+ */
+export async function issueRefundChild(
+  platform: Platform, refund: Omit<RefundCreatedData, 'createdAt'>, metadata: EventMetadata,
+): Promise<Position | null> {
+  const { position } = await handleCommand(platform.storage.store, refundStream(refund.refundId), refundDecider,
+    { type: 'CreateRefund', tenant: 'any', refund, now: platform.runtime.now() }, metadata);
+  return position;
+}
+
+/** What the account's refusal means to the caller. */
+function refusalDetail(answer: Extract<Awaited<ReturnType<typeof requestHold>>, { outcome: 'REFUSED' }>['data']): string {
+  return answer.refusal === 'INSUFFICIENT_FUNDS'
+    ? `account ${answer.accountId} has ${answer.availableFunds} ${answer.currency} available; it cannot pay out a refund of ${answer.amount} ${answer.currency}`
+    : `account ${answer.accountId} is ${answer.status}; it cannot pay out a refund`;
+}
+
+export type RefundProgress = { outcome: 'ACCEPTED'; position: Position | null } | { outcome: 'REFUSED'; detail: string };
+
+/**
+ * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent,
+ * and creates the child once accepted. Safe to run any number of times, from any process; null when the parent
+ * has no such refund.
+ */
+export async function advanceRefund(
+  platform: Platform, parentId: string, refundId: string, metadata: EventMetadata,
+): Promise<RefundProgress | null> {
+  const store = platform.storage.store;
+  let parent = await loadParent(platform, parentId);
+  let refund = parent.refunds.get(refundId);
+  if (!refund || !parent.payment) return null;
+  const payment = parent.payment;
+  let position: Position | null = null;
+  if (refund.state === 'REQUESTED') {
+    const held = await requestHold(platform, payment.accountId,
+      { holdId: refundId, amount: refund.amount, reason: `refund ${refundId} of payment ${parentId}` }, metadata);
+    const answer: HoldAnswer = held.outcome === 'HELD'
+      ? { outcome: 'HELD' }
+      : { outcome: 'REFUSED', refusal: held.data.refusal, detail: refusalDetail(held.data) };
+    const result = await handleCommand(store, paymentStream(parentId), parentRefundDecider,
+      { type: 'AnswerRefund', tenant: 'any', refundId, answer, now: platform.runtime.now() }, metadata);
+    parent = result.state;
+    position = result.position;
+    refund = parent.refunds.get(refundId)!;
+  }
+  if (refund.state === 'REFUSED') return { outcome: 'REFUSED', detail: refund.detail ?? 'the account refused the hold' };
+  const created = await issueRefundChild(platform, {
+    refundId, parentPaymentId: parentId, clientId: payment.clientId, identityId: payment.identityId,
+    identityEmail: payment.identityEmail, customerId: payment.customerId, totalAmount: refund.amount, currency: payment.currency,
+    description: refund.description, funding: { source: 'ACCOUNT', accountId: payment.accountId, holdId: refundId },
+  }, metadata);
+  // A child another process created (the reactor, running beside the request) is somewhere before the head.
+  return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created) };
+}
+
+/**
+ * `POST /payments/:id/refund`: reserves `amount` (or all that is left) on the parent, then runs the process.
+ * Answers the child's id once the read models have it; a refusal of the parent (not SETTLED, over the
+ * remainder) or of the account (not ACTIVE, funds short) is a failedPrecondition naming the reason.
+ */
+export async function requestRefund(
+  platform: Platform, tenant: Tenant, parentId: string, input: { amount?: string; reason?: string }, metadata: EventMetadata,
+): Promise<{ refundId: string; readModels: Promise<void> }> {
+  const refundId = platform.runtime.newId();
+  const requested = await handleCommand(platform.storage.store, paymentStream(parentId), parentRefundDecider, {
+    type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),
+  }, metadata);
+  const progress = await advanceRefund(platform, parentId, refundId, metadata);
+  if (!progress) throw new Error(`payment ${parentId} lost refund ${refundId}`);
+  if (progress.outcome === 'REFUSED') throw domainPrecondition(`refund refused: ${progress.detail}`);
+  return { refundId, readModels: readModelsAt(platform, latest(requested.position, progress.position), CREATION_EVENT_TYPES) };
+}
+
+/**
+ * The parts of a refund's end that follow the child's: the account debits the hold (SETTLED) or gives it back,
+ * and the parent records the end (giving the reservation back unless SETTLED). Nothing for a child that has
+ * not ended, or that is funded from suspense; safe to run again.
+ */
+export async function followRefundEnd(platform: Platform, state: RefundState, metadata: EventMetadata): Promise<Position | null> {
+  const refund = state.refund;
+  if (!refund || !state.status || state.status === 'RECEIVED') return null;
+  const outcome = state.status;
+  // A child funded from suspense was reserved on no account and no parent: its end moves nothing else.
+  if (refund.funding.source !== 'ACCOUNT') return null;
+  const store = platform.storage.store;
+  // Null when another process ended the hold first: its event is then before the head.
+  const held = await endHold(platform, refund.funding.accountId, refund.funding.holdId, outcome === 'SETTLED' ? 'DEBITED' : 'RELEASED', metadata)
+    ?? await store.headPosition();
+  const { position } = await handleCommand(store, paymentStream(refund.parentPaymentId), parentRefundDecider,
+    { type: 'EndRefund', tenant: 'any', refundId: refund.refundId, outcome, now: platform.runtime.now() }, metadata);
+  return latest(held, position);
+}
+
+/** Default reasons recorded with each end, when the provider gives none. */
+export const DEFAULT_END_REASONS: Record<Exclude<RefundOutcome, 'SETTLED'>, string> = {
+  FAILED: 'PROVIDER_REJECTED', UNSETTLED: 'REVERSAL_NOT_RECONCILED', EXPIRED: 'PROVIDER_WINDOW_ELAPSED',
+};
+
+/**
+ * The provider's word on a refund (its notification, or the sandbox autopilot): the child moves to `outcome`,
+ * then the account and the parent follow. Repeating the same end changes nothing; another end than the one
+ * recorded is a failedPrecondition naming the child's status.
+ */
+export async function endRefund(
+  platform: Platform, tenant: Tenant, refundId: string, outcome: RefundOutcome, metadata: EventMetadata,
+  reason: string = outcome === 'SETTLED' ? '' : DEFAULT_END_REASONS[outcome],
+): Promise<void> {
+  const { state, position } = await handleCommand(platform.storage.store, refundStream(refundId), refundDecider,
+    { type: 'EndRefund', tenant, outcome, reason, now: platform.runtime.now() }, metadata);
+  if (!state.refund) throw domainNotFound('refund not found');
+  const followed = await followRefundEnd(platform, state, metadata);
+  await readModelsAt(platform, latest(position, followed), endEventTypes(state.refund, outcome));
+}

@@ -1,0 +1,56 @@
+/**
+ * Finishes refunds that a process left half done, and plays the sandbox provider for refunds.
+ *
+ * The refund reactor sees every request (`PaymentRefundRequested` on the parent) and every end of a child in
+ * the feed and runs the same steps as the request or the notification did (./handlers.ts): the account repeats
+ * its first answer, the parent and the child answer a repeated step with nothing. So a process that stopped
+ * between two streams (after the hold, before the child; after the child's end, before the account followed)
+ * is finished here, and running it twice changes nothing.
+ */
+import type { RecordedEvent } from '../../eventstore/port.ts';
+import type { Reactor } from '../../projection/projector.ts';
+import type { Platform } from '../../platform.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { advanceRefund, endRefund, followRefundEnd, loadRefund } from './handlers.ts';
+import type { ParentRefundEvent, RefundCreatedData } from './events.ts';
+
+export const REFUND_REACTOR_NAME = 'refund_process';
+export const REFUND_AUTOPILOT_NAME = 'sandbox_refund_autopilot';
+
+export function refundReactor(platform: Platform): Reactor {
+  return {
+    name: REFUND_REACTOR_NAME,
+    handles: ['PaymentRefundRequested', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'],
+    async react(event: RecordedEvent) {
+      const metadata = { clientId: event.metadata.clientId, actor: 'refunds', causationId: event.id };
+      if (event.type === 'PaymentRefundRequested') {
+        const { paymentId, refundId } = event.data as ParentRefundEvent['data'];
+        await advanceRefund(platform, paymentId, refundId, metadata);
+        return;
+      }
+      const { refundId } = event.data as { refundId: string };
+      await followRefundEnd(platform, await loadRefund(platform, refundId), metadata);
+    },
+  };
+}
+
+/**
+ * SANDBOX_AUTOPILOT=true: the sandbox provider ends every refund child it is handed, as its triggers say
+ * (a refund's `reason` containing `sandbox:refund-fail`, `sandbox:refund-unsettled` or `sandbox:refund-expire`;
+ * SETTLED otherwise). A child that already ended (a notification came first) is left as it is.
+ */
+export function refundAutopilot(platform: Platform): Reactor {
+  return {
+    name: REFUND_AUTOPILOT_NAME,
+    handles: ['RefundCreated'],
+    async react(event: RecordedEvent) {
+      const refund = event.data as RefundCreatedData;
+      const outcome = platform.provider.refundOutcome(refund);
+      try {
+        await endRefund(platform, 'any', refund.refundId, outcome, { clientId: refund.clientId, actor: 'sandbox-provider', causationId: event.id });
+      } catch (error) {
+        if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,171 @@
+/**
+ * The Refunds endpoints of the interface: refund a SETTLED payment, its children and their summary, the
+ * cross-parent listing, and the provider's signed notification of a refund's end.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
+import { idParamSchema, type IdParams } from '../../../schemas/common.ts';
+import {
+  createRefundSchema, listRefundsQuerySchema, refundListSchema, refundNotificationSchema, refundSchema, refundSummarySchema,
+  type CreateRefund, type ListRefundsQuery, type RefundNotification, type RefundRecord,
+} from '../../../schemas/refunds.ts';
+import type { RefundRow } from '../../../projections/refunds.ts';
+import { defineRoute, type AnyRoute } from '../../http/route.ts';
+import type { Services } from '../../http/services.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../../http/tenancy.ts';
+import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
+import { Decimal, formatAmount, toDecimal } from '../../ledger/money.ts';
+import { ownedPayment } from '../handlers.ts';
+import { endRefund, loadRefund, ownedRefund, requestRefund } from './handlers.ts';
+
+const tags = ['Refunds'];
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const paymentNotFound = { description: 'no such payment for this client; another client’s payment answers the same, and nothing changes', schema: errorSchema } as const;
+
+/** The provider signs `<refundId>:<outcome>`: hex HMAC-SHA256 under PROVIDER_SECRET, compared in constant time. */
+export function refundNotificationSignature(secret: string, refundId: string, outcome: string): string {
+  return createHmac('sha256', secret).update(`${refundId}:${outcome}`).digest('hex');
+}
+
+function signatureMatches(secret: string, refundId: string, outcome: string, signature: string): boolean {
+  const expected = Buffer.from(refundNotificationSignature(secret, refundId, outcome), 'hex');
+  const given = Buffer.from(signature, 'hex');
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+export function refundRecord(row: RefundRow): RefundRecord {
+  return {
+    id: row.refund_id, parentPaymentId: row.parent_payment_id, status: row.status,
+    totalAmount: formatAmount(row.total_amount, row.currency), currency: row.currency,
+    createdAt: row.created_at.toISOString(), description: row.description,
+  };
+}
+
+/** The bounds of GET /refunds: an instant is itself; a day runs from its start to its end (UTC). */
+function bound(value: string | undefined, edge: 'from' | 'to', name: string): { at: Date; inclusive: boolean } | null {
+  if (value === undefined) return null;
+  const day = /^\d{4}-\d{2}-\d{2}$/.test(value);
+  const at = new Date(day ? `${value}T00:00:00.000Z` : value);
+  if (Number.isNaN(at.getTime())) throw invalidParam(`${name}: not an ISO 8601 instant or day`);
+  if (day && edge === 'to') return { at: new Date(at.getTime() + 86_400_000), inclusive: false };
+  return { at, inclusive: true };
+}
+
+export function refundRoutes(services: Services): AnyRoute[] {
+  const db = services.readModels;
+  const meta = (clientId: string, requestId: string) => ({ clientId, actor: `client:${clientId}`, correlationId: requestId });
+  const childrenOf = (parentId: string) => db.selectFrom('refunds').selectAll().where('parent_payment_id', '=', parentId);
+
+  return [
+    defineRoute({
+      method: 'post', path: '/payments/:id/refund', operationId: 'refundPayment', summary: 'Refund a SETTLED payment',
+      description: 'Creates a refund child (status RECEIVED) of `amount`, or of all that is left to refund when `amount` is omitted. ' +
+        'The parent payment’s stream reserves the amount against what is left (totalAmount less every refund settled or in progress), ' +
+        'so concurrent requests can never refund more than the payment took; then the parent’s destination account holds the amount ' +
+        '(its available funds drop) and the child is created. The parent stays SETTLED. 422 (naming the reason) when the parent is not ' +
+        'SETTLED, the amount exceeds what is left, or the account is not ACTIVE or its available funds are short; then nothing is held ' +
+        'and nothing is reserved. The sandbox provider then settles the child (see the README for the triggers of every other end).',
+      tags, access: 'client', schemas: { params: idParamSchema, body: createRefundSchema },
+      responses: {
+        201: { description: 'the refund child as created (RECEIVED; reads show where the provider has taken it since)', schema: refundSchema },
+        404: paymentNotFound,
+        422: { description: 'the parent is not SETTLED, the amount exceeds what is left to refund, or the account cannot pay it out', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const clientId = clientIdOf(req);
+        const { refundId, readModels } = await requestRefund(services, tenantOf(req), params.id, body, meta(clientId, req.id));
+        // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
+        const refund = (await loadRefund(services, refundId)).refund!;
+        return { status: 201, readModels, body: {
+          id: refund.refundId, parentPaymentId: refund.parentPaymentId, status: 'RECEIVED', totalAmount: refund.totalAmount,
+          currency: refund.currency, createdAt: refund.createdAt, description: refund.description,
+        } satisfies RefundRecord };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/:id/refund', operationId: 'listPaymentRefunds', summary: 'The refund children of a payment',
+      description: 'Every refund child of the payment, oldest first.',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the children', schema: refundListSchema }, 404: paymentNotFound },
+      async handler({ params, req }) {
+        const parent = await ownedPayment(db, tenantOf(req), params.id);
+        const rows = await childrenOf(parent.payment_id).orderBy('created_at').orderBy('refund_id').execute();
+        return { status: 200, body: { total: rows.length, refunds: rows.map(refundRecord) } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/:id/refunds', operationId: 'getPaymentRefundSummary', summary: 'The refund summary of a payment',
+      description: 'totalRefunded sums SETTLED children, totalInProgress RECEIVED ones, totalFailed FAILED, EXPIRED and UNSETTLED ones; ' +
+        'maxRefundable = parentAmount − (totalRefunded + totalInProgress).',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the summary', schema: refundSummarySchema }, 404: paymentNotFound },
+      async handler({ params, req }) {
+        const parent = await ownedPayment(db, tenantOf(req), params.id);
+        const { rows } = await sql<{ status: string; total: string; n: string }>`
+          SELECT status, sum(total_amount)::text AS total, count(*)::text AS n
+            FROM refunds WHERE parent_payment_id = ${parent.payment_id} GROUP BY status`.execute(db);
+        const sumOf = (statuses: string[]) => rows.filter((r) => statuses.includes(r.status))
+          .reduce((acc, r) => ({ total: acc.total.plus(toDecimal(r.total)), n: acc.n + Number(r.n) }), { total: new Decimal(0), n: 0 });
+        const refunded = sumOf(['SETTLED']);
+        const inProgress = sumOf(['RECEIVED']);
+        const failed = sumOf(['FAILED', 'EXPIRED', 'UNSETTLED']);
+        const { currency } = parent;
+        const parentAmount = toDecimal(parent.total_amount);
+        return { status: 200, body: {
+          parentPaymentId: parent.payment_id, parentAmount: formatAmount(parentAmount, currency), currency,
+          totalRefunded: formatAmount(refunded.total, currency), totalInProgress: formatAmount(inProgress.total, currency),
+          totalFailed: formatAmount(failed.total, currency),
+          maxRefundable: formatAmount(parentAmount.minus(refunded.total).minus(inProgress.total), currency),
+          completedCount: refunded.n, inProgressCount: inProgress.n, failedCount: failed.n,
+        } };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/refunds', operationId: 'listRefunds', summary: 'List refunds across payments',
+      description: 'The caller’s refund children, newest first. clientId defaults to the caller’s and may only name it (another is 404). ' +
+        'dateFrom and dateTo bound createdAt, both inclusive: an ISO 8601 instant, or a day (from its start, to its end, UTC).',
+      tags, access: 'client', schemas: { query: listRefundsQuerySchema },
+      responses: { 200: { description: 'a page of refunds', schema: refundListSchema }, 404: { description: 'clientId names another client', schema: errorSchema } },
+      async handler({ query, req }) {
+        const clientId = clientIdOf(req);
+        if (query.clientId !== undefined && query.clientId !== clientId) throw notFound(`client ${query.clientId} not found`);
+        const from = bound(query.dateFrom, 'from', 'dateFrom');
+        const to = bound(query.dateTo, 'to', 'dateTo');
+        let filtered = scopedTo(db, 'refunds', clientId);
+        if (query.status) filtered = filtered.where('status', '=', query.status);
+        if (from) filtered = filtered.where('created_at', '>=', from.at);
+        if (to) filtered = filtered.where('created_at', to.inclusive ? '<=' : '<', to.at);
+        const { rows, total } = await newestFirstPage(filtered, 'refund_id', { limit: query.limit ?? 50, offset: query.offset ?? 0 });
+        return { status: 200, body: { total, refunds: rows.map(refundRecord) } };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/refunds/notifications', operationId: 'refundNotification', summary: 'Provider notification: a refund ended',
+      description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 of `<refundId>:<outcome>` under ' +
+        'PROVIDER_SECRET (a bad signature is 401 and changes nothing; it is checked before Idempotency-Key is claimed). The provider ' +
+        'notifies of any client’s refund. SETTLED: the reversal was paid (the account’s hold is debited into refunds payable and out to ' +
+        'the provider’s clearing). FAILED: the provider rejected it; UNSETTLED: the reversal could not be reconciled; EXPIRED: the ' +
+        'provider’s window for it elapsed. Those three give the hold back to the account and the amount back to what the parent can ' +
+        'refund. A refund ends once: the same notification again changes nothing (200), another end is 422 naming its status.',
+      tags, access: 'provider', schemas: { body: refundNotificationSchema },
+      responses: {
+        200: { description: 'the refund child', schema: refundSchema },
+        401: { description: 'bad signature', schema: errorSchema },
+        404: { description: 'no such refund', schema: errorSchema },
+        422: { description: 'the refund already ended otherwise (its status named)', schema: errorSchema },
+      },
+      verify({ body }) {
+        const { refundId, outcome, signature } = body as RefundNotification;
+        if (!signatureMatches(services.config.providerSecret, refundId, outcome, signature)) throw unauthorized('provider signature does not match');
+      },
+      async handler({ body, req }) {
+        const { refundId, outcome } = body as RefundNotification;
+        // From the child's stream, not the read model: a refund notified the moment it was created is known.
+        const { refund } = await loadRefund(services, refundId);
+        if (!refund) throw notFound(`refund ${refundId} not found`);
+        await endRefund(services, 'any', refundId, outcome, { clientId: refund.clientId, actor: 'provider', correlationId: req.id });
+        return { status: 200, body: refundRecord(await ownedRefund(db, 'any', refundId)) };
+      },
+    }),
+  ];
+}

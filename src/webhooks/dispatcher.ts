@@ -1,0 +1,272 @@
+/**
+ * The webhook dispatcher: a background worker that claims due deliveries from the outbox (src/webhooks/outbox.ts)
+ * and POSTs them, signed, to their endpoints. Any number of dispatchers (processes) may share one outbox: a
+ * claim locks with `FOR UPDATE SKIP LOCKED` and leases what it took, so one delivery is never being sent by two
+ * at once, and a dispatcher killed mid-delivery leaves a lease that runs out, after which another sends it again.
+ *
+ * Bounds: one attempt lasts at most DELIVERY_TIMEOUT_MS (10 s) from connecting to the end of the answer; a
+ * dispatcher runs at most `maxConcurrent` attempts, and at most `maxPerEndpoint` to one endpoint, so a slow or
+ * dead receiver holds at most that many of its slots while the others serve the other endpoints. A 2xx answer
+ * delivers; anything else (another status, a refused connection, a timeout) is retried 30 s later, doubling to
+ * 1 h, until the next attempt would come more than 24 h after the first: then the delivery is dropped.
+ *
+ * Time comes from the injected clock (due times, leases, the 24-hour window), so tests move it forward.
+ */
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { Database } from '../db/database.ts';
+import type { Logger } from '../logging.ts';
+import { claimDue, outboxDepth, recordAttempt, releaseClaim, type AttemptOutcome, type AttemptResult, type ClaimedDelivery } from './outbox.ts';
+import type { SecretBox } from './secrets.ts';
+import { deliveryHeaders } from './signing.ts';
+import { isNonPublicAddress } from './url.ts';
+
+/** The receiver must answer (status, headers and body) within this. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/**
+ * How long a claim is leased: the longest attempt plus a margin for recording its result. A dispatcher that dies
+ * holding a claim delays that delivery by at most this.
+ */
+export const CLAIM_LEASE_MS = DELIVERY_TIMEOUT_MS + 20_000;
+/** Bytes of a receiver's answer read at most; the rest is not waited for. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+/** When idle, how often the outbox is looked at (new deliveries of this process wake it at once). */
+const DEFAULT_IDLE_POLL_MS = 500;
+/** Endpoints looked at per claim, in order of their oldest due delivery. */
+const MAX_ENDPOINTS_PER_CLAIM = 1_000;
+/** How often the outbox depth and the age of its oldest delivery are measured for the metrics. */
+const DEPTH_INTERVAL_MS = 5_000;
+/** After a claim that failed (the database unreachable), the wait before the next one. */
+const CLAIM_FAILURE_BACKOFF_MS = 1_000;
+/** After the webhook secret could not be opened, when the delivery is looked at again. */
+const KEY_ERROR_RETRY_MS = 60_000;
+
+export interface DispatcherMetrics {
+  attempted(outcome: AttemptOutcome, seconds: number): void;
+  outbox(pending: number, oldestAgeSeconds: number): void;
+}
+
+export interface DispatcherOptions {
+  database: Database;
+  secrets: () => Promise<SecretBox>;
+  logger: Logger;
+  /** The clock (tests inject theirs). */
+  now: () => Date;
+  /** Identifies this dispatcher in leases. */
+  owner: string;
+  allowPrivate: boolean;
+  maxConcurrent: number;
+  maxPerEndpoint: number;
+  idlePollMs?: number;
+  timeoutMs?: number;
+  leaseMs?: number;
+  metrics?: DispatcherMetrics;
+  /** Called when an attempt ends, with what became of it (tests, benchmarks). */
+  onAttempt?(claimed: ClaimedDelivery, result: AttemptResult, outcome: AttemptOutcome): void;
+}
+
+export class WebhookDispatcher {
+  readonly name = 'webhook-dispatcher';
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly perEndpoint = new Map<string, number>();
+  private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private stopping = false;
+  private loop: Promise<void> | null = null;
+  private wakeUp: (() => void) | null = null;
+  private pendingWake = false;
+  private depthTimer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: DispatcherOptions) {}
+
+  start(): void {
+    if (this.loop) return;
+    this.loop = this.run();
+    if (this.options.metrics) {
+      this.depthTimer = setInterval(() => void this.measureDepth(), DEPTH_INTERVAL_MS);
+      this.depthTimer.unref();
+    }
+  }
+
+  /** Stops claiming and waits for the attempts in flight (each ends within the timeout). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    this.nudge();
+    if (this.depthTimer) clearInterval(this.depthTimer);
+    await this.loop;
+    await Promise.all(this.inFlight.values());
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /** Looks at the outbox now rather than at the next poll (the emitter wrote deliveries). */
+  nudge(): void {
+    this.pendingWake = true;
+    this.wakeUp?.();
+  }
+
+  /** One claim, and every attempt it started, to their end: what a test with its own clock drives. */
+  async runOnce(): Promise<number> {
+    const { started } = await this.claimAndSend();
+    await Promise.all(this.inFlight.values());
+    return started;
+  }
+
+  private async run(): Promise<void> {
+    while (!this.stopping) {
+      let claim: { started: number; asked: number };
+      try {
+        claim = await this.claimAndSend();
+      } catch (error) {
+        this.options.logger.error({ err: error }, 'webhook claim failed; trying again');
+        await this.sleep(CLAIM_FAILURE_BACKOFF_MS);
+        continue;
+      }
+      // Fewer than asked: nothing more is due now (or its endpoints are at their limit). The next look is when an
+      // attempt ends, the emitter writes, or the poll interval passes.
+      if (claim.started < claim.asked || this.inFlight.size >= this.options.maxConcurrent) await this.sleep(this.options.idlePollMs ?? DEFAULT_IDLE_POLL_MS);
+    }
+  }
+
+  /** Sleeps until `ms` pass, an attempt ends, or something nudges. */
+  private async sleep(ms: number): Promise<void> {
+    if (this.stopping || this.pendingWake) {
+      this.pendingWake = false;
+      return;
+    }
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = done;
+    });
+    this.wakeUp = null;
+    this.pendingWake = false;
+  }
+
+  private async claimAndSend(): Promise<{ started: number; asked: number }> {
+    const { maxConcurrent, maxPerEndpoint } = this.options;
+    const now = this.options.now();
+    const asked = Math.min(maxConcurrent - this.inFlight.size, MAX_ENDPOINTS_PER_CLAIM * maxPerEndpoint);
+    const claimed = await claimDue(this.options.database, {
+      now, leaseUntil: new Date(now.getTime() + (this.options.leaseMs ?? CLAIM_LEASE_MS)),
+      limit: asked, perEndpoint: maxPerEndpoint, busy: this.perEndpoint, owner: this.options.owner,
+    });
+    for (const delivery of claimed) {
+      this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
+      const attempt = this.attempt(delivery).finally(() => {
+        this.inFlight.delete(delivery.leaseToken + delivery.deliveryId);
+        const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
+        if (left === 0) this.perEndpoint.delete(delivery.endpointId);
+        else this.perEndpoint.set(delivery.endpointId, left);
+        this.nudge();
+      });
+      this.inFlight.set(delivery.leaseToken + delivery.deliveryId, attempt);
+    }
+    return { started: claimed.length, asked };
+  }
+
+  /** Sends one claimed delivery and records the attempt. Never throws: a failure is logged, the lease runs out. */
+  private async attempt(claimed: ClaimedDelivery): Promise<void> {
+    const log = this.options.logger.child({ webhook: claimed.endpointId, delivery: claimed.deliveryId });
+    try {
+      let secret: string;
+      try {
+        secret = (await this.options.secrets()).open(claimed.endpointId, claimed.secret);
+      } catch (error) {
+        // Not the receiver's fault and not worth an attempt: the key changed (WEBHOOK_SECRETS_KEY). Tried again later.
+        log.error({ err: error }, 'cannot open the webhook secret; the delivery waits');
+        await releaseClaim(this.options.database, claimed, 'the webhook secret cannot be opened with the configured key',
+          new Date(this.options.now().getTime() + KEY_ERROR_RETRY_MS));
+        return;
+      }
+      const startedAt = this.options.now();
+      const started = performance.now();
+      const headers = deliveryHeaders({
+        secret, body: claimed.body, deliveryId: claimed.deliveryId, eventId: claimed.eventId, eventType: claimed.eventType,
+        sequence: claimed.sequence, timestampSeconds: Math.floor(startedAt.getTime() / 1000),
+      });
+      const answer = await this.post(claimed.url, claimed.body, headers);
+      const result: AttemptResult = { startedAt, durationMs: performance.now() - started, ...answer };
+      const outcome = await recordAttempt(this.options.database, claimed, result);
+      if (outcome === 'lease_lost') log.warn('the claim was taken over before the attempt was recorded; the delivery will be sent again');
+      else if (outcome === 'dropped') log.warn({ statusCode: result.statusCode, error: result.error }, 'webhook delivery dropped after 24 hours of attempts');
+      else if (outcome === 'retrying') log.info({ statusCode: result.statusCode, error: result.error }, 'webhook delivery failed; retrying later');
+      this.options.metrics?.attempted(outcome, result.durationMs / 1000);
+      this.options.onAttempt?.(claimed, result, outcome);
+    } catch (error) {
+      log.error({ err: error }, 'webhook attempt could not be recorded; its lease runs out and it is sent again');
+    }
+  }
+
+  /** One POST, bounded by the timeout; answers the status, or the error when no answer came. */
+  private post(rawUrl: string, body: string, headers: Record<string, string>): Promise<Pick<AttemptResult, 'statusCode' | 'error'>> {
+    const timeoutMs = this.options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (statusCode: number | null, error: string | null) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve({ statusCode, error });
+      };
+      const url = new URL(rawUrl);
+      const host = url.hostname.replace(/^\[|\]$/g, '');
+      if (!this.options.allowPrivate && (isIP(host) ? isNonPublicAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) {
+        finish(null, `${host} is not a public address (WEBHOOK_ALLOW_PRIVATE is off)`);
+        return;
+      }
+      const secure = url.protocol === 'https:';
+      const request = (secure ? https : http).request(url, {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+        agent: secure ? this.agents.https : this.agents.http,
+        ...(this.options.allowPrivate ? {} : { lookup: publicOnlyLookup }),
+      });
+      const timer = setTimeout(() => {
+        request.destroy(new Error(`no complete answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      request.on('error', (error) => finish(null, error.message));
+      request.on('response', (response) => {
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.length;
+          // Its status is all that counts; a receiver that answers at length is not read to the end.
+          if (bytes > MAX_RESPONSE_BYTES) {
+            finish(response.statusCode ?? null, null);
+            response.destroy();
+          }
+        });
+        response.on('end', () => finish(response.statusCode ?? null, null));
+        response.on('error', (error) => finish(response.statusCode ?? null, error.message));
+        response.on('aborted', () => finish(null, 'the answer was cut off'));
+      });
+      request.end(body);
+    });
+  }
+
+  private async measureDepth(): Promise<void> {
+    try {
+      const { pending, oldestCreatedAt } = await outboxDepth(this.options.database);
+      const age = oldestCreatedAt ? Math.max(0, (this.options.now().getTime() - oldestCreatedAt.getTime()) / 1000) : 0;
+      this.options.metrics?.outbox(pending, age);
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'could not measure the webhook outbox');
+    }
+  }
+}
+
+/** Resolves like dns.lookup, refusing any non-public address the name resolves to (checked at connection time). */
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dnsLookup(hostname, options as LookupOptions, (error, address, family) => {
+    if (error) return callback(error, address as string, family);
+    const addresses: LookupAddress[] = Array.isArray(address) ? address : [{ address: address as string, family: family! }];
+    const refused = addresses.find((a) => isNonPublicAddress(a.address));
+    if (refused) return callback(new Error(`${hostname} resolves to ${refused.address}, not a public address (WEBHOOK_ALLOW_PRIVATE is off)`), '', 4);
+    (callback as (...args: unknown[]) => void)(null, address, family);
+  });
+};

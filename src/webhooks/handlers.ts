@@ -1,0 +1,86 @@
+/**
+ * Commands on webhook endpoints, and the self-service calls on their deliveries. The endpoint's stream decides
+ * every change (and refuses another client's endpoint as not found); the outbox calls check the endpoint is the
+ * client's first, from the read model.
+ */
+import type { Kysely } from 'kysely';
+import type { CreateWebhook, RotateSecret, UpdateWebhook } from '../../schemas/webhooks.ts';
+import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
+import { handleCommand } from '../eventstore/commandHandler.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
+import { domainNotFound } from '../domain/errors.ts';
+import type { Tenant } from '../domain/tenancy.ts';
+import { findOwned } from '../db/owned.ts';
+import type { Platform } from '../platform.ts';
+import { definedOnly } from '../../schemas/events/common.ts';
+import { webhookDecider, type WebhookCommand } from './decider.ts';
+import { webhookStream } from './events.ts';
+import { enqueueTestPing, retryDelivery } from './outbox.ts';
+import { generateWebhookSecret, webhookSecretBox, type SecretBox } from './secrets.ts';
+
+/** The endpoint's read-model row, if `tenant` may see it (notFound otherwise). */
+export function ownedWebhook(db: Kysely<any>, tenant: Tenant, endpointId: string): Promise<WebhookEndpointRow> {
+  return findOwned(db as Kysely<{ webhook_endpoints: WebhookEndpointRow }>, 'webhook_endpoints', tenant, 'endpoint_id', endpointId, 'webhook');
+}
+
+export function secretBoxOf(platform: Platform): Promise<SecretBox> {
+  return webhookSecretBox(platform.storage.database, platform.config.webhookSecretsKey);
+}
+
+async function run(platform: Platform, endpointId: string, command: WebhookCommand, metadata: EventMetadata): Promise<void> {
+  const { position, events } = await handleCommand(platform.storage.store, webhookStream(endpointId), webhookDecider, command, metadata);
+  await platform.readYourWrites(position, events.map((e) => e.type));
+}
+
+/** Registers an endpoint; answers its id and its secret (given or generated), which is never shown again. */
+export async function registerWebhook(
+  platform: Platform, clientId: string, input: CreateWebhook, metadata: EventMetadata,
+): Promise<{ endpointId: string; secretKey: string }> {
+  const endpointId = platform.runtime.newId();
+  const secretKey = input.secretKey ?? generateWebhookSecret();
+  const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
+  await run(platform, endpointId, {
+    type: 'RegisterEndpoint', tenant: { clientId }, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
+    endpoint: { endpointId, clientId, url: input.url, events: input.events ? [...input.events] : null, description: input.description ?? null, secret },
+  }, metadata);
+  return { endpointId, secretKey };
+}
+
+export function updateWebhook(platform: Platform, tenant: Tenant, endpointId: string, input: UpdateWebhook, metadata: EventMetadata): Promise<void> {
+  // Field by field: a field added to the request reaches no event until the event's contract has it too.
+  const changes = definedOnly({
+    url: input.url, events: input.events === undefined || input.events === null ? input.events : [...input.events],
+    description: input.description, enabled: input.enabled,
+  });
+  return run(platform, endpointId, {
+    type: 'UpdateEndpoint', tenant, changes, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
+  }, metadata);
+}
+
+/** Replaces the secret; answers the new one, shown this once. Deliveries signed from now on use it. */
+export async function rotateWebhookSecret(
+  platform: Platform, tenant: Tenant, endpointId: string, input: RotateSecret, metadata: EventMetadata,
+): Promise<string> {
+  const secretKey = input.secretKey ?? generateWebhookSecret();
+  const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
+  await run(platform, endpointId, { type: 'RotateSecret', tenant, secret, now: platform.runtime.now() }, metadata);
+  return secretKey;
+}
+
+export function deleteWebhook(platform: Platform, tenant: Tenant, endpointId: string, metadata: EventMetadata): Promise<void> {
+  return run(platform, endpointId, { type: 'DeleteEndpoint', tenant, now: platform.runtime.now() }, metadata);
+}
+
+/** Sends one of the endpoint's deliveries again (see retryDelivery). */
+export async function retryWebhookDelivery(platform: Platform, tenant: Tenant, endpointId: string, deliveryId: string): Promise<void> {
+  await ownedWebhook(platform.storage.database.db, tenant, endpointId);
+  if (!(await retryDelivery(platform.storage.database, endpointId, deliveryId, platform.runtime.now()))) {
+    throw domainNotFound(`delivery ${deliveryId} of webhook ${endpointId} not found`);
+  }
+}
+
+/** Queues a signed ping to the endpoint; answers the delivery's id. */
+export async function pingWebhook(platform: Platform, tenant: Tenant, endpointId: string): Promise<string> {
+  const endpoint = await ownedWebhook(platform.storage.database.db, tenant, endpointId);
+  return enqueueTestPing(platform.storage.database, endpointId, endpoint.client_id, platform.runtime.now());
+}

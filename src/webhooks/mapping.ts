@@ -1,0 +1,155 @@
+/**
+ * From domain events to the interface's webhook events: one entry per domain event type, each a pure function of
+ * the event and what the emitter knows of its object (for a payment, the facts its payload carries). Refunds,
+ * deposits and checkout add their entries here as they land; the emitter (projections/webhooks.ts) and
+ * `GET /events` need nothing else.
+ *
+ * Payloads carry exactly the interface's fields, null where a field does not apply, built in a fixed key order
+ * so that the same event always gives the same bytes (the body that is signed, and re-sent on every retry).
+ */
+import { deterministicId } from '../eventstore/deterministicId.ts';
+import type { RecordedEvent } from '../eventstore/port.ts';
+import type { PaymentEventData } from '../payments/events.ts';
+import type { CustomerLevelChangedData } from '../customers/events.ts';
+import type { WebhookEventType } from '../../schemas/webhooks.ts';
+
+/** What the emitter keeps of a payment, to fill its payloads: the interface's transaction and identity fields. */
+export interface PaymentFacts {
+  id: string;
+  clientId: string;
+  externalId: string;
+  status: string;
+  totalAmount: string;
+  currency: string;
+  type: string;
+  parentPaymentId: string | null;
+  relatedPaymentId: string | null;
+  customerId: string | null;
+  settledAt: string | null;
+  expiredAt: string | null;
+  unsettledAt: string | null;
+  unsettledReason: string | null;
+  settlementBatchId: string | null;
+  /** null until a document is attached to the payment (during a review); then SUBMITTED. */
+  documentationStatus: string | null;
+  identityId: string;
+  identityEmail: string | null;
+}
+
+/** One webhook event, for every endpoint of its client that subscribes to its type, and for `GET /events`. */
+export interface Emission {
+  /** Stable: derived from the domain event and the webhook event type. */
+  id: string;
+  eventType: WebhookEventType;
+  clientId: string;
+  /** The payment or customer it is about. */
+  objectId: string;
+  /** Increases with every event of the object (its stream revision + 1): orders one payment's status changes. */
+  sequence: number;
+  occurredAt: string;
+  /** The JSON body, exactly as delivered. */
+  body: string;
+}
+
+export interface Mapped {
+  /** The payment's facts after the event, when the event is a payment's. */
+  facts?: PaymentFacts;
+  emissions: Emission[];
+}
+
+export type Mapping = (event: RecordedEvent, facts: PaymentFacts | null) => Mapped;
+
+export const webhookEventId = (sourceEventId: string, eventType: string) => deterministicId('webhook-event', sourceEventId, eventType);
+
+function emission(event: RecordedEvent, eventType: WebhookEventType, clientId: string, objectId: string, occurredAt: string, payload: object): Emission {
+  return {
+    id: webhookEventId(event.id, eventType), eventType, clientId, objectId, sequence: Number(event.revision) + 1, occurredAt,
+    body: JSON.stringify(payload),
+  };
+}
+
+/** The payment payload of the interface, in its order. */
+export function transactionPayload(eventType: WebhookEventType, timestamp: string, f: PaymentFacts): object {
+  return {
+    eventType,
+    timestamp,
+    transaction: {
+      id: f.id, externalId: f.externalId, status: f.status, totalAmount: f.totalAmount, currency: f.currency, type: f.type,
+      parentPaymentId: f.parentPaymentId, relatedPaymentId: f.relatedPaymentId, customerId: f.customerId, settledAt: f.settledAt,
+      expiredAt: f.expiredAt, unsettledAt: f.unsettledAt, unsettledReason: f.unsettledReason, settlementBatchId: f.settlementBatchId,
+      documentationStatus: f.documentationStatus,
+    },
+    identity: { id: f.identityId, email: f.identityEmail },
+  };
+}
+
+type Transition = { paymentId: string; to: string; at: string };
+
+/**
+ * A status change of a payment: `transaction.status_changed` (every transition, the interface's legacy event),
+ * then the specific events, all with the facts after the change.
+ */
+function transition(specific: readonly WebhookEventType[], changes: (data: any) => Partial<PaymentFacts> = () => ({})): Mapping {
+  return (event, facts) => {
+    const data = event.data as Transition;
+    if (!facts) throw new Error(`webhooks: ${event.type} of payment ${data.paymentId} before its PaymentCreated`);
+    const next: PaymentFacts = { ...facts, status: data.to, ...changes(event.data) };
+    const types: WebhookEventType[] = ['transaction.status_changed', ...specific];
+    return {
+      facts: next,
+      emissions: types.map((type) => emission(event, type, next.clientId, next.id, data.at, transactionPayload(type, data.at, next))),
+    };
+  };
+}
+
+/** Every domain event type the webhooks follow, and what each becomes. */
+export const webhookMappings: Readonly<Record<string, Mapping>> = {
+  PaymentCreated(event) {
+    const d = event.data as PaymentEventData<'PaymentCreated'>;
+    return {
+      facts: {
+        id: d.paymentId, clientId: d.clientId, externalId: d.externalId, status: 'CREATED', totalAmount: d.totalAmount,
+        currency: d.currency, type: d.type, parentPaymentId: null, relatedPaymentId: null, customerId: d.customerId,
+        settledAt: null, expiredAt: null, unsettledAt: null, unsettledReason: null, settlementBatchId: null,
+        documentationStatus: null, identityId: d.identityId, identityEmail: d.identityEmail,
+      },
+      emissions: [],
+    };
+  },
+  PaymentPending: transition([]),
+  PaymentAuthorized: transition([]),
+  PaymentCaptured: transition([]),
+  PaymentReceived: transition([]),
+  PaymentSettled: transition(['payment.settled'], (d: PaymentEventData<'PaymentSettled'>) => ({
+    settledAt: d.at, settlementBatchId: d.settlementBatchId })),
+  PaymentUnsettled: transition(['payment.unsettled'], (d: PaymentEventData<'PaymentUnsettled'>) => ({
+    unsettledAt: d.at, unsettledReason: d.reason, settlementBatchId: d.settlementBatchId })),
+  PaymentExpired: transition(['payment.expired'], (d: PaymentEventData<'PaymentExpired'>) => ({ expiredAt: d.at })),
+  PaymentFailed: transition([]),
+  PaymentReviewRequired: transition(['payment.requiresReview']),
+  PaymentReviewApproved: transition(['payment.reviewApproved', 'payment.reviewResolved']),
+  PaymentReviewRejected: transition(['payment.reviewRejected', 'payment.reviewResolved']),
+  PaymentDocumentAttached(event, facts) {
+    const d = event.data as PaymentEventData<'PaymentDocumentAttached'>;
+    if (!facts) throw new Error(`webhooks: PaymentDocumentAttached of payment ${d.paymentId} before its PaymentCreated`);
+    return { facts: { ...facts, documentationStatus: 'SUBMITTED' }, emissions: [] };
+  },
+  CustomerLevelChanged(event) {
+    const d = event.data as CustomerLevelChangedData;
+    const payload = {
+      eventType: 'customer.levelChanged',
+      timestamp: d.changedAt,
+      customer: {
+        id: d.customerId, clientId: d.clientId, firstName: d.firstName, lastName: d.lastName, email: d.email,
+        documentNumber: d.documentNumber, operationLevel: d.operationLevel, autoCreated: d.autoCreated, documentsCount: d.documentsCount,
+      },
+    };
+    return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
+  },
+};
+
+/** The payment a mapped event is about (its facts are loaded before the mapping runs), if any. */
+export function paymentIdOf(event: RecordedEvent): string | null {
+  if (!event.type.startsWith('Payment')) return null;
+  return (event.data as { paymentId?: string }).paymentId ?? null;
+}

@@ -1,0 +1,201 @@
+/** Webhook endpoints, their delivery log, and the events feed (DESIGN section 16). */
+import type { Request } from 'express';
+import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
+import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import {
+  createWebhookSchema, deliveryPageSchema, deliveryParamsSchema, deliverySchema, eventsPageSchema, listDeliveriesQuerySchema,
+  listEventsQuerySchema, listWebhooksQuerySchema, rotateSecretSchema, updateWebhookSchema, webhookPageSchema, webhookSchema,
+  type CreateWebhook, type DeliveryParams, type DeliveryRecord, type ListDeliveriesQuery, type ListEventsQuery,
+  type ListWebhooksQuery, type RotateSecret, type UpdateWebhook, type WebhookRecord,
+} from '../../schemas/webhooks.ts';
+import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import { notFound } from '../http/errors.ts';
+import {
+  deleteWebhook, ownedWebhook, pingWebhook, registerWebhook, retryWebhookDelivery, rotateWebhookSecret, updateWebhook,
+} from './handlers.ts';
+
+const tags = ['Webhooks'];
+const errorRef = { $ref: '#/components/schemas/Error' } as const;
+const notFoundResponse = { description: 'no such webhook for this client; another client’s webhook answers the same, and nothing changes', schema: errorRef } as const;
+
+const SIGNING = 'Each delivery is a POST of the event’s JSON payload with the headers `X-Webhook-Signature` (hex HMAC-SHA256 of ' +
+  'the raw body under the secretKey), `X-Webhook-Timestamp` (Unix seconds of the attempt), `X-Webhook-Signature-Timestamped` ' +
+  '(hex HMAC-SHA256 of `<timestamp>.<raw body>`, for replay protection), `X-Webhook-Id` (the delivery: the same on every ' +
+  'attempt), `X-Webhook-Event-Id` (the event, as in GET /events), `X-Webhook-Event-Type` and `X-Webhook-Sequence` (grows with ' +
+  'every event of one payment or customer). A 2xx answer within 10 s delivers it; otherwise it is retried 30 s later, doubling ' +
+  'up to 1 h, and dropped when the next attempt would come more than 24 h after the first. An endpoint receives the events ' +
+  'recorded after its registration.';
+
+const iso = (value: Date | null) => (value === null ? null : new Date(value).toISOString());
+
+function webhookRecord(row: WebhookEndpointRow, secretKey?: string): WebhookRecord {
+  return {
+    id: row.endpoint_id, url: row.url, events: row.events, description: row.description, enabled: row.enabled,
+    createdAt: iso(row.created_at)!, updatedAt: iso(row.updated_at)!, ...(secretKey !== undefined ? { secretKey } : {}),
+  };
+}
+
+function deliveryRecord(row: Record<string, any>): DeliveryRecord {
+  return {
+    id: row.delivery_id, webhookId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, status: row.status,
+    sequence: row.sequence === null ? null : Number(row.sequence), attempts: row.attempts, createdAt: iso(row.created_at)!,
+    firstAttemptAt: iso(row.first_attempt_at), lastAttemptAt: iso(row.last_attempt_at), nextAttemptAt: iso(row.next_attempt_at),
+    deliveredAt: iso(row.delivered_at), droppedAt: iso(row.dropped_at), lastStatusCode: row.last_status_code, lastError: row.last_error,
+    attemptLog: row.attempt_log, payload: JSON.parse(row.body),
+  };
+}
+
+async function deliveryOf(db: Kysely<any>, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
+  const row = await db.selectFrom('webhook_deliveries').selectAll()
+    .where('endpoint_id', '=', endpointId).where('delivery_id', '=', deliveryId).executeTakeFirst();
+  if (!row) throw notFound(`delivery ${deliveryId} of webhook ${endpointId} not found`);
+  return deliveryRecord(row);
+}
+
+export function webhookRoutes(services: Services): AnyRoute[] {
+  const db = services.storage.database.db as Kysely<any>;
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const recordOf = async (req: Request, endpointId: string, secretKey?: string) =>
+    webhookRecord(await ownedWebhook(db, tenantOf(req), endpointId), secretKey);
+
+  return [
+    defineRoute({
+      method: 'post', path: '/webhooks', operationId: 'createWebhook', summary: 'Register a webhook endpoint', tags, access: 'client',
+      description: `${SIGNING} The answer carries the secretKey (the one sent, or a generated one) this once; it is never shown ` +
+        'again (see rotate-secret). A client may register several endpoints.',
+      schemas: { body: createWebhookSchema }, secretFields: ['secretKey'],
+      responses: { 201: { description: 'the webhook, with its secretKey', schema: webhookSchema } },
+      async handler({ body, req }) {
+        const { endpointId, secretKey } = await registerWebhook(services, clientIdOf(req), body as CreateWebhook, meta(req));
+        return { status: 201, body: await recordOf(req, endpointId, secretKey) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhook endpoints', tags, access: 'client',
+      description: 'Newest first; secrets are never shown.', schemas: { query: listWebhooksQuerySchema },
+      responses: { 200: { description: 'a page of webhooks', schema: webhookPageSchema } },
+      async handler({ query, req }) {
+        const page = pageRequest(query as ListWebhooksQuery);
+        const { rows, total } = await newestFirstPage(scopedTo(db as Kysely<{ webhook_endpoints: WebhookEndpointRow }>, 'webhook_endpoints', clientIdOf(req)), 'endpoint_id', page);
+        return { status: 200, body: pageOfResults(rows.map((row) => webhookRecord(row)), total, page) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/webhooks/:id', operationId: 'getWebhook', summary: 'Get a webhook endpoint', tags, access: 'client',
+      schemas: { params: idParamSchema },
+      responses: { 200: { description: 'the webhook', schema: webhookSchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        return { status: 200, body: await recordOf(req, (params as IdParams).id) };
+      },
+    }),
+    defineRoute({
+      method: 'patch', path: '/webhooks/:id', operationId: 'updateWebhook', summary: 'Change a webhook’s URL, events, description, or enable/disable it',
+      tags, access: 'client', schemas: { params: idParamSchema, body: updateWebhookSchema },
+      description: 'A disabled endpoint gets no deliveries for events recorded while it is disabled; its pending ones wait.',
+      responses: { 200: { description: 'the webhook', schema: webhookSchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        await updateWebhook(services, tenantOf(req), id, body as UpdateWebhook, meta(req));
+        return { status: 200, body: await recordOf(req, id) };
+      },
+    }),
+    defineRoute({
+      method: 'delete', path: '/webhooks/:id', operationId: 'deleteWebhook', summary: 'Delete a webhook endpoint', tags, access: 'client',
+      description: 'Its pending deliveries are dropped.',
+      schemas: { params: idParamSchema },
+      responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        await deleteWebhook(services, tenantOf(req), (params as IdParams).id, meta(req));
+        return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/webhooks/:id/rotate-secret', operationId: 'rotateWebhookSecret', summary: 'Replace a webhook’s secret',
+      description: 'The new secretKey (the one sent, or a generated one) is answered this once. Attempts made from now on are ' +
+        'signed with it, also those of deliveries queued before.',
+      tags, access: 'client', schemas: { params: idParamSchema, body: rotateSecretSchema }, secretFields: ['secretKey'],
+      responses: { 200: { description: 'the webhook, with its new secretKey', schema: webhookSchema }, 404: notFoundResponse },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        const secretKey = await rotateWebhookSecret(services, tenantOf(req), id, (body ?? {}) as RotateSecret, meta(req));
+        return { status: 200, body: await recordOf(req, id, secretKey) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/webhooks/:id/deliveries', operationId: 'listWebhookDeliveries', summary: 'The delivery log of a webhook',
+      description: 'Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload.',
+      tags, access: 'client', schemas: { params: idParamSchema, query: listDeliveriesQuerySchema },
+      responses: { 200: { description: 'a page of deliveries', schema: deliveryPageSchema }, 404: notFoundResponse },
+      async handler({ params, query: input, req }) {
+        const { id } = params as IdParams;
+        const query = input as ListDeliveriesQuery;
+        await ownedWebhook(db, tenantOf(req), id);
+        let filtered = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id);
+        if (query.status) filtered = filtered.where('status', '=', query.status);
+        if (query.eventType) filtered = filtered.where('event_type', '=', query.eventType);
+        const page = pageRequest(query);
+        const { rows, total } = await newestFirstPage(filtered, 'delivery_id', page);
+        return { status: 200, body: pageOfResults(rows.map(deliveryRecord), total, page) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/webhooks/:id/deliveries/:deliveryId/retry', operationId: 'retryWebhookDelivery',
+      summary: 'Send a delivery again now',
+      description: 'A pending delivery is tried at once; a delivered or dropped one is sent again as a new round (its log kept, ' +
+        'a new 24-hour window).',
+      tags, access: 'client', schemas: { params: deliveryParamsSchema },
+      responses: { 202: { description: 'queued; the delivery as it is now', schema: deliverySchema }, 404: { description: 'no such webhook or delivery for this client', schema: errorRef } },
+      async handler({ params, req }) {
+        const { id, deliveryId } = params as DeliveryParams;
+        await retryWebhookDelivery(services, tenantOf(req), id, deliveryId);
+        return { status: 202, body: await deliveryOf(db, id, deliveryId) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/webhooks/:id/test', operationId: 'testWebhook', summary: 'Send a signed test ping',
+      description: 'Queues a delivery of `{"eventType": "webhook.test", "timestamp", "webhook": {"id"}}`, signed like every other; ' +
+        'follow it in the delivery log.',
+      tags, access: 'client', schemas: { params: idParamSchema },
+      responses: { 202: { description: 'queued', schema: deliverySchema }, 404: notFoundResponse },
+      async handler({ params, req }) {
+        const { id } = params as IdParams;
+        const deliveryId = await pingWebhook(services, tenantOf(req), id);
+        return { status: 202, body: await deliveryOf(db, id, deliveryId) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/events', operationId: 'listEvents', summary: 'The events feed: every webhook event of the client, in order',
+      description: 'The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a ' +
+        'client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later.',
+      tags, access: 'client', schemas: { query: listEventsQuerySchema },
+      responses: { 200: { description: 'a page of events', schema: eventsPageSchema } },
+      async handler({ query: input, req }) {
+        const query = input as ListEventsQuery;
+        const limit = query.limit ?? 50;
+        const [commit, prepare, ordinal] = (query.cursor ?? '0-0-0').split('-');
+        let filtered = db.selectFrom('webhook_events').selectAll().where('client_id', '=', clientIdOf(req))
+          .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
+        if (query.type) filtered = filtered.where('event_type', '=', query.type);
+        const rows = await filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit + 1).execute() as Array<Record<string, any>>;
+        const page = rows.slice(0, limit);
+        const last = page[page.length - 1];
+        return {
+          status: 200,
+          body: {
+            results: page.map((row) => ({
+              id: row.event_id, eventType: row.event_type, sequence: Number(row.sequence), occurredAt: iso(row.occurred_at)!,
+              payload: JSON.parse(row.body),
+            })),
+            next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${commit}-${prepare}-${ordinal}`,
+            hasMore: rows.length > limit,
+          },
+        };
+      },
+    }),
+  ];
+}

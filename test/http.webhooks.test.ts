@@ -1,0 +1,385 @@
+/**
+ * Webhooks end to end: endpoints registered over HTTP, the emitter deriving deliveries from the feed, a dispatcher
+ * (with the test's clock) POSTing them to real node:http receivers, the delivery log and the events feed.
+ */
+import { expect } from 'chai';
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { databaseTargets } from './support/targets.ts';
+import type { TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
+import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
+import { startReceiver, type Receiver } from './support/webhookReceiver.ts';
+import { payloadProblems, testDispatcher, verifySignatures } from './support/webhooks.ts';
+import { until } from './support/until.ts';
+import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
+import type { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
+import { signBody, signTimestamped } from '../src/webhooks/signing.ts';
+import { webhookEventTypes } from '../schemas/webhooks.ts';
+
+const PROVIDER_SECRET = 'test-provider-secret';
+const card = { ...TEST_CARD, cvv: '123' };
+
+/**
+ * `eventType@status` of each delivery a receiver got about one object, in sequence order (the events one domain
+ * event gives share its sequence number; among them, the interface's order of types, which is the mapping's).
+ */
+function historyOf(receiver: Receiver, objectId: string): string[] {
+  return receiver.received
+    .filter((r) => (r.body.transaction?.id ?? r.body.customer?.id) === objectId)
+    .sort((a, b) => Number(a.headers['x-webhook-sequence']) - Number(b.headers['x-webhook-sequence'])
+      || webhookEventTypes.indexOf(a.body.eventType) - webhookEventTypes.indexOf(b.body.eventType))
+    .map((r) => (r.body.transaction ? `${r.body.eventType}@${r.body.transaction.status}` : r.body.eventType));
+}
+
+for (const target of databaseTargets()) {
+  describe(`webhooks: ${target.name}`, function () {
+    this.timeout(120_000);
+    let tenants: TwoTenants;
+    let service: TestService;
+    let asAlice: Record<string, string>;
+    let asBob: Record<string, string>;
+    let identityId: string;
+    let usd: { id: string; accountNumber: string };
+    const clock = movableClock();
+    let sequence = 0;
+    const dispatchers: WebhookDispatcher[] = [];
+    const receivers: Receiver[] = [];
+
+    const post = (path: string, body?: unknown, headers = asAlice) => service.request('POST', path, { headers, body });
+    const get = (path: string, headers = asAlice) => service.request('GET', path, { headers });
+    const pay = (body: Record<string, unknown>) => post('/payments', {
+      externalId: `order-${++sequence}`, identityId, type: 'PURCHASE', accountNumber: usd.accountNumber, currency: 'USD', ...body,
+    });
+    const received = providerReceipts(() => service, PROVIDER_SECRET);
+    const receiver = async (...args: Parameters<typeof startReceiver>) => {
+      const started = await startReceiver(...args);
+      receivers.push(started);
+      return started;
+    };
+    const dispatcher = (options: Parameters<typeof testDispatcher>[1] = {}) => {
+      const made = testDispatcher(service.services, options);
+      dispatchers.push(made);
+      return made;
+    };
+    const register = async (body: Record<string, unknown>, headers = asAlice) => {
+      const response = await post('/webhooks', body, headers);
+      expect(response.status, response.text).to.equal(201);
+      return response.body as { id: string; secretKey: string };
+    };
+    const deliveriesOf = async (webhookId: string, query = '') => (await get(`/webhooks/${webhookId}/deliveries?limit=500${query}`)).body.results as any[];
+
+    before(async () => {
+      tenants = await startTwoTenants(target, { runtime: clock, env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET } });
+      ({ service, asAlice, asBob } = tenants);
+      identityId = (await post('/identities', { type: 'ORGANIZATION', name: 'Shop', country: 'USA', email: 'shop@example.com' })).body.id;
+      const account = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'USD' })).body;
+      usd = { id: account.id, accountNumber: account.accountNumber };
+    });
+    afterEach(async () => {
+      // Receivers first: a request a receiver holds ends when it closes, so a dispatcher stops without waiting for its timeout.
+      await Promise.all(receivers.splice(0).map((r) => r.close()));
+      await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
+    });
+    after(async () => {
+      await tenants?.close();
+    });
+
+    it('registers endpoints: the secret is shown once, URLs are checked, another client’s webhook is 404', async () => {
+      const created = await register({ url: 'https://hooks.example.com/a', events: ['payment.settled'], description: 'settlements' });
+      expect(created.secretKey).to.match(/^whsec_/);
+      const own = await register({ url: 'https://hooks.example.com/b', secretKey: 'my-own-secret-0123456789' });
+      expect(own.secretKey).to.equal('my-own-secret-0123456789');
+      // An idempotent replay answers the same webhook without its secret.
+      const once = { url: 'https://hooks.example.com/c' };
+      const first = await service.request('POST', '/webhooks', { headers: { ...asAlice, 'idempotency-key': 'webhook-c' }, body: once });
+      const replay = await service.request('POST', '/webhooks', { headers: { ...asAlice, 'idempotency-key': 'webhook-c' }, body: once });
+      expect(replay.headers.get('idempotent-replayed')).to.equal('true');
+      expect(replay.body.id).to.equal(first.body.id);
+      expect(first.body.secretKey).to.match(/^whsec_/);
+      expect(replay.body).not.to.have.property('secretKey');
+      await service.request('DELETE', `/webhooks/${first.body.id}`, { headers: asAlice });
+      const read = await get(`/webhooks/${created.id}`);
+      expect(read.body).to.include({ url: 'https://hooks.example.com/a', description: 'settlements', enabled: true });
+      expect(read.body).not.to.have.property('secretKey');
+      const list = await get('/webhooks');
+      expect(list.body.results.map((w: { id: string }) => w.id)).to.include.members([created.id, own.id]);
+      expect(JSON.stringify(list.body)).not.to.include('whsec_');
+      // Stored sealed: neither the event log nor the read model holds it in the clear.
+      const stored = await tenants.database.query(`SELECT data::text AS d FROM events WHERE stream = $1`, [`webhook-${own.id}`]);
+      expect(stored.rows[0].d).not.to.include('my-own-secret');
+
+      for (const [url, problem] of [
+        ['ftp://hooks.example.com/x', 'http or https'], ['https://user:pw@hooks.example.com/x', 'credentials'],
+        ['not a url', 'absolute URL'], ['https://hooks.example.com/x#frag', 'fragment'],
+      ]) {
+        const refused = await post('/webhooks', { url });
+        expect(refused.status, url).to.equal(400);
+        expect(refused.body.message).to.include(problem!);
+      }
+
+      const patched = await service.request('PATCH', `/webhooks/${created.id}`, { headers: asAlice, body: { events: null, enabled: false } });
+      expect(patched.body).to.include({ events: null, enabled: false });
+      const rotated = await post(`/webhooks/${created.id}/rotate-secret`, {});
+      expect(rotated.status).to.equal(200);
+      expect(rotated.body.secretKey).to.match(/^whsec_/).and.not.equal(created.secretKey);
+
+      for (const [method, path] of [['GET', ''], ['PATCH', ''], ['DELETE', ''], ['GET', '/deliveries'], ['POST', '/test'], ['POST', '/rotate-secret']] as const) {
+        const events = await service.eventCount();
+        const answer = await service.request(method, `/webhooks/${created.id}${path}`, { headers: asBob, ...(method === 'PATCH' ? { body: { enabled: true } } : method === 'POST' ? { body: {} } : {}) });
+        expect(answer.status, `${method} ${path}`).to.equal(404);
+        expect(await service.eventCount()).to.equal(events);
+      }
+      expect((await service.request('DELETE', `/webhooks/${created.id}`, { headers: asAlice })).status).to.equal(200);
+      expect((await get(`/webhooks/${created.id}`)).status).to.equal(404);
+      await service.request('DELETE', `/webhooks/${own.id}`, { headers: asAlice });
+    });
+
+    it('refuses private and loopback URLs unless WEBHOOK_ALLOW_PRIVATE is on', async () => {
+      const strict = await startTwoTenants(target, { env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
+      try {
+        for (const url of ['http://127.0.0.1:8080/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://169.254.169.254/latest', 'http://2130706433/x']) {
+          const refused = await strict.service.request('POST', '/webhooks', { headers: strict.asAlice, body: { url } });
+          expect(refused.status, url).to.equal(400);
+          expect(refused.body.message).to.include('WEBHOOK_ALLOW_PRIVATE');
+        }
+        const allowed = await strict.service.request('POST', '/webhooks', { headers: strict.asAlice, body: { url: 'https://93.184.215.14/x' } });
+        expect(allowed.status).to.equal(201);
+      } finally {
+        await strict.close();
+      }
+    });
+
+    it('delivers every event of the lifecycles to a real receiver, signed, with the interface’s payloads', async () => {
+      const hooks = await receiver();
+      const { id: webhookId, secretKey } = await register({ url: hooks.url });
+      const run = dispatcher();
+      run.start();
+
+      // A card payment's full lifecycle.
+      const full = (await pay({ totalAmount: '100.00', origins: [{ type: 'CARD', card }] })).body.id as string;
+      await post(`/payments/${full}/authorized`);
+      await post(`/payments/${full}/captured`);
+      await received(full);
+      await runSettlementBatch(service.services);
+      // Reviews: one approved, one rejected.
+      const approved = (await pay({ totalAmount: '10.00', description: 'sandbox:review' })).body.id as string;
+      const rejected = (await pay({ totalAmount: '10.00', description: 'sandbox:review' })).body.id as string;
+      await post(`/payments/${approved}/documents`, { type: 'INVOICE', url: 'https://files.example.com/invoice.pdf' });
+      expect((await service.operator('POST', `/operator/payments/${approved}/review`, { decision: 'APPROVED' })).status).to.equal(200);
+      expect((await service.operator('POST', `/operator/payments/${rejected}/review`, { decision: 'REJECTED' })).status).to.equal(200);
+      // An expiry.
+      const expiring = (await pay({ totalAmount: '10.00', expiresAt: new Date(clock.now().getTime() + 60_000).toISOString() })).body.id as string;
+      clock.advance(61_000);
+      await expireDuePayments(service.services);
+      // An unsettled payment (its account blocked when the funds arrive).
+      const blocked = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'USD' })).body;
+      const unsettled = (await post('/payments', {
+        externalId: `order-${++sequence}`, identityId, type: 'PURCHASE', accountNumber: blocked.accountNumber, currency: 'USD', totalAmount: '20.00',
+      })).body.id as string;
+      await service.request('PATCH', `/accounts/${blocked.id}`, { headers: asAlice, body: { status: 'BLOCKED' } });
+      expect((await received(unsettled)).body.status).to.equal('UNSETTLED');
+      // A customer's first approved document.
+      const customer = (await post('/customers', { documentNumber: `doc-${sequence}`, firstName: 'Ana', email: 'ana@example.com' })).body.id as string;
+      const document = (await post(`/customers/${customer}/documents`, { type: 'ID_FRONT', url: 'https://files.example.com/id.png' })).body.id as string;
+      expect((await service.operator('POST', `/operator/customers/${customer}/documents/${document}/decision`, { decision: 'APPROVED' })).status).to.equal(200);
+
+      const expected: Record<string, string[]> = {
+        [full]: ['transaction.status_changed@AUTHORIZED', 'transaction.status_changed@CAPTURED', 'transaction.status_changed@RECEIVED',
+          'transaction.status_changed@SETTLED', 'payment.settled@SETTLED'],
+        [approved]: ['transaction.status_changed@REQUIRES_REVIEW', 'payment.requiresReview@REQUIRES_REVIEW',
+          'transaction.status_changed@CREATED', 'payment.reviewApproved@CREATED', 'payment.reviewResolved@CREATED'],
+        [rejected]: ['transaction.status_changed@REQUIRES_REVIEW', 'payment.requiresReview@REQUIRES_REVIEW',
+          'transaction.status_changed@FAILED', 'payment.reviewRejected@FAILED', 'payment.reviewResolved@FAILED'],
+        [expiring]: ['transaction.status_changed@EXPIRED', 'payment.expired@EXPIRED'],
+        [unsettled]: ['transaction.status_changed@RECEIVED', 'transaction.status_changed@UNSETTLED', 'payment.unsettled@UNSETTLED'],
+        [customer]: ['customer.levelChanged'],
+      };
+      const total = Object.values(expected).reduce((n, list) => n + list.length, 0);
+      await until(() => hooks.received.length >= total, { what: `${total} deliveries` });
+      for (const [objectId, history] of Object.entries(expected)) {
+        expect(historyOf(hooks, objectId), objectId).to.deep.equal(history);
+      }
+      expect(hooks.received).to.have.length(total);
+
+      for (const request of hooks.received) {
+        expect(payloadProblems(request.body), request.rawBody).to.deep.equal([]);
+        expect(verifySignatures(secretKey, request.rawBody, request.headers), 'signatures').to.equal(true);
+        expect(request.headers['x-webhook-event-type']).to.equal(request.body.eventType);
+      }
+      const settled = hooks.received.find((r) => r.body.eventType === 'payment.settled')!.body;
+      expect(settled.transaction).to.include({ id: full, status: 'SETTLED', totalAmount: '100.00', currency: 'USD', type: 'PURCHASE',
+        parentPaymentId: null, relatedPaymentId: null, unsettledAt: null });
+      expect(settled.transaction.settledAt).to.be.a('string');
+      expect(settled.transaction.settlementBatchId).to.be.a('string');
+      expect(settled.identity).to.deep.equal({ id: identityId, email: 'shop@example.com' });
+      const unsettledPayload = hooks.received.find((r) => r.body.eventType === 'payment.unsettled')!.body;
+      expect(unsettledPayload.transaction).to.include({ unsettledReason: 'ACCOUNT_NOT_ACTIVE' });
+      expect(hooks.received.find((r) => r.body.eventType === 'payment.reviewApproved')!.body.transaction.documentationStatus).to.equal('SUBMITTED');
+      expect(hooks.received.find((r) => r.body.eventType === 'customer.levelChanged')!.body.customer).to.deep.equal({
+        id: customer, clientId: tenants.alice.clientId, firstName: 'Ana', lastName: null, email: 'ana@example.com',
+        documentNumber: `doc-${sequence}`, operationLevel: 'BASIC', autoCreated: false, documentsCount: 1,
+      });
+
+      // The delivery log shows each one delivered on its first attempt.
+      await until(async () => (await deliveriesOf(webhookId, '&status=DELIVERED')).length === total, { what: 'deliveries recorded' });
+      const log = await deliveriesOf(webhookId);
+      expect(log.every((d) => d.attempts === 1 && d.attemptLog[0].statusCode === 200 && d.nextAttemptAt === null)).to.equal(true);
+
+      // The events feed: the same payloads in feed order, page by page; Bob sees none of them.
+      const feed: any[] = [];
+      for (let cursor = ''; ;) {
+        const page = await get(`/events?limit=7${cursor ? `&cursor=${cursor}` : ''}`);
+        expect(page.status).to.equal(200);
+        feed.push(...page.body.results);
+        cursor = page.body.next;
+        if (!page.body.hasMore) break;
+      }
+      const delivered = new Map(hooks.received.map((r) => [r.headers['x-webhook-event-id'], r.rawBody]));
+      expect(feed.filter((e) => delivered.has(e.id))).to.have.length(total);
+      for (const event of feed.filter((e) => delivered.has(e.id))) expect(event.payload).to.deep.equal(JSON.parse(delivered.get(event.id)!));
+      const positions = feed.filter((e) => e.payload.transaction?.id === full).map((e) => e.payload.transaction.status);
+      expect(positions).to.deep.equal(['AUTHORIZED', 'CAPTURED', 'RECEIVED', 'SETTLED', 'SETTLED']);
+      const onlySettled = await get('/events?type=payment.settled&limit=500');
+      expect(onlySettled.body.results.every((e: any) => e.eventType === 'payment.settled')).to.equal(true);
+      expect(onlySettled.body.results.map((e: any) => e.payload.transaction.id)).to.include(full);
+      const bobs = await get('/events?limit=500', asBob);
+      expect(bobs.status).to.equal(200);
+      expect(bobs.body.results.filter((e: any) => delivered.has(e.id))).to.deep.equal([]);
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
+    it('signs so that node:crypto verifies the raw body, and a tampered body or timestamp fails; README’s test vector holds', async () => {
+      const hooks = await receiver();
+      const { id: webhookId, secretKey } = await register({ url: hooks.url });
+      const ping = await post(`/webhooks/${webhookId}/test`);
+      expect(ping.status).to.equal(202);
+      await dispatcher().runOnce();
+      await until(() => hooks.received.length === 1, { what: 'the ping' });
+      const [request] = hooks.received;
+      expect(payloadProblems(request!.body)).to.deep.equal([]);
+      expect(request!.headers['x-webhook-id']).to.equal(ping.body.id);
+      expect(verifySignatures(secretKey, request!.rawBody, request!.headers)).to.equal(true);
+      expect(verifySignatures(secretKey, request!.rawBody.replace('webhook.test', 'webhook.tesT'), request!.headers)).to.equal(false);
+      const later = { ...request!.headers, 'x-webhook-timestamp': String(Number(request!.headers['x-webhook-timestamp']) + 1) };
+      expect(verifySignatures(secretKey, request!.rawBody, later)).to.equal(false);
+      expect(verifySignatures('another-secret-0123456789', request!.rawBody, request!.headers)).to.equal(false);
+
+      // The test vector in README.md, computed again here.
+      const vector = { secret: 'whsec_test_vector_secret', timestamp: 1767225600, body: '{"eventType":"webhook.test","timestamp":"2026-01-01T00:00:00.000Z","webhook":{"id":"wh_1"}}' };
+      const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+      const bodySignature = createHmac('sha256', vector.secret).update(vector.body).digest('hex');
+      const timestampedSignature = createHmac('sha256', vector.secret).update(`${vector.timestamp}.${vector.body}`).digest('hex');
+      expect(signBody(vector.secret, vector.body)).to.equal(bodySignature);
+      expect(signTimestamped(vector.secret, vector.timestamp, vector.body)).to.equal(timestampedSignature);
+      for (const value of [vector.secret, String(vector.timestamp), vector.body, bodySignature, timestampedSignature]) {
+        expect(readme, `README's test vector has ${value}`).to.include(value);
+      }
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
+    it('retries a receiver answering 500 on the schedule, then delivers once; drops one still down past 24 hours', async () => {
+      const flaky = await receiver((_request, index) => (index === 0 ? 500 : 200));
+      const { id: flakyId } = await register({ url: flaky.url });
+      // The dispatcher's own clock: a day passes for it, not for the service (whose tokens would expire).
+      let ahead = 0;
+      const time = { now: () => new Date(clock.now().getTime() + ahead), advance: (ms: number) => { ahead += ms; } };
+      const run = dispatcher({ now: time.now });
+      const delivery = (await post(`/webhooks/${flakyId}/test`)).body.id as string;
+      expect(await run.runOnce()).to.equal(1);
+      const [failed] = await deliveriesOf(flakyId);
+      expect(failed).to.include({ id: delivery, status: 'PENDING', attempts: 1, lastStatusCode: 500 });
+      expect(Date.parse(failed.nextAttemptAt) - Date.parse(failed.lastAttemptAt)).to.equal(30_000);
+      expect(await run.runOnce(), 'nothing is due before its retry time').to.equal(0);
+      time.advance(30_000);
+      expect(await run.runOnce()).to.equal(1);
+      const [done] = await deliveriesOf(flakyId);
+      expect(done).to.include({ status: 'DELIVERED', attempts: 2, lastStatusCode: 200, nextAttemptAt: null });
+      expect(done.attemptLog.map((a: any) => a.statusCode)).to.deep.equal([500, 200]);
+      expect(flaky.received.map((r) => r.headers['x-webhook-id'])).to.deep.equal([delivery, delivery]);
+      expect(await run.runOnce()).to.equal(0);
+
+      // A receiver that is down: every attempt is refused, until 24 hours after the first; then dropped.
+      const down = await receiver();
+      const { id: downId } = await register({ url: down.url });
+      await down.close();
+      await post(`/webhooks/${downId}/test`);
+      const delays: number[] = [];
+      for (let attempt = 0; attempt < 100; attempt++) {
+        expect(await run.runOnce()).to.equal(1);
+        const [state] = await deliveriesOf(downId);
+        if (state.status === 'DROPPED') break;
+        delays.push(Date.parse(state.nextAttemptAt) - Date.parse(state.lastAttemptAt));
+        time.advance(Date.parse(state.nextAttemptAt) - time.now().getTime());
+      }
+      const [dropped] = await deliveriesOf(downId, '&status=DROPPED');
+      expect(dropped.status).to.equal('DROPPED');
+      expect(delays.slice(0, 8)).to.deep.equal([30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000]);
+      expect(delays.every((d, n) => d === retryDelayMs(n + 1))).to.equal(true);
+      expect(Date.parse(dropped.droppedAt) - Date.parse(dropped.firstAttemptAt)).to.be.at.most(DELIVERY_WINDOW_MS);
+      expect(dropped.attempts).to.equal(delays.length + 1);
+      expect(dropped.attemptLog.every((a: any) => a.statusCode === null && a.error)).to.equal(true);
+
+      // A dropped delivery can be sent again by hand.
+      const retried = await post(`/webhooks/${downId}/deliveries/${dropped.id}/retry`);
+      expect(retried.status).to.equal(202);
+      expect(retried.body).to.include({ status: 'PENDING', droppedAt: null });
+      // Deleting the endpoint drops what it still had pending.
+      await service.request('DELETE', `/webhooks/${downId}`, { headers: asAlice });
+      const left = await tenants.database.query('SELECT status, last_error FROM webhook_deliveries WHERE delivery_id = $1', [dropped.id]);
+      expect(left.rows[0]).to.deep.equal({ status: 'DROPPED', last_error: 'the webhook was deleted' });
+      await service.request('DELETE', `/webhooks/${flakyId}`, { headers: asAlice });
+    });
+
+    it('counts attempts by outcome and their duration, and measures the outbox, in /metrics', async () => {
+      const flaky = await receiver((_request, index) => (index === 0 ? 503 : 200));
+      const { id: webhookId } = await register({ url: flaky.url });
+      const { metrics } = service.services;
+      const run = dispatcher({ metrics: {
+        attempted: (outcome, seconds) => metrics.observeWebhookAttempt(outcome, seconds),
+        outbox: (pending, age) => metrics.setWebhookOutbox(pending, age),
+      } });
+      await post(`/webhooks/${webhookId}/test`);
+      await run.runOnce();
+      run.start();
+      await post(`/webhooks/${webhookId}/deliveries/${(await deliveriesOf(webhookId))[0].id}/retry`);
+      await until(async () => (await deliveriesOf(webhookId, '&status=DELIVERED')).length === 1, { what: 'the retried delivery' });
+      const text = async () => (await service.request('GET', '/metrics', { unchecked: true })).text;
+      expect(await text()).to.include('webhook_delivery_attempts_total{outcome="retrying"} 1')
+        .and.include('webhook_delivery_attempts_total{outcome="delivered"} 1')
+        .and.include('webhook_attempt_duration_seconds_count 2');
+      await until(async () => /webhook_outbox_pending \d+/.test(await text()) && (await text()).includes('webhook_outbox_oldest_age_seconds'),
+        { what: 'the outbox measured (every 5 s)' });
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
+    it('a receiver that hangs costs at most 10 s and holds back no other endpoint', async () => {
+      const hanging = await receiver(() => 'hang');
+      const healthy = await receiver();
+      const { id: hangingId } = await register({ url: hanging.url });
+      const { id: healthyId } = await register({ url: healthy.url });
+      // One slot beyond the hanging endpoint's four: its older deliveries, still due, must not take it.
+      const ended: string[] = [];
+      const run = dispatcher({ maxConcurrent: 5, onAttempt: (claimed) => ended.push(claimed.endpointId) });
+      run.start();
+      // More pings to the hanging endpoint than it may hold at once (4), then one to the healthy one.
+      for (let n = 0; n < 6; n++) await post(`/webhooks/${hangingId}/test`);
+      await until(() => hanging.received.length === 4, { what: 'the hanging endpoint at its limit' });
+      await post(`/webhooks/${healthyId}/test`);
+      await until(() => healthy.received.length === 1, { what: 'the healthy endpoint served' });
+      await until(() => ended.length > 0, { what: 'an attempt ended' });
+      expect(ended[0], 'the first attempt to end: the healthy endpoint’s, before any hanging one timed out').to.equal(healthyId);
+      await until(async () => (await deliveriesOf(hangingId)).filter((d) => d.attempts === 1).length >= 4,
+        { what: 'hanging attempts ended by the timeout', timeoutMs: 30_000 });
+      const timedOut = (await deliveriesOf(hangingId)).filter((d) => d.attempts === 1);
+      for (const attempt of timedOut.map((d) => d.attemptLog[0])) {
+        expect(attempt.statusCode).to.equal(null);
+        expect(attempt.error).to.include('10000 ms');
+      }
+      expect(hanging.maxOpen, 'requests to one endpoint at once').to.equal(4);
+      await service.request('DELETE', `/webhooks/${hangingId}`, { headers: asAlice });
+      await service.request('DELETE', `/webhooks/${healthyId}`, { headers: asAlice });
+    });
+  });
+}

@@ -1,0 +1,211 @@
+/**
+ * The refund deciders, given events / when a command / then events: the parent's ceiling, the account's answer
+ * to a hold (once per hold), the child's lifecycle (account- and suspense-funded), and the ledger's posting of a
+ * paid-out refund.
+ */
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import fc from 'fast-check';
+import { foldEvents } from '../src/domain/decider.ts';
+import type { DomainError } from '../src/domain/errors.ts';
+import type { PaymentCreatedData, PaymentEvent } from '../src/payments/events.ts';
+import { paymentDecider } from '../src/payments/decider.ts';
+import {
+  parentRefundDecider, refundableRemainder, refundDecider, type ParentRefundCommand, type RefundCommand,
+} from '../src/payments/refunds/decider.ts';
+import type { ParentRefundEvent, RefundCreatedData, RefundEvent } from '../src/payments/refunds/events.ts';
+import { accountDecider, availableFunds, holdAnswerId, type AccountCommand } from '../src/accounts/decider.ts';
+import type { AccountEvent } from '../src/accounts/events.ts';
+import { entriesFor } from '../src/ledger/postings.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+import { expectRefused } from './support/refused.ts';
+import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
+
+const now = new Date('2026-03-04T05:06:07.000Z');
+const at = now.toISOString();
+
+const payment: PaymentCreatedData = {
+  paymentId: 'p1', clientId: 'c1', externalId: 'order-1', identityId: 'i1', identityExternalId: null, identityEmail: 'shop@example.com',
+  accountId: 'a1', accountNumber: '100000000001', totalAmount: '1000', currency: 'CLP', description: null, product: null, type: 'PURCHASE',
+  purchaseAmount: null, purchaseCurrency: null, exchange: null, origins: [], destinations: [], fees: [], feeAmount: '0', flow: 'PUSH',
+  method: null, settlement: 'INSTANT', expiresAt: null, customerId: 'cu1', checkoutSessionId: null, createdAt: at,
+};
+const move = (from: 'CREATED' | 'RECEIVED', to: 'RECEIVED' | 'SETTLED') => ({ paymentId: 'p1', from, to, at });
+const settledPayment: PaymentEvent[] = [
+  { type: 'PaymentCreated', data: payment },
+  { type: 'PaymentReceived', data: { ...move('CREATED', 'RECEIVED'), receivedAmount: '1000', currency: 'CLP' } },
+  { type: 'PaymentSettled', data: { ...move('RECEIVED', 'SETTLED'), clientId: 'c1', accountId: 'a1', currency: 'CLP', totalAmount: '1000',
+    feeAmount: '0', netAmount: '1000', settlementBatchId: null, creditEventId: 'credit-1' } },
+];
+
+type ParentHistory = Array<PaymentEvent | ParentRefundEvent>;
+const parentOf = (history: ParentHistory) => foldEvents(parentRefundDecider, history as ParentRefundEvent[]);
+const decideParent = (history: ParentHistory, command: AsOwner<ParentRefundCommand>) =>
+  parentRefundDecider.decide(asOwner<ParentRefundCommand>(command), parentOf(history));
+const parentRefused = (history: ParentHistory, command: AsOwner<ParentRefundCommand>, kind: DomainError['kind'], message: RegExp) =>
+  expectRefused(() => decideParent(history, command), kind, message);
+
+const requested = (refundId: string, amount: string): ParentRefundEvent => ({ type: 'PaymentRefundRequested',
+  data: { paymentId: 'p1', refundId, amount, clientId: 'c1', currency: 'CLP', description: null, at } });
+const accepted = (refundId: string, amount: string): ParentRefundEvent => ({ type: 'PaymentRefundAccepted', data: { paymentId: 'p1', refundId, amount, at } });
+const request = (refundId: string, amount: string | null): AsOwner<ParentRefundCommand> => ({ type: 'RequestRefund', refundId, amount, description: null, now });
+
+describe('refund of a payment: the parent decides the ceiling', () => {
+  it('reserves a requested amount, or all that is left when none is given', () => {
+    expect(decideParent(settledPayment, request('r1', '300'))).to.deep.equal([requested('r1', '300')]);
+    expect(decideParent([...settledPayment, requested('r1', '300')], request('r2', null))).to.deep.equal([requested('r2', '700')]);
+  });
+
+  it('refuses a parent that is not SETTLED, an amount over what is left, nothing left, and a malformed amount', () => {
+    parentRefused(settledPayment.slice(0, 2), request('r1', '1'), 'failedPrecondition', /is RECEIVED; only a SETTLED payment can be refunded/);
+    parentRefused([...settledPayment, requested('r1', '600')], request('r2', '401'), 'failedPrecondition', /exceeds what is left .*: 400 CLP/);
+    parentRefused([...settledPayment, requested('r1', '1000')], request('r2', null), 'failedPrecondition', /nothing left to refund/);
+    parentRefused(settledPayment, request('r1', '1.5'), 'invalid', /amount/);
+    parentRefused(settledPayment, request('r1', '0'), 'invalid', /amount/);
+  });
+
+  it('answers another client\'s payment and a missing one as not found', () => {
+    parentRefused(settledPayment, { ...request('r1', '1'), tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
+    parentRefused([], request('r1', '1'), 'notFound', /^payment not found$/);
+  });
+
+  it('records the account\'s first answer only; a refusal gives the reservation back', () => {
+    const history = [...settledPayment, requested('r1', '1000')];
+    const refusal = { outcome: 'REFUSED', refusal: 'INSUFFICIENT_FUNDS', detail: 'account a1 has 10 CLP available' } as const;
+    const refused: ParentRefundEvent = { type: 'PaymentRefundRefused', data: { paymentId: 'p1', refundId: 'r1', amount: '1000', refusal: 'INSUFFICIENT_FUNDS', detail: refusal.detail, at } };
+    expect(decideParent(history, { type: 'AnswerRefund', refundId: 'r1', answer: refusal, now })).to.deep.equal([refused]);
+    expect(refundableRemainder(parentOf([...history, refused]))).to.equal('1000');
+    expect(decideParent([...history, refused], { type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now })).to.deep.equal([]);
+    expect(decideParent(history, { type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now })).to.deep.equal([accepted('r1', '1000')]);
+    expect(decideParent([...history, accepted('r1', '1000')], { type: 'AnswerRefund', refundId: 'r1', answer: refusal, now })).to.deep.equal([]);
+  });
+
+  it('records the child\'s end once: SETTLED keeps the reservation, any other end gives it back', () => {
+    const history = [...settledPayment, requested('r1', '400'), accepted('r1', '400')];
+    const settled: ParentRefundEvent = { type: 'PaymentRefundSettled', data: { paymentId: 'p1', refundId: 'r1', amount: '400', at } };
+    expect(decideParent(history, { type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now })).to.deep.equal([settled]);
+    expect(refundableRemainder(parentOf([...history, settled]))).to.equal('600');
+    expect(decideParent([...history, settled], { type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now })).to.deep.equal([]);
+    const released: ParentRefundEvent = { type: 'PaymentRefundReleased', data: { paymentId: 'p1', refundId: 'r1', amount: '400', outcome: 'EXPIRED', at } };
+    expect(decideParent(history, { type: 'EndRefund', refundId: 'r1', outcome: 'EXPIRED', now })).to.deep.equal([released]);
+    expect(refundableRemainder(parentOf([...history, released]))).to.equal('1000');
+    // A child the parent reserved nothing for (funded from suspense) leaves the parent alone.
+    expect(decideParent(history, { type: 'EndRefund', refundId: 'other', outcome: 'SETTLED', now })).to.deep.equal([]);
+  });
+
+  it('leaves the payment\'s own state alone: its decider skips the refund events on its stream', () => {
+    const history = [...settledPayment, requested('r1', '400'), accepted('r1', '400')] as PaymentEvent[];
+    expect(foldEvents(paymentDecider, history)).to.deep.equal(foldEvents(paymentDecider, settledPayment));
+  });
+
+  it('never reserves more than the payment took, whatever the requests (property)', () => {
+    fc.assert(fc.property(fc.array(fc.record({ amount: fc.option(fc.integer({ min: 1, max: 700 }), { nil: null }), refuse: fc.boolean(), end: fc.constantFrom('NONE', 'SETTLED', 'FAILED') }), { maxLength: 30 }), (requests) => {
+      const history: ParentHistory = [...settledPayment];
+      requests.forEach((r, i) => {
+        const refundId = `r${i}`;
+        let events: ParentRefundEvent[];
+        try {
+          events = decideParent(history, request(refundId, r.amount === null ? null : String(r.amount)));
+        } catch {
+          return;
+        }
+        history.push(...events);
+        const answer = r.refuse ? { outcome: 'REFUSED', refusal: 'INSUFFICIENT_FUNDS', detail: 'short' } as const : { outcome: 'HELD' } as const;
+        history.push(...decideParent(history, { type: 'AnswerRefund', refundId, answer, now }));
+        if (!r.refuse && r.end !== 'NONE') history.push(...decideParent(history, { type: 'EndRefund', refundId, outcome: r.end as 'SETTLED' | 'FAILED', now }));
+        const state = parentOf(history);
+        const reserved = [...state.refunds.values()].filter((x) => ['REQUESTED', 'ACCEPTED', 'SETTLED'].includes(x.state)).reduce((s, x) => s + Number(x.amount), 0);
+        expect(reserved).to.equal(Number(state.reserved));
+        expect(reserved).to.be.at.most(1000);
+      });
+    }));
+  });
+});
+
+describe('account: a hold answered once', () => {
+  const opened: AccountEvent = { type: 'AccountOpened', data: { accountId: 'a1', clientId: 'c1', identityId: 'i1', externalId: null, type: 'CHECKING',
+    custody: 'PLATFORM', currency: 'CLP', name: null, accountNumber: '100000000001', accountHolder: null, country: 'CHL', parentId: null, openedAt: at } };
+  const funded: AccountEvent[] = [opened, { type: 'AccountAdjusted', data: { accountId: 'a1', clientId: 'c1', currency: 'CLP', amount: '500', reason: 'seed', adjustmentId: 'adj', adjustedAt: at } }];
+  const decide = (history: AccountEvent[], command: AsOwner<AccountCommand>) =>
+    accountDecider.decide(asOwner<AccountCommand>(command), foldEvents(accountDecider, history));
+  const hold = (amount: string): AsOwner<AccountCommand> => ({ type: 'RequestHold', holdId: 'h1', amount, reason: 'refund', now });
+  const base = { accountId: 'a1', clientId: 'c1', currency: 'CLP', holdId: 'h1', at };
+
+  it('holds within the available funds, with an id derived from the hold', () => {
+    const held = decide(funded, hold('500'));
+    expect(held).to.deep.equal([{ type: 'AccountFundsHeld', id: holdAnswerId('a1', 'h1'), data: { ...base, amount: '500', reason: 'refund' } }]);
+    expect(availableFunds(foldEvents(accountDecider, [...funded, ...held]))).to.equal('0');
+  });
+
+  it('records a refusal when the funds are short or the account is not ACTIVE, and repeats its first answer', () => {
+    const short = decide(funded, hold('501'));
+    expect(short).to.deep.equal([{ type: 'AccountHoldRefused', id: holdAnswerId('a1', 'h1'),
+      data: { ...base, amount: '501', refusal: 'INSUFFICIENT_FUNDS', status: 'ACTIVE', availableFunds: '500' } }]);
+    // Funds that arrive later do not change the answer.
+    const later: AccountEvent = { type: 'AccountAdjusted', data: { accountId: 'a1', clientId: 'c1', currency: 'CLP', amount: '1000', reason: 'more', adjustmentId: 'adj2', adjustedAt: at } };
+    expect(decide([...funded, ...short, later], hold('501'))).to.deep.equal([]);
+    const blocked: AccountEvent = { type: 'AccountStatusChanged', data: { accountId: 'a1', from: 'ACTIVE', to: 'BLOCKED', changedAt: at } };
+    expect(decide([...funded, blocked], hold('1'))[0]).to.deep.include({ type: 'AccountHoldRefused' });
+    expect((decide([...funded, blocked], hold('1'))[0]!.data as { refusal: string }).refusal).to.equal('ACCOUNT_NOT_ACTIVE');
+    // A refused hold cannot be debited or released.
+    expectRefused(() => decide([...funded, ...short], { type: 'DebitHold', holdId: 'h1', now }), 'failedPrecondition', /REFUSED/);
+  });
+});
+
+describe('refund child: its lifecycle', () => {
+  const fromAccount: Omit<RefundCreatedData, 'createdAt'> = {
+    refundId: 'r1', parentPaymentId: 'p1', clientId: 'c1', identityId: 'i1', identityEmail: null, customerId: null, totalAmount: '400',
+    currency: 'CLP', description: 'damaged', funding: { source: 'ACCOUNT', accountId: 'a1', holdId: 'r1' },
+  };
+  const fromSuspense: Omit<RefundCreatedData, 'createdAt'> = { ...fromAccount, refundId: 'r2', parentPaymentId: 'deposit-1', funding: { source: 'SUSPENSE' } };
+  const decide = (history: RefundEvent[], command: AsOwner<RefundCommand>) =>
+    refundDecider.decide(asOwner<RefundCommand>(command), foldEvents(refundDecider, history));
+  const created = (refund: Omit<RefundCreatedData, 'createdAt'>): RefundEvent => ({ type: 'RefundCreated', data: { ...refund, createdAt: at } });
+  const end = (outcome: 'SETTLED' | 'FAILED' | 'UNSETTLED' | 'EXPIRED'): AsOwner<RefundCommand> => ({ type: 'EndRefund', outcome, reason: 'why', now });
+
+  it('is created RECEIVED once; creating it again (the same step re-run) changes nothing', () => {
+    expect(decide([], { type: 'CreateRefund', refund: fromAccount, now })).to.deep.equal([created(fromAccount)]);
+    expect(decide([created(fromAccount)], { type: 'CreateRefund', refund: fromAccount, now })).to.deep.equal([]);
+    expect(foldEvents(refundDecider, [created(fromAccount)]).status).to.equal('RECEIVED');
+  });
+
+  it('moves once from RECEIVED to each end, carrying its funding; the same end again changes nothing, another is refused', () => {
+    const data = { refundId: 'r1', parentPaymentId: 'p1', clientId: 'c1', currency: 'CLP', amount: '400', fundingSource: 'ACCOUNT', accountId: 'a1',
+      identityId: 'i1', identityEmail: null, customerId: null, from: 'RECEIVED', at };
+    expect(decide([created(fromAccount)], end('SETTLED'))).to.deep.equal([{ type: 'RefundSettled', data: { ...data, to: 'SETTLED' } }]);
+    expect(decide([created(fromAccount)], end('FAILED'))).to.deep.equal([{ type: 'RefundFailed', data: { ...data, to: 'FAILED', reason: 'why' } }]);
+    expect(decide([created(fromAccount)], end('UNSETTLED'))).to.deep.equal([{ type: 'RefundUnsettled', data: { ...data, to: 'UNSETTLED', reason: 'why' } }]);
+    expect(decide([created(fromAccount)], end('EXPIRED'))).to.deep.equal([{ type: 'RefundExpired', data: { ...data, to: 'EXPIRED', reason: 'why' } }]);
+    const settled = [created(fromAccount), ...decide([created(fromAccount)], end('SETTLED'))];
+    expect(decide(settled, end('SETTLED'))).to.deep.equal([]);
+    expectRefused(() => decide(settled, end('FAILED')), 'failedPrecondition', /refund r1 is SETTLED; it cannot become FAILED/);
+  });
+
+  it('answers another client\'s refund and a missing one as not found', () => {
+    expectRefused(() => decide([created(fromAccount)], { ...end('SETTLED'), tenant: OTHER_CLIENT }), 'notFound', /^refund not found$/);
+    expectRefused(() => decide([], end('SETTLED')), 'notFound', /^refund not found$/);
+  });
+
+  it('funded from suspense: no account named; settled, the ledger moves suspense → refunds payable → clearing', () => {
+    const [settled] = decide([created(fromSuspense)], end('SETTLED'));
+    expect(settled!.data).to.include({ fundingSource: 'SUSPENSE', accountId: null, to: 'SETTLED' });
+    const recorded: RecordedEvent = { id: randomUUID(), stream: 'refund-r2', revision: 1n, position: { commit: 1n, prepare: 1n }, type: settled!.type,
+      schemaVersion: 1, data: settled!.data, metadata: {}, recordedAt: now };
+    expect(entriesFor(recorded).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([
+      ['system:CLP:suspense -400', 'system:CLP:refunds_payable 400'],
+      ['system:CLP:refunds_payable -400', 'system:CLP:clearing 400'],
+    ]);
+    // Failed, the money stays where it was: no entry.
+    const [failed] = decide([created(fromSuspense)], end('FAILED'));
+    expect(entriesFor({ ...recorded, type: failed!.type, data: failed!.data })).to.deep.equal([]);
+  });
+
+  it('funded from an account: settled, the ledger pays refunds payable out to clearing (the hold\'s debit filled it)', () => {
+    const [settled] = decide([created(fromAccount)], end('SETTLED'));
+    const recorded: RecordedEvent = { id: randomUUID(), stream: 'refund-r1', revision: 1n, position: { commit: 1n, prepare: 1n }, type: settled!.type,
+      schemaVersion: 1, data: settled!.data, metadata: {}, recordedAt: now };
+    expect(entriesFor(recorded).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([
+      ['system:CLP:refunds_payable -400', 'system:CLP:clearing 400'],
+    ]);
+  });
+});

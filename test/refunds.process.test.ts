@@ -1,0 +1,129 @@
+/**
+ * The refund process manager across the parent's, the account's and the child's streams: a process that stopped
+ * half way (simulated by recording only the first step) is finished by the refund reactor, and every step run
+ * twice, or by two callers at once, changes nothing more than running it once.
+ */
+import { expect } from 'chai';
+import { databaseTargets } from './support/targets.ts';
+import { startTestService, type TestService } from './support/testService.ts';
+import { providerReceipts } from './support/payments.ts';
+import { until } from './support/until.ts';
+import type { Database } from '../src/db/database.ts';
+import { handleCommand } from '../src/eventstore/commandHandler.ts';
+import { paymentStream } from '../src/payments/events.ts';
+import { accountStream } from '../src/accounts/events.ts';
+import { parentRefundDecider, refundDecider } from '../src/payments/refunds/decider.ts';
+import { refundStream } from '../src/payments/refunds/events.ts';
+import { advanceRefund, followRefundEnd, issueRefundChild, loadParent, loadRefund } from '../src/payments/refunds/handlers.ts';
+
+const PROVIDER_SECRET = 'refund-process-secret';
+
+for (const target of databaseTargets()) {
+  describe(`refund process: finished after a crash, safe to run twice: ${target.name}`, function () {
+    this.timeout(120_000);
+    let database: Database;
+    let service: TestService;
+    let headers: Record<string, string>;
+    let clientId: string;
+    let identityId: string;
+    let sequence = 0;
+    const metadata = () => ({ clientId, actor: 'test' });
+    const post = (path: string, body?: unknown) => service.request('POST', path, { headers, body });
+    const typesOf = async (stream: string) => (await service.services.storage.store.readStream(stream, { limit: 1000 })).map((e) => e.type);
+
+    async function settledPayment(): Promise<{ paymentId: string; accountId: string }> {
+      const account = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'CLP' })).body;
+      const payment = (await post('/payments', { externalId: `process-${++sequence}`, identityId, type: 'PURCHASE',
+        accountNumber: account.accountNumber, totalAmount: '1000', currency: 'CLP' })).body;
+      expect((await providerReceipts(() => service, PROVIDER_SECRET)(payment.id)).body.status).to.equal('SETTLED');
+      return { paymentId: payment.id, accountId: account.id };
+    }
+    /** Only the first step of a refund request: the reservation on the parent, as a process that then stopped. */
+    const reserveOnly = (paymentId: string, refundId: string, amount: string) => handleCommand(service.services.storage.store,
+      paymentStream(paymentId), parentRefundDecider,
+      { type: 'RequestRefund', tenant: { clientId }, refundId, amount, description: null, now: new Date() }, metadata());
+
+    before(async () => {
+      database = await target.open();
+      service = await startTestService(database, { env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET } });
+      const client = await service.createClient('Process');
+      clientId = client.clientId;
+      headers = await service.as(client);
+      identityId = (await post('/identities', { type: 'ORGANIZATION', name: 'Shop', country: 'CHL' })).body.id;
+    });
+    after(async () => {
+      await service?.close();
+      await database?.close();
+    });
+
+    it('a request that stopped after its reservation is finished by the reactor: the hold, the acceptance, the child', async () => {
+      const { paymentId, accountId } = await settledPayment();
+      await reserveOnly(paymentId, 'crashed-1', '300');
+      await until(async () => (await loadRefund(service.services, 'crashed-1')).status === 'RECEIVED', { what: 'the child created by the reactor' });
+      expect((await typesOf(accountStream(accountId))).filter((t) => t === 'AccountFundsHeld')).to.have.length(1);
+      expect((await loadParent(service.services, paymentId)).refunds.get('crashed-1')?.state).to.equal('ACCEPTED');
+      await until(async () => (await service.request('GET', `/accounts/${accountId}`, { headers })).body.availableFunds === '700');
+    });
+
+    it('a request the account refuses, stopped after its reservation, is given back by the reactor', async () => {
+      const { paymentId, accountId } = await settledPayment();
+      expect((await service.operator('POST', `/operator/accounts/${accountId}/adjustments`, { amount: '-900', reason: 'payout' })).status).to.equal(201);
+      await reserveOnly(paymentId, 'crashed-2', '500');
+      await until(async () => (await loadParent(service.services, paymentId)).refunds.get('crashed-2')?.state === 'REFUSED', { what: 'the refusal recorded' });
+      expect((await loadRefund(service.services, 'crashed-2')).refund).to.equal(null);
+      expect((await typesOf(accountStream(accountId))).filter((t) => t === 'AccountHoldRefused')).to.have.length(1);
+      expect((await loadParent(service.services, paymentId)).reserved).to.equal('0');
+    });
+
+    it('an end that stopped after the child recorded it is followed by the reactor: the hold debited, the parent told', async () => {
+      const { paymentId, accountId } = await settledPayment();
+      const refund = (await post(`/payments/${paymentId}/refund`, { amount: '400' })).body;
+      // Only the child's step, as a notification handler that then stopped.
+      await handleCommand(service.services.storage.store, refundStream(refund.id), refundDecider,
+        { type: 'EndRefund', tenant: 'any', outcome: 'SETTLED', reason: '', now: new Date() }, metadata());
+      await until(async () => (await loadParent(service.services, paymentId)).refunds.get(refund.id)?.state === 'SETTLED', { what: 'the parent told' });
+      expect((await typesOf(accountStream(accountId))).filter((t) => t === 'AccountHoldDebited')).to.have.length(1);
+      await until(async () => (await service.request('GET', `/accounts/${accountId}`, { headers })).body.balance === '600');
+    });
+
+    it('every step run twice, and twice at once, moves nothing twice', async () => {
+      const { paymentId, accountId } = await settledPayment();
+      await reserveOnly(paymentId, 'twice', '250');
+      const progress = await Promise.all([1, 2, 3].map(() => advanceRefund(service.services, paymentId, 'twice', metadata())));
+      expect(progress.map((p) => p?.outcome)).to.deep.equal(['ACCEPTED', 'ACCEPTED', 'ACCEPTED']);
+      expect(await advanceRefund(service.services, paymentId, 'twice', metadata())).to.include({ outcome: 'ACCEPTED' });
+      const child = (await loadRefund(service.services, 'twice')).refund!;
+      expect(await issueRefundChild(service.services, child, metadata())).to.equal(null);
+      await handleCommand(service.services.storage.store, refundStream('twice'), refundDecider,
+        { type: 'EndRefund', tenant: 'any', outcome: 'FAILED', reason: 'PROVIDER_REJECTED', now: new Date() }, metadata());
+      const ended = await loadRefund(service.services, 'twice');
+      await Promise.all([1, 2, 3].map(() => followRefundEnd(service.services, ended, metadata())));
+      await followRefundEnd(service.services, ended, metadata());
+      const accountTypes = await typesOf(accountStream(accountId));
+      expect(accountTypes.filter((t) => t === 'AccountFundsHeld')).to.have.length(1);
+      expect(accountTypes.filter((t) => t === 'AccountHoldReleased')).to.have.length(1);
+      const parentTypes = await typesOf(paymentStream(paymentId));
+      expect(parentTypes.filter((t) => t.startsWith('PaymentRefund'))).to.deep.equal(['PaymentRefundRequested', 'PaymentRefundAccepted', 'PaymentRefundReleased']);
+      expect(await typesOf(refundStream('twice'))).to.deep.equal(['RefundCreated', 'RefundFailed']);
+    });
+
+    it('a child funded from suspense moves no account and leaves the parent alone', async () => {
+      const { paymentId, accountId } = await settledPayment();
+      const before = await typesOf(accountStream(accountId));
+      await issueRefundChild(service.services, {
+        refundId: 'from-suspense', parentPaymentId: paymentId, clientId, identityId, identityEmail: null, customerId: null,
+        totalAmount: '50', currency: 'CLP', description: 'deposit returned', funding: { source: 'SUSPENSE' },
+      }, metadata());
+      await handleCommand(service.services.storage.store, refundStream('from-suspense'), refundDecider,
+        { type: 'EndRefund', tenant: 'any', outcome: 'SETTLED', reason: '', now: new Date() }, metadata());
+      await followRefundEnd(service.services, await loadRefund(service.services, 'from-suspense'), metadata());
+      expect(await typesOf(accountStream(accountId))).to.deep.equal(before);
+      expect((await typesOf(paymentStream(paymentId))).filter((t) => t.startsWith('PaymentRefund'))).to.deep.equal([]);
+      await service.services.projections.waitFor((await service.services.storage.store.headPosition())!, 30_000);
+      const suspense = (await database.query<{ description: string; account_id: string; amount: string }>(
+        `SELECT description, account_id, amount::text FROM ledger_entry_lines WHERE description LIKE '%from-suspense%' ORDER BY entry_id, line_no`)).rows;
+      expect(suspense.map((r) => `${r.account_id} ${Number(r.amount)}`).sort()).to.deep.equal(
+        ['system:CLP:clearing 50', 'system:CLP:refunds_payable -50', 'system:CLP:refunds_payable 50', 'system:CLP:suspense -50']);
+    });
+  });
+}

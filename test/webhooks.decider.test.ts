@@ -1,0 +1,164 @@
+/**
+ * The pure parts of webhooks, without a database: the endpoint's decider (given/when/then), the URL rule, the
+ * mapping from domain events to payloads, the retry schedule, sealed secrets and signatures.
+ */
+import { expect } from 'chai';
+import { createHmac } from 'node:crypto';
+import { webhookDecider, type WebhookCommand as TenantCommand } from '../src/webhooks/decider.ts';
+import type { WebhookEvent } from '../src/webhooks/events.ts';
+import { isNonPublicAddress, webhookUrlProblem } from '../src/webhooks/url.ts';
+import { transactionPayload, webhookMappings, type PaymentFacts } from '../src/webhooks/mapping.ts';
+import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
+import { SecretBox } from '../src/webhooks/secrets.ts';
+import { deliveryHeaders } from '../src/webhooks/signing.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+import { foldEvents } from '../src/domain/decider.ts';
+import type { DomainError } from '../src/domain/errors.ts';
+import { expectRefused } from './support/refused.ts';
+import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
+import { payloadProblems } from './support/webhooks.ts';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+type WebhookCommand = AsOwner<TenantCommand>;
+
+const now = new Date('2026-03-04T05:06:07.000Z');
+const at = now.toISOString();
+const secret = { keyId: 'env', sealed: 'c2VhbGVk' };
+const endpoint = { endpointId: 'w1', clientId: 'c1', url: 'https://hooks.example.com/a', events: null, description: null, secret };
+const registered: WebhookEvent = { type: 'WebhookEndpointRegistered', data: { ...endpoint, registeredAt: at } };
+const deleted: WebhookEvent = { type: 'WebhookEndpointDeleted', data: { endpointId: 'w1', deletedAt: at } };
+
+const decide = (history: WebhookEvent[], command: WebhookCommand) =>
+  webhookDecider.decide(asOwner<TenantCommand>(command), foldEvents(webhookDecider, history));
+const refused = (history: WebhookEvent[], command: WebhookCommand, kind: DomainError['kind'], message: RegExp) =>
+  expectRefused(() => decide(history, command), kind, message);
+
+describe('webhook endpoint decider', () => {
+  it('registers once, with a URL that passes the rule', () => {
+    expect(decide([], { type: 'RegisterEndpoint', endpoint, allowPrivate: false, now })).to.deep.equal([registered]);
+    refused([registered], { type: 'RegisterEndpoint', endpoint, allowPrivate: false, now }, 'alreadyExists', /already exists/);
+    refused([], { type: 'RegisterEndpoint', endpoint: { ...endpoint, url: 'http://127.0.0.1/x' }, allowPrivate: false, now }, 'invalid', /not a public address/);
+    expect(decide([], { type: 'RegisterEndpoint', endpoint: { ...endpoint, url: 'http://127.0.0.1/x' }, allowPrivate: true, now })).to.have.length(1);
+  });
+
+  it('records only what a change changes, and checks a new URL', () => {
+    expect(decide([registered], { type: 'UpdateEndpoint', changes: { url: endpoint.url, events: null, enabled: true }, allowPrivate: false, now })).to.deep.equal([]);
+    expect(decide([registered], { type: 'UpdateEndpoint', changes: { events: ['payment.settled'], enabled: false }, allowPrivate: false, now })).to.deep.equal([
+      { type: 'WebhookEndpointUpdated', data: { endpointId: 'w1', changes: { events: ['payment.settled'], enabled: false }, updatedAt: at } },
+    ]);
+    const narrowed: WebhookEvent = { type: 'WebhookEndpointUpdated', data: { endpointId: 'w1', changes: { events: ['payment.settled'] }, updatedAt: at } };
+    expect(decide([registered, narrowed], { type: 'UpdateEndpoint', changes: { events: ['payment.settled'] }, allowPrivate: false, now })).to.deep.equal([]);
+    refused([registered], { type: 'UpdateEndpoint', changes: { url: 'https://u:p@hooks.example.com/' }, allowPrivate: false, now }, 'invalid', /credentials/);
+  });
+
+  it('answers another client’s endpoint, and a deleted one, as not found', () => {
+    const commands: WebhookCommand[] = [
+      { type: 'UpdateEndpoint', changes: { enabled: false }, allowPrivate: false, now }, { type: 'RotateSecret', secret, now },
+      { type: 'DeleteEndpoint', now },
+    ];
+    for (const command of commands) {
+      refused([registered], { ...command, tenant: OTHER_CLIENT }, 'notFound', /^webhook not found$/);
+      refused([registered, deleted], command, 'notFound', /^webhook not found$/);
+      refused([], command, 'notFound', /^webhook not found$/);
+    }
+    expect(decide([registered], { type: 'RotateSecret', secret, now })).to.deep.equal([
+      { type: 'WebhookSecretRotated', data: { endpointId: 'w1', secret, rotatedAt: at } }]);
+  });
+});
+
+describe('webhook URL rule', () => {
+  it('takes http and https without credentials or fragment', () => {
+    expect(webhookUrlProblem('https://hooks.example.com/a?b=1', false)).to.equal(null);
+    expect(webhookUrlProblem('http://hooks.example.com:8080/a', false)).to.equal(null);
+    expect(webhookUrlProblem('file:///etc/passwd', true)).to.include('http or https');
+    expect(webhookUrlProblem('https://user@hooks.example.com/', true)).to.include('credentials');
+    expect(webhookUrlProblem(`https://hooks.example.com/${'a'.repeat(2_048)}`, true)).to.include('2048');
+  });
+
+  it('refuses every non-public address, however it is written, unless allowed', () => {
+    for (const url of ['http://127.0.0.1/', 'http://127.1/', 'http://0x7f000001/', 'http://2130706433/', 'http://[::1]/', 'http://[::ffff:10.0.0.1]/',
+      'http://10.0.0.1/', 'http://172.16.5.4/', 'http://192.168.1.1/', 'http://169.254.169.254/', 'http://[fd00::1]/', 'http://[fe80::1]/',
+      'http://0.0.0.0/', 'http://localhost:3000/', 'http://api.localhost/']) {
+      expect(webhookUrlProblem(url, false), url).to.include('WEBHOOK_ALLOW_PRIVATE');
+      expect(webhookUrlProblem(url, true), url).to.equal(null);
+    }
+    expect(isNonPublicAddress('8.8.8.8')).to.equal(false);
+    expect(isNonPublicAddress('2606:4700::1111')).to.equal(false);
+  });
+});
+
+describe('webhook retry schedule', () => {
+  it('waits 30 s, doubling up to 1 h, and drops within 24 h of the first attempt', () => {
+    expect([1, 2, 3, 4, 5, 6, 7, 8, 9, 30].map(retryDelayMs)).to.deep.equal(
+      [30_000, 60_000, 120_000, 240_000, 480_000, 960_000, 1_920_000, 3_600_000, 3_600_000, 3_600_000]);
+    let elapsed = 0;
+    let attempts = 1;
+    while (elapsed + retryDelayMs(attempts) <= DELIVERY_WINDOW_MS) elapsed += retryDelayMs(attempts++);
+    expect(attempts).to.equal(30);
+  });
+});
+
+describe('webhook mapping', () => {
+  const recorded = (type: string, data: unknown, revision: number): RecordedEvent => ({
+    id: `00000000-0000-4000-8000-00000000000${revision}`, stream: 'payment-p1', revision: BigInt(revision), position: { commit: 1n, prepare: BigInt(revision) },
+    type, schemaVersion: 1, data, metadata: {}, recordedAt: now,
+  });
+  const created = recorded('PaymentCreated', {
+    paymentId: 'p1', clientId: 'c1', externalId: 'order-1', identityId: 'i1', identityEmail: 'shop@example.com', totalAmount: '10.00',
+    currency: 'USD', type: 'PURCHASE', customerId: null, createdAt: at,
+  }, 0);
+
+  it('follows a payment from creation: a status change gives transaction.status_changed, then the specific events, with the same bytes every time', () => {
+    const { facts } = webhookMappings.PaymentCreated!(created, null);
+    expect(facts).to.include({ status: 'CREATED', identityEmail: 'shop@example.com' });
+    const settled = recorded('PaymentSettled', { paymentId: 'p1', from: 'RECEIVED', to: 'SETTLED', at, settlementBatchId: 'b1' }, 2);
+    const first = webhookMappings.PaymentSettled!(settled, facts!);
+    expect(first.emissions.map((e) => e.eventType)).to.deep.equal(['transaction.status_changed', 'payment.settled']);
+    expect(first.emissions.map((e) => e.sequence)).to.deep.equal([3, 3]);
+    expect(first.facts).to.include({ status: 'SETTLED', settledAt: at, settlementBatchId: 'b1' });
+    for (const emission of first.emissions) expect(payloadProblems(JSON.parse(emission.body))).to.deep.equal([]);
+    expect(webhookMappings.PaymentSettled!(settled, facts!)).to.deep.equal(first);
+    expect(() => webhookMappings.PaymentSettled!(settled, null)).to.throw(/before its PaymentCreated/);
+  });
+
+  it('writes the interface’s payload fields in its order, null where they do not apply', () => {
+    const facts: PaymentFacts = {
+      id: 'p1', clientId: 'c1', externalId: 'order-1', status: 'CREATED', totalAmount: '1.00', currency: 'USD', type: 'PURCHASE',
+      parentPaymentId: null, relatedPaymentId: null, customerId: null, settledAt: null, expiredAt: null, unsettledAt: null,
+      unsettledReason: null, settlementBatchId: null, documentationStatus: null, identityId: 'i1', identityEmail: null,
+    };
+    const payload = transactionPayload('transaction.status_changed', at, facts) as any;
+    expect(Object.keys(payload)).to.deep.equal(['eventType', 'timestamp', 'transaction', 'identity']);
+    expect(Object.keys(payload.transaction)).to.deep.equal(['id', 'externalId', 'status', 'totalAmount', 'currency', 'type', 'parentPaymentId',
+      'relatedPaymentId', 'customerId', 'settledAt', 'expiredAt', 'unsettledAt', 'unsettledReason', 'settlementBatchId', 'documentationStatus']);
+    expect(payload.identity).to.deep.equal({ id: 'i1', email: null });
+  });
+});
+
+describe('webhook secrets and signatures', () => {
+  it('seals a secret so that only its own endpoint opens it', () => {
+    const box = new SecretBox(Buffer.alloc(32, 7), 'env');
+    const sealed = box.seal('w1', 'whsec_abc');
+    expect(sealed.sealed).not.to.include('whsec');
+    expect(box.open('w1', sealed)).to.equal('whsec_abc');
+    expect(() => box.open('w2', sealed)).to.throw();
+    expect(() => new SecretBox(Buffer.alloc(32, 8), 'db').open('w1', sealed)).to.throw(/sealed with key "env"/);
+  });
+
+  it('signs the raw body, and the timestamp with it', () => {
+    const headers = deliveryHeaders({ secret: 's3cret-s3cret-s3cret', body: '{"a":1}', deliveryId: 'd1', eventId: 'e1', eventType: 'payment.settled', sequence: 4, timestampSeconds: 1700000000 });
+    expect(headers['x-webhook-signature']).to.equal(createHmac('sha256', 's3cret-s3cret-s3cret').update('{"a":1}').digest('hex'));
+    expect(headers['x-webhook-signature-timestamped']).to.equal(createHmac('sha256', 's3cret-s3cret-s3cret').update('1700000000.{"a":1}').digest('hex'));
+    expect(headers).to.include({ 'x-webhook-id': 'd1', 'x-webhook-event-id': 'e1', 'x-webhook-sequence': '4', 'x-webhook-timestamp': '1700000000' });
+  });
+});
+
+describe('webhook settings', () => {
+  it('allow private URLs by default only in the embedded mode, and take a sealing key of exactly 32 bytes', () => {
+    expect(loadConfig({}).webhookAllowPrivate).to.equal(true);
+    expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x' }).webhookAllowPrivate).to.equal(false);
+    expect(loadConfig({ DATABASE_URL: 'postgres://localhost/x', WEBHOOK_ALLOW_PRIVATE: 'true' }).webhookAllowPrivate).to.equal(true);
+    expect(loadConfig({ WEBHOOK_SECRETS_KEY: Buffer.alloc(32, 1).toString('base64') }).webhookSecretsKey).to.deep.equal(Buffer.alloc(32, 1));
+    expect(() => loadConfig({ WEBHOOK_SECRETS_KEY: Buffer.alloc(16, 1).toString('base64') })).to.throw(ConfigError, /WEBHOOK_SECRETS_KEY must be 32 bytes/);
+  });
+});

@@ -1,0 +1,224 @@
+/**
+ * The outbox under replay, rebuild, several dispatchers and a dispatcher killed mid-delivery (acceptance 4 of
+ * the webhooks): nothing is emitted twice, nothing is sent by two dispatchers at once, and a delivery a dead
+ * dispatcher held is sent again once its lease runs out (at least once).
+ */
+import { expect } from 'chai';
+import { spawn } from 'node:child_process';
+import { sql } from 'kysely';
+import { databaseTargets } from './support/targets.ts';
+import type { TestService } from './support/testService.ts';
+import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
+import { providerReceipts } from './support/payments.ts';
+import { startReceiver, type Receiver } from './support/webhookReceiver.ts';
+import { testDispatcher } from './support/webhooks.ts';
+import { until } from './support/until.ts';
+import { openDatabase, type Database } from '../src/db/database.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import { storedEvents } from '../src/storedEvents/registry.ts';
+import { ProjectionDaemon } from '../src/projection/daemon.ts';
+import { createFreshSchema, searchPathOf } from '../src/projection/projectorSchema.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+import { createWebhooksProjector, webhooksProjector } from '../projections/webhooks.ts';
+import { webhookMappings, webhookEventId, type Mapping } from '../src/webhooks/mapping.ts';
+import { enqueueTestPing } from '../src/webhooks/outbox.ts';
+import { CLAIM_LEASE_MS, type WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
+
+const PROVIDER_SECRET = 'test-provider-secret';
+
+for (const target of databaseTargets()) {
+  describe(`webhook outbox: replay, rebuild, several dispatchers, a killed dispatcher: ${target.name}`, function () {
+    this.timeout(180_000);
+    let tenants: TwoTenants;
+    let service: TestService;
+    let database: Database;
+    let asAlice: Record<string, string>;
+    let identityId: string;
+    let accountNumber: string;
+    let sequence = 0;
+    const dispatchers: WebhookDispatcher[] = [];
+    const receivers: Receiver[] = [];
+
+    const post = (path: string, body?: unknown) => service.request('POST', path, { headers: asAlice, body });
+    const received = providerReceipts(() => service, PROVIDER_SECRET);
+    const outboxCount = async () => Number((await database.query('SELECT count(*) AS n FROM webhook_deliveries')).rows[0].n);
+    const receiver = async (...args: Parameters<typeof startReceiver>) => {
+      const made = await startReceiver(...args);
+      receivers.push(made);
+      return made;
+    };
+    const dispatcher = (options: Parameters<typeof testDispatcher>[1] = {}) => {
+      const made = testDispatcher(service.services, options);
+      dispatchers.push(made);
+      return made;
+    };
+    const register = async (url: string) => (await post('/webhooks', { url })).body.id as string;
+    /** A payment taken to SETTLED through the push path: two status changes (RECEIVED, SETTLED) and a payment.settled. */
+    const settledPayment = async () => {
+      const id = (await post('/payments', {
+        externalId: `order-${++sequence}`, identityId, type: 'PURCHASE', accountNumber, currency: 'USD', totalAmount: '10.00',
+      })).body.id as string;
+      expect((await received(id)).body.status).to.equal('SETTLED');
+      return id;
+    };
+    const allEvents = async () => {
+      const events: RecordedEvent[] = [];
+      for (;;) {
+        const page = await service.services.storage.store.readAll({ after: events[events.length - 1]?.position ?? null, limit: 1_000 });
+        events.push(...page);
+        if (page.length < 1_000) return events;
+      }
+    };
+
+    before(async () => {
+      tenants = await startTwoTenants(target, { env: { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET } });
+      ({ service, asAlice, database } = tenants);
+      identityId = (await post('/identities', { type: 'ORGANIZATION', name: 'Shop', country: 'USA' })).body.id;
+      accountNumber = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'USD' })).body.accountNumber;
+    });
+    afterEach(async () => {
+      await Promise.all(receivers.splice(0).map((r) => r.close()));
+      await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
+    });
+    after(async () => {
+      await tenants?.close();
+    });
+
+    it('emits a delivery for events after an endpoint’s registration only; replaying the feed from zero emits nothing new', async () => {
+      const before = await settledPayment();
+      const hooks = await receiver();
+      const webhookId = await register(hooks.url);
+      const after = await settledPayment();
+      await service.services.readYourWrites(await service.services.storage.store.headPosition());
+      const rows = (await database.query('SELECT object_id, event_type, event_id, source_event_id FROM webhook_deliveries WHERE endpoint_id = $1', [webhookId])).rows;
+      expect(rows.map((r) => r.object_id)).not.to.include(before);
+      expect(rows.filter((r) => r.object_id === after)).to.have.length(3);
+      for (const row of rows) expect(row.event_id).to.equal(webhookEventId(row.source_event_id, row.event_type));
+
+      // The emitter's code over the whole feed again, into fresh tables of its own: every delivery it emits is one
+      // the outbox has (same endpoint, event, type), so it adds none.
+      const count = await outboxCount();
+      const schema = `${database.schema}__webhooks_replay`;
+      await createFreshSchema(database.db, webhooksProjector, schema, database.schema);
+      const events = (await allEvents()).filter((e) => webhooksProjector.handles.includes(e.type));
+      await database.db.transaction().execute(async (trx) => {
+        await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, database.schema)}`).execute(trx);
+        await webhooksProjector.apply(trx, events);
+        const replayed = await sql<{ n: string }>`SELECT count(*) AS n FROM webhook_events WHERE client_id = ${tenants.alice.clientId}`.execute(trx);
+        expect(Number(replayed.rows[0]!.n)).to.be.greaterThan(0);
+      });
+      await database.query(`DROP SCHEMA "${schema}" CASCADE`);
+      expect(await outboxCount()).to.equal(count);
+      await dispatcher().runOnce();
+      await until(() => hooks.received.length === 3, { what: 'the three deliveries' });
+      expect(await dispatcher().runOnce(), 'nothing else is due').to.equal(0);
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
+    it('two dispatchers on one outbox never send one delivery twice at once, and send each once', async () => {
+      // On Postgres each has a pool of its own, as two processes would; PGlite is one session, shared.
+      const second = target.name === 'postgres'
+        ? await openDatabase({ kind: 'postgres', connectionString: process.env.DATABASE_URL!, poolSize: 8 }, { schema: database.schema })
+        : database;
+      try {
+        const hooks = await receiver(() => 200, { answerDelayMs: 5 });
+        const endpoints = [await register(hooks.url), await register(hooks.url), await register(hooks.url)];
+        const deliveries: string[] = [];
+        for (let n = 0; n < 40; n++) {
+          for (const endpoint of endpoints) deliveries.push(await enqueueTestPing(database, endpoint, tenants.alice.clientId, new Date()));
+        }
+        const attemptsBy = { one: 0, two: 0 };
+        const one = dispatcher({ owner: 'one', onAttempt: () => { attemptsBy.one++; } });
+        const two = dispatcher({ owner: 'two', database: second, onAttempt: () => { attemptsBy.two++; } });
+        one.start();
+        two.start();
+        await until(async () => Number((await database.query(
+          `SELECT count(*) AS n FROM webhook_deliveries WHERE delivery_id = ANY($1) AND status = 'DELIVERED'`, [deliveries])).rows[0].n) === deliveries.length,
+        { what: 'every delivery delivered' });
+        const ids = hooks.received.map((r) => String(r.headers['x-webhook-id']));
+        expect(ids).to.have.length(deliveries.length);
+        expect(new Set(ids).size).to.equal(deliveries.length);
+        expect(hooks.maxInFlightPerId).to.equal(1);
+        expect(attemptsBy.one + attemptsBy.two).to.equal(deliveries.length);
+        for (const endpoint of endpoints) await service.request('DELETE', `/webhooks/${endpoint}`, { headers: asAlice });
+      } finally {
+        if (second !== database) await second.close();
+      }
+    });
+
+    it('a dispatcher killed in the middle of a delivery leaves it to another, which sends it again once the lease runs out', async () => {
+      let first = true;
+      const hooks = await receiver(() => {
+        if (!first) return 200;
+        first = false;
+        return 'hang';
+      });
+      const webhookId = await register(hooks.url);
+      const delivery = await enqueueTestPing(database, webhookId, tenants.alice.clientId, new Date());
+      if (target.name === 'postgres') {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'test/support/dispatcherProcess.ts'], {
+          env: { ...process.env, DATABASE_SCHEMA: database.schema }, stdio: ['ignore', 'pipe', 'inherit'],
+        });
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        try {
+          await until(() => hooks.received.length === 1, { what: 'the child process sending the delivery' });
+        } finally {
+          child.kill('SIGKILL');
+        }
+        expect(await exited).to.equal(null);
+      } else {
+        // PGlite is one process's database: no second process can share it. What a process killed mid-delivery
+        // leaves is what is made here: its claim, leased to it, and a request the receiver got but never answered.
+        const leaseUntil = new Date(Date.now() + CLAIM_LEASE_MS);
+        await database.query(`UPDATE webhook_deliveries SET lease_token = 'dead-process:1', lease_expires_at = $2 WHERE delivery_id = $1`, [delivery, leaseUntil]);
+        // Never answered; it ends when the receiver closes.
+        void fetch(hooks.url, { method: 'POST', body: '{}', headers: { 'x-webhook-id': delivery } }).catch(() => undefined);
+        await until(() => hooks.received.length === 1, { what: 'the request of the dead dispatcher' });
+      }
+      expect(await dispatcher().runOnce(), 'the lease of the dead dispatcher still holds').to.equal(0);
+      const later = dispatcher({ now: () => new Date(Date.now() + CLAIM_LEASE_MS + 1_000) });
+      expect(await later.runOnce()).to.equal(1);
+      const row = (await database.query('SELECT status, attempts FROM webhook_deliveries WHERE delivery_id = $1', [delivery])).rows[0];
+      expect(row).to.deep.equal({ status: 'DELIVERED', attempts: 1 });
+      expect(hooks.received.map((r) => r.headers['x-webhook-id'])).to.deep.equal([delivery, delivery]);
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
+    it('a version bump rebuilds the emitter from zero without sending history, even with a mapping that now emits more', async () => {
+      const hooks = await receiver();
+      const webhookId = await register(hooks.url);
+      await settledPayment();
+      const run = dispatcher();
+      run.start();
+      await until(() => hooks.received.length === 3, { what: 'the deliveries before the bump' });
+      const count = await outboxCount();
+
+      // Version 2 also sends purchase.attempted for every payment created: history must not get it.
+      const attempted: Mapping = (event, facts) => {
+        const mapped = webhookMappings.PaymentCreated!(event, facts);
+        const f = mapped.facts!;
+        return { ...mapped, emissions: [{ id: webhookEventId(event.id, 'purchase.attempted'), eventType: 'purchase.attempted', clientId: f.clientId,
+          objectId: f.id, sequence: Number(event.revision) + 1, occurredAt: f.settledAt ?? new Date(0).toISOString(),
+          body: JSON.stringify({ eventType: 'purchase.attempted', id: f.id }) }] };
+      };
+      const bumped = createWebhooksProjector(2, { ...webhookMappings, PaymentCreated: attempted });
+      const store = new PostgresEventStore(database, { upcasters: storedEvents.upcasters });
+      const rebuild = new ProjectionDaemon(database, store, { owner: 'rebuild', idlePollMs: 20 });
+      rebuild.addProjector(bumped);
+      rebuild.start();
+      try {
+        await until(async () => (await database.query(
+          `SELECT status FROM projection_state WHERE name = 'webhooks' AND version = 2`)).rows[0]?.status === 'active', { what: 'version 2 active' });
+        expect(await outboxCount(), 'no delivery added by the rebuild').to.equal(count);
+        // From now on version 2 emits, and the new type reaches the endpoint for new payments.
+        const fresh = await settledPayment();
+        await until(() => hooks.received.some((r) => r.body.eventType === 'purchase.attempted' && r.body.id === fresh), { what: 'the new type for a new payment' });
+        expect(hooks.received.filter((r) => r.body.eventType === 'purchase.attempted')).to.have.length(1);
+      } finally {
+        await rebuild.stop();
+        await store.close();
+      }
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+  });
+}
