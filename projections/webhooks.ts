@@ -13,20 +13,101 @@
  * the active version has already passed (its checkpoint is the floor), so a bump that changes the mapping does not
  * send old history under new types either.
  */
-import { sql, type Kysely } from 'kysely';
-import type { Projector } from '../src/projection/projector.ts';
+import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
 import { webhookMappings, paymentIdOf, type Emission, type Mapping, type PaymentFacts } from '../src/webhooks/mapping.ts';
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { webhookEventSchemas } from '../src/webhooks/events.ts';
+import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
+import type { Instant, Json } from './columns.ts';
 
 export const WEBHOOKS_PROJECTOR = 'webhooks';
 /** Rows per INSERT statement (well under Postgres' 65,535 parameters). */
 const ROWS_PER_INSERT = 500;
 
 export const webhookDeliveryId = (endpointId: string, webhookEventId: string) => deterministicId('webhook-delivery', endpointId, webhookEventId);
+
+/** A client's endpoint, with its sealed secret (for the dispatcher). */
+export interface WebhookEndpointsTable {
+  endpoint_id: string;
+  client_id: string;
+  url: string;
+  /** The event types it subscribes to; null: all of them. */
+  events: ColumnType<string[] | null, string | null, string | null>;
+  description: string | null;
+  enabled: boolean;
+  secret_key_id: string;
+  secret_sealed: string;
+  /** Its registration's feed position (bigint: written and read back as a decimal string). */
+  registered_commit: string;
+  registered_prepare: string;
+  created_at: Instant;
+  updated_at: Instant;
+}
+
+/** What a payment's payloads carry, kept from its earlier events. */
+export interface WebhookPaymentsTable {
+  payment_id: string;
+  facts: Json<PaymentFacts>;
+}
+
+/** Every webhook event in feed order (`feed_commit`, `feed_prepare`, `ordinal`): the source of `GET /events`. */
+export interface WebhookEventsTable {
+  event_id: string;
+  client_id: string;
+  feed_commit: string;
+  feed_prepare: string;
+  ordinal: number;
+  event_type: WebhookEventType;
+  object_id: string;
+  /** bigint: written as a number, read back as a decimal string. */
+  sequence: ColumnType<string, number, number>;
+  occurred_at: Instant;
+  /** The exact bytes of the payload, as delivered. */
+  body: string;
+}
+
+export type WebhookTables = { webhook_endpoints: WebhookEndpointsTable; webhook_payments: WebhookPaymentsTable; webhook_events: WebhookEventsTable };
+
+/**
+ * The outbox (migration 0007_webhook_outbox in src/db/migrations.ts): in the main schema, outside the projector's
+ * versioned tables. Its timestamps are written as Dates (the emitter's and the dispatcher's clock, not an event's).
+ */
+export interface WebhookDeliveriesTable {
+  delivery_id: string;
+  endpoint_id: string;
+  client_id: string;
+  event_id: string;
+  /** The domain event it comes from; null for a test ping. */
+  source_event_id: string | null;
+  /** A webhook event type, or `webhook.test` for a ping. */
+  event_type: string;
+  object_id: string | null;
+  /** bigint: written as a number, read back as a decimal string. */
+  sequence: ColumnType<string | null, number | null | undefined, number | null>;
+  body: string;
+  status: DeliveryRecord['status'];
+  attempts: Generated<number>;
+  attempt_log: ColumnType<DeliveryRecord['attemptLog'], string | undefined, string>;
+  created_at: Date;
+  source_recorded_at: Date | null;
+  next_attempt_at: Date | null;
+  first_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  dropped_at: Date | null;
+  lease_token: string | null;
+  lease_expires_at: Date | null;
+}
+
+export type WebhookOutboxTables = { webhook_deliveries: WebhookDeliveriesTable };
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 
 interface Subscriber {
   endpointId: string;
@@ -37,7 +118,7 @@ interface Subscriber {
 type Data<T extends WebhookEvent['type']> = Extract<WebhookEvent, { type: T }>['data'];
 
 /** The active version's checkpoint when another version than `version` is active: no delivery at or before it. */
-async function emissionFloor(trx: Kysely<any>, version: number): Promise<Position | null> {
+async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promise<Position | null> {
   const { rows } = await sql<{ version: number; c: string | null; p: string | null }>`
     SELECT version, checkpoint_commit AS c, checkpoint_prepare AS p FROM projection_state
      WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'`.execute(trx);
@@ -46,7 +127,7 @@ async function emissionFloor(trx: Kysely<any>, version: number): Promise<Positio
   return active.c === null ? null : { commit: BigInt(active.c), prepare: BigInt(active.p!) };
 }
 
-async function applyEndpointEvent(trx: Kysely<any>, event: RecordedEvent): Promise<void> {
+async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEvent): Promise<void> {
   const typed = { type: event.type, data: event.data } as WebhookEvent;
   switch (typed.type) {
     case 'WebhookEndpointRegistered': {
@@ -60,7 +141,7 @@ async function applyEndpointEvent(trx: Kysely<any>, event: RecordedEvent): Promi
       return;
     }
     case 'WebhookEndpointUpdated': {
-      const { changes, endpointId, updatedAt } = typed.data as Data<'WebhookEndpointUpdated'>;
+      const { changes, endpointId, updatedAt } = typed.data;
       await trx.updateTable('webhook_endpoints').set({
         ...(changes.url !== undefined ? { url: changes.url } : {}),
         ...(changes.events !== undefined ? { events: changes.events === null ? null : JSON.stringify(changes.events) } : {}),
@@ -81,23 +162,21 @@ async function applyEndpointEvent(trx: Kysely<any>, event: RecordedEvent): Promi
   }
 }
 
-async function insertChunked(trx: Kysely<any>, table: string, rows: Record<string, unknown>[], ignoreConflicts: boolean): Promise<void> {
-  for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
-    let insert = trx.insertInto(table).values(rows.slice(from, from + ROWS_PER_INSERT));
-    if (ignoreConflicts) insert = insert.onConflict((oc) => oc.doNothing());
-    await insert.execute();
-  }
+/** `rows` in slices of at most ROWS_PER_INSERT, one INSERT each. */
+function* chunksOf<Row>(rows: readonly Row[]): Generator<Row[]> {
+  for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) yield rows.slice(from, from + ROWS_PER_INSERT);
 }
 
 async function apply(
-  trx: Kysely<any>, events: readonly RecordedEvent[], version: number, mappings: Readonly<Record<string, Mapping>>,
+  trx: Kysely<WebhookTables>, events: readonly RecordedEvent[], version: number, mappings: Readonly<Record<string, Mapping>>,
 ): Promise<void> {
+  const outbox = trx.withTables<WebhookOutboxTables>();
   const floor = await emissionFloor(trx, version);
   const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
   const facts = new Map<string, PaymentFacts>();
   if (paymentIds.length > 0) {
     const rows = await trx.selectFrom('webhook_payments').select(['payment_id', 'facts']).where('payment_id', 'in', paymentIds).execute();
-    for (const row of rows) facts.set(row.payment_id as string, row.facts as PaymentFacts);
+    for (const row of rows) facts.set(row.payment_id, row.facts);
   }
   const changedFacts = new Set<string>();
   const subscribers = new Map<string, Subscriber[]>();
@@ -105,13 +184,13 @@ async function apply(
     let found = subscribers.get(clientId);
     if (!found) {
       const rows = await trx.selectFrom('webhook_endpoints').select(['endpoint_id', 'events', 'enabled']).where('client_id', '=', clientId).execute();
-      found = rows.map((r) => ({ endpointId: r.endpoint_id as string, events: r.events as string[] | null, enabled: r.enabled as boolean }));
+      found = rows.map((r) => ({ endpointId: r.endpoint_id, events: r.events, enabled: r.enabled }));
       subscribers.set(clientId, found);
     }
     return found;
   };
-  const feedRows: Record<string, unknown>[] = [];
-  const deliveries: Record<string, unknown>[] = [];
+  const feedRows: Insertable<WebhookEventsTable>[] = [];
+  const deliveries: Insertable<WebhookDeliveriesTable>[] = [];
   const now = new Date();
 
   for (const event of events) {
@@ -122,7 +201,7 @@ async function apply(
       if (typeof clientId === 'string') subscribers.delete(clientId);
       else subscribers.clear();
       if (event.type === 'WebhookEndpointDeleted' && (floor === null || comparePositions(event.position, floor) > 0)) {
-        await trx.updateTable('webhook_deliveries')
+        await outbox.updateTable('webhook_deliveries')
           .set({ status: 'DROPPED', dropped_at: now, next_attempt_at: null, last_error: 'the webhook was deleted' })
           .where('endpoint_id', '=', (event.data as Data<'WebhookEndpointDeleted'>).endpointId).where('status', '=', 'PENDING').execute();
       }
@@ -149,23 +228,23 @@ async function apply(
 
   if (changedFacts.size > 0) {
     const rows = [...changedFacts].map((id) => ({ payment_id: id, facts: JSON.stringify(facts.get(id)) }));
-    for (let from = 0; from < rows.length; from += ROWS_PER_INSERT) {
-      await trx.insertInto('webhook_payments').values(rows.slice(from, from + ROWS_PER_INSERT))
+    for (const chunk of chunksOf(rows)) {
+      await trx.insertInto('webhook_payments').values(chunk)
         .onConflict((oc) => oc.column('payment_id').doUpdateSet((eb) => ({ facts: eb.ref('excluded.facts') }))).execute();
     }
   }
-  await insertChunked(trx, 'webhook_events', feedRows, false);
-  await insertChunked(trx, 'webhook_deliveries', deliveries, true);
+  for (const chunk of chunksOf(feedRows)) await trx.insertInto('webhook_events').values(chunk).execute();
+  for (const chunk of chunksOf(deliveries)) await outbox.insertInto('webhook_deliveries').values(chunk).onConflict((oc) => oc.doNothing()).execute();
 }
 
-function feedRow(event: RecordedEvent, ordinal: number, item: Emission): Record<string, unknown> {
+function feedRow(event: RecordedEvent, ordinal: number, item: Emission): Insertable<WebhookEventsTable> {
   return {
     event_id: item.id, client_id: item.clientId, feed_commit: String(event.position.commit), feed_prepare: String(event.position.prepare),
     ordinal, event_type: item.eventType, object_id: item.objectId, sequence: item.sequence, occurred_at: item.occurredAt, body: item.body,
   };
 }
 
-function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, now: Date): Record<string, unknown> {
+function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, now: Date): Insertable<WebhookDeliveriesTable> {
   return {
     delivery_id: webhookDeliveryId(endpointId, item.id), endpoint_id: endpointId, client_id: item.clientId, event_id: item.id,
     source_event_id: event.id, event_type: item.eventType, object_id: item.objectId, sequence: item.sequence, body: item.body,
@@ -175,7 +254,7 @@ function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, n
 
 /** The emitter at `version`, with `mappings` (a test bumps it, with a changed mapping, to see history is not resent). */
 export function createWebhooksProjector(version: number, mappings: Readonly<Record<string, Mapping>> = webhookMappings): Projector {
-  return {
+  return defineProjector<WebhookTables>({
     name: WEBHOOKS_PROJECTOR,
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
@@ -183,12 +262,12 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
     handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),
-  };
+  });
 }
 
 export const webhooksProjector = createWebhooksProjector(1);
 
-async function setup(trx: Kysely<any>): Promise<void> {
+async function setup(trx: Kysely<WebhookTables>): Promise<void> {
   await trx.schema.createTable('webhook_endpoints')
     .addColumn('endpoint_id', 'text', (c) => c.primaryKey())
     .addColumn('client_id', 'text', (c) => c.notNull())
@@ -223,17 +302,4 @@ async function setup(trx: Kysely<any>): Promise<void> {
     .execute();
   await sql`CREATE INDEX webhook_events_feed ON webhook_events (client_id, feed_commit, feed_prepare, ordinal)`.execute(trx);
   await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
-}
-
-export interface WebhookEndpointRow {
-  endpoint_id: string;
-  client_id: string;
-  url: string;
-  events: string[] | null;
-  description: string | null;
-  enabled: boolean;
-  secret_key_id: string;
-  secret_sealed: string;
-  created_at: Date;
-  updated_at: Date;
 }

@@ -90,7 +90,6 @@ export const webhookPageSchema = pageOf(webhookSchema);
 export const listWebhooksQuerySchema = {
   type: 'object', additionalProperties: false, properties: { ...pageQueryProperties },
 } as const;
-export type ListWebhooksQuery = FromSchema<typeof listWebhooksQuerySchema>;
 
 const nullableTime = { type: ['string', 'null'], format: 'date-time' } as const;
 
@@ -143,7 +142,6 @@ export const listDeliveriesQuerySchema = {
     ...pageQueryProperties,
   },
 } as const;
-export type ListDeliveriesQuery = FromSchema<typeof listDeliveriesQuerySchema>;
 
 export const deliveryParamsSchema = {
   type: 'object',
@@ -154,7 +152,6 @@ export const deliveryParamsSchema = {
     deliveryId: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' },
   },
 } as const;
-export type DeliveryParams = FromSchema<typeof deliveryParamsSchema>;
 
 /** `<commit>-<prepare>-<n>`: after which event of the feed a page starts. */
 const cursorSchema = {
@@ -171,7 +168,6 @@ export const listEventsQuerySchema = {
     limit: { type: 'integer', minimum: 1, maximum: 500, default: 50, description: 'page size (at most 500)' },
   },
 } as const;
-export type ListEventsQuery = FromSchema<typeof listEventsQuerySchema>;
 
 export const feedEventSchema = {
   title: 'FeedEvent',

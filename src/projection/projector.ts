@@ -52,6 +52,8 @@ interface ProjectorParts<T extends Tables> {
   /** Creates the tables (and indexes) in the version's own schema, which is first on the search_path. */
   setup(trx: Kysely<T>): Promise<void>;
   derivedViews?: readonly string[];
+  /** See `Projector.writesOutside`. */
+  writesOutside?: boolean;
 }
 
 export type EventHandler<T extends Tables> = (trx: Kysely<T>, event: RecordedEvent) => Promise<void>;
@@ -89,6 +91,7 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
     handles,
     setup: (trx) => definition.setup(own(trx)),
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
+    ...(definition.writesOutside ? { writesOutside: true } : {}),
     apply: (trx, events) => apply(own(trx), events),
   };
 }

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { CreateWebhook, RotateSecret, UpdateWebhook } from '../../schemas/webhooks.ts';
 import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainNotFound } from '../domain/errors.ts';
@@ -19,8 +20,8 @@ import { enqueueTestPing, retryDelivery } from './outbox.ts';
 import { generateWebhookSecret, webhookSecretBox, type SecretBox } from './secrets.ts';
 
 /** The endpoint's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedWebhook(db: Kysely<any>, tenant: Tenant, endpointId: string): Promise<WebhookEndpointRow> {
-  return findOwned(db as Kysely<{ webhook_endpoints: WebhookEndpointRow }>, 'webhook_endpoints', tenant, 'endpoint_id', endpointId, 'webhook');
+export function ownedWebhook(db: Kysely<ReadModels>, tenant: Tenant, endpointId: string): Promise<WebhookEndpointRow> {
+  return findOwned(db, 'webhook_endpoints', tenant, 'endpoint_id', endpointId, 'webhook');
 }
 
 export function secretBoxOf(platform: Platform): Promise<SecretBox> {
@@ -73,7 +74,7 @@ export function deleteWebhook(platform: Platform, tenant: Tenant, endpointId: st
 
 /** Sends one of the endpoint's deliveries again (see retryDelivery). */
 export async function retryWebhookDelivery(platform: Platform, tenant: Tenant, endpointId: string, deliveryId: string): Promise<void> {
-  await ownedWebhook(platform.storage.database.db, tenant, endpointId);
+  await ownedWebhook(platform.readModels, tenant, endpointId);
   if (!(await retryDelivery(platform.storage.database, endpointId, deliveryId, platform.runtime.now()))) {
     throw domainNotFound(`delivery ${deliveryId} of webhook ${endpointId} not found`);
   }
@@ -81,6 +82,6 @@ export async function retryWebhookDelivery(platform: Platform, tenant: Tenant, e
 
 /** Queues a signed ping to the endpoint; answers the delivery's id. */
 export async function pingWebhook(platform: Platform, tenant: Tenant, endpointId: string): Promise<string> {
-  const endpoint = await ownedWebhook(platform.storage.database.db, tenant, endpointId);
+  const endpoint = await ownedWebhook(platform.readModels, tenant, endpointId);
   return enqueueTestPing(platform.storage.database, endpointId, endpoint.client_id, platform.runtime.now());
 }

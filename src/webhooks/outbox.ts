@@ -1,5 +1,5 @@
 /**
- * The webhook outbox (`webhook_deliveries`, migration 0006): what the dispatcher claims and records, and what
+ * The webhook outbox (`webhook_deliveries`, migration 0007): what the dispatcher claims and records, and what
  * the delivery log shows. The emitter (projections/webhooks.ts) inserts; nothing deletes.
  *
  * A claim is one statement: the due deliveries of endpoints that are enabled, at most `perEndpoint` of each

@@ -2,14 +2,14 @@
 import type { Request } from 'express';
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { idParamSchema } from '../../schemas/common.ts';
 import {
   createWebhookSchema, deliveryPageSchema, deliveryParamsSchema, deliverySchema, eventsPageSchema, listDeliveriesQuerySchema,
   listEventsQuerySchema, listWebhooksQuerySchema, rotateSecretSchema, updateWebhookSchema, webhookPageSchema, webhookSchema,
-  type CreateWebhook, type DeliveryParams, type DeliveryRecord, type ListDeliveriesQuery, type ListEventsQuery,
-  type ListWebhooksQuery, type RotateSecret, type UpdateWebhook, type WebhookRecord,
+  type DeliveryRecord, type WebhookRecord,
 } from '../../schemas/webhooks.ts';
-import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
+import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../projections/webhooks.ts';
+import type { ReadModels } from '../../projections/readModels.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
@@ -40,7 +40,7 @@ function webhookRecord(row: WebhookEndpointRow, secretKey?: string): WebhookReco
   };
 }
 
-function deliveryRecord(row: Record<string, any>): DeliveryRecord {
+function deliveryRecord(row: WebhookDeliveryRow): DeliveryRecord {
   return {
     id: row.delivery_id, webhookId: row.endpoint_id, eventId: row.event_id, eventType: row.event_type, status: row.status,
     sequence: row.sequence === null ? null : Number(row.sequence), attempts: row.attempts, createdAt: iso(row.created_at)!,
@@ -50,7 +50,7 @@ function deliveryRecord(row: Record<string, any>): DeliveryRecord {
   };
 }
 
-async function deliveryOf(db: Kysely<any>, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
+async function deliveryOf(db: Kysely<ReadModels>, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
   const row = await db.selectFrom('webhook_deliveries').selectAll()
     .where('endpoint_id', '=', endpointId).where('delivery_id', '=', deliveryId).executeTakeFirst();
   if (!row) throw notFound(`delivery ${deliveryId} of webhook ${endpointId} not found`);
@@ -58,7 +58,7 @@ async function deliveryOf(db: Kysely<any>, endpointId: string, deliveryId: strin
 }
 
 export function webhookRoutes(services: Services): AnyRoute[] {
-  const db = services.storage.database.db as Kysely<any>;
+  const db = services.readModels;
   const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
   const recordOf = async (req: Request, endpointId: string, secretKey?: string) =>
     webhookRecord(await ownedWebhook(db, tenantOf(req), endpointId), secretKey);
@@ -71,7 +71,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       schemas: { body: createWebhookSchema }, secretFields: ['secretKey'],
       responses: { 201: { description: 'the webhook, with its secretKey', schema: webhookSchema } },
       async handler({ body, req }) {
-        const { endpointId, secretKey } = await registerWebhook(services, clientIdOf(req), body as CreateWebhook, meta(req));
+        const { endpointId, secretKey } = await registerWebhook(services, clientIdOf(req), body, meta(req));
         return { status: 201, body: await recordOf(req, endpointId, secretKey) };
       },
     }),
@@ -80,8 +80,9 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       description: 'Newest first; secrets are never shown.', schemas: { query: listWebhooksQuerySchema },
       responses: { 200: { description: 'a page of webhooks', schema: webhookPageSchema } },
       async handler({ query, req }) {
-        const page = pageRequest(query as ListWebhooksQuery);
-        const { rows, total } = await newestFirstPage(scopedTo(db as Kysely<{ webhook_endpoints: WebhookEndpointRow }>, 'webhook_endpoints', clientIdOf(req)), 'endpoint_id', page);
+        const page = pageRequest(query);
+        const filtered = scopedTo(db, 'webhook_endpoints', clientIdOf(req));
+        const { rows, total } = await newestFirstPage(filtered, 'endpoint_id', page);
         return { status: 200, body: pageOfResults(rows.map((row) => webhookRecord(row)), total, page) };
       },
     }),
@@ -90,7 +91,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the webhook', schema: webhookSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: await recordOf(req, (params as IdParams).id) };
+        return { status: 200, body: await recordOf(req, params.id) };
       },
     }),
     defineRoute({
@@ -99,8 +100,8 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       description: 'A disabled endpoint gets no deliveries for events recorded while it is disabled; its pending ones wait.',
       responses: { 200: { description: 'the webhook', schema: webhookSchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        await updateWebhook(services, tenantOf(req), id, body as UpdateWebhook, meta(req));
+        const { id } = params;
+        await updateWebhook(services, tenantOf(req), id, body, meta(req));
         return { status: 200, body: await recordOf(req, id) };
       },
     }),
@@ -110,7 +111,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
       async handler({ params, req }) {
-        await deleteWebhook(services, tenantOf(req), (params as IdParams).id, meta(req));
+        await deleteWebhook(services, tenantOf(req), params.id, meta(req));
         return { status: 200 };
       },
     }),
@@ -121,8 +122,8 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema, body: rotateSecretSchema }, secretFields: ['secretKey'],
       responses: { 200: { description: 'the webhook, with its new secretKey', schema: webhookSchema }, 404: notFoundResponse },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        const secretKey = await rotateWebhookSecret(services, tenantOf(req), id, (body ?? {}) as RotateSecret, meta(req));
+        const { id } = params;
+        const secretKey = await rotateWebhookSecret(services, tenantOf(req), id, body ?? {}, meta(req));
         return { status: 200, body: await recordOf(req, id, secretKey) };
       },
     }),
@@ -131,9 +132,8 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       description: 'Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload.',
       tags, access: 'client', schemas: { params: idParamSchema, query: listDeliveriesQuerySchema },
       responses: { 200: { description: 'a page of deliveries', schema: deliveryPageSchema }, 404: notFoundResponse },
-      async handler({ params, query: input, req }) {
-        const { id } = params as IdParams;
-        const query = input as ListDeliveriesQuery;
+      async handler({ params, query, req }) {
+        const { id } = params;
         await ownedWebhook(db, tenantOf(req), id);
         let filtered = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id);
         if (query.status) filtered = filtered.where('status', '=', query.status);
@@ -151,7 +151,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: deliveryParamsSchema },
       responses: { 202: { description: 'queued; the delivery as it is now', schema: deliverySchema }, 404: { description: 'no such webhook or delivery for this client', schema: errorRef } },
       async handler({ params, req }) {
-        const { id, deliveryId } = params as DeliveryParams;
+        const { id, deliveryId } = params;
         await retryWebhookDelivery(services, tenantOf(req), id, deliveryId);
         return { status: 202, body: await deliveryOf(db, id, deliveryId) };
       },
@@ -163,7 +163,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 202: { description: 'queued', schema: deliverySchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        const { id } = params as IdParams;
+        const { id } = params;
         const deliveryId = await pingWebhook(services, tenantOf(req), id);
         return { status: 202, body: await deliveryOf(db, id, deliveryId) };
       },
@@ -174,14 +174,13 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         'client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later.',
       tags, access: 'client', schemas: { query: listEventsQuerySchema },
       responses: { 200: { description: 'a page of events', schema: eventsPageSchema } },
-      async handler({ query: input, req }) {
-        const query = input as ListEventsQuery;
+      async handler({ query, req }) {
         const limit = query.limit ?? 50;
         const [commit, prepare, ordinal] = (query.cursor ?? '0-0-0').split('-');
         let filtered = db.selectFrom('webhook_events').selectAll().where('client_id', '=', clientIdOf(req))
           .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
         if (query.type) filtered = filtered.where('event_type', '=', query.type);
-        const rows = await filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit + 1).execute() as Array<Record<string, any>>;
+        const rows = await filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit + 1).execute();
         const page = rows.slice(0, limit);
         const last = page[page.length - 1];
         return {
