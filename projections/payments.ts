@@ -10,6 +10,7 @@ import type { PaymentEventData, PaymentEventType, PaymentStatus } from '../src/p
 import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from '../src/payments/events.ts';
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
+import { depositPaymentRows } from './deposits.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
 export const EXPIRABLE_STATUSES: readonly PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'REQUIRES_REVIEW'];
@@ -23,11 +24,12 @@ export interface PaymentsTable {
   payment_id: string;
   client_id: string;
   external_id: string;
-  identity_id: string;
+  /** Null on a deposit awaiting assignment (as are the account's columns). */
+  identity_id: string | null;
   identity_external_id: string | null;
   identity_email: string | null;
-  account_id: string;
-  account_number: string;
+  account_id: string | null;
+  account_number: string | null;
   total_amount: string;
   currency: string;
   description: string | null;
@@ -65,6 +67,12 @@ export interface PaymentsTable {
   review_documents: Generated<number>;
   /** When a refund of the payment last settled (the payment itself stays SETTLED). */
   refunded_at: NullableInstant;
+  /** An assigned deposit's: PAID, UNDERPAID or OVERPAID. */
+  reconciliation_status: string | null;
+  /** A deposit's companion child, and the companion's deposit. */
+  related_payment_id: string | null;
+  /** A child's parent (a deposit's companion). */
+  parent_payment_id: string | null;
 }
 
 /**
@@ -75,11 +83,11 @@ const paymentColumns = {
   payment_id: 'text PRIMARY KEY',
   client_id: 'text NOT NULL',
   external_id: 'text NOT NULL',
-  identity_id: 'text NOT NULL',
+  identity_id: 'text',
   identity_external_id: 'text',
   identity_email: 'text',
-  account_id: 'text NOT NULL',
-  account_number: 'text NOT NULL',
+  account_id: 'text',
+  account_number: 'text',
   total_amount: 'numeric NOT NULL',
   currency: 'text NOT NULL',
   description: 'text',
@@ -116,6 +124,9 @@ const paymentColumns = {
   settlement_batch_id: 'text',
   review_documents: 'integer NOT NULL DEFAULT 0',
   refunded_at: 'timestamptz',
+  reconciliation_status: 'text',
+  related_payment_id: 'text',
+  parent_payment_id: 'text',
 } as const satisfies Record<keyof PaymentsTable, string>;
 
 type PaymentColumn = keyof typeof paymentColumns;
@@ -171,13 +182,15 @@ const PATCHABLE = [
   'status', 'updated_at', 'resume_status', 'authorized_at', 'captured_at', 'received_at', 'received_amount', 'settled_at',
   'settlement_batch_id', 'unsettled_at', 'unsettled_reason', 'expired_at', 'failed_at', 'failure_reason',
   'refunded_at',
+  // An unassigned deposit gets its account when it is assigned (projections/deposits.ts).
+  'account_id', 'account_number', 'identity_id', 'reconciliation_status', 'related_payment_id',
 ] as const satisfies readonly PaymentColumn[];
 
 /** What a status change or a document sets (besides the count of documents). */
-type PaymentChanges = Pick<Updateable<PaymentsTable>, (typeof PATCHABLE)[number]>;
-type NewPayment = Insertable<PaymentsTable>;
+export type PaymentChanges = Pick<Updateable<PaymentsTable>, (typeof PATCHABLE)[number]>;
+export type NewPayment = Insertable<PaymentsTable>;
 
-/** Rows per INSERT: 43 columns each stays far below Postgres' 65,535 parameters. */
+/** Rows per INSERT: 47 columns each stays far below Postgres' 65,535 parameters. */
 const INSERT_CHUNK = 500;
 
 function createdRow(d: Data<'PaymentCreated'>): NewPayment {
@@ -195,6 +208,7 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
     failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null,
+    reconciliation_status: null, related_payment_id: null, parent_payment_id: null,
   };
 }
 
@@ -238,6 +252,12 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       created.set(d.paymentId, createdRow(d));
       continue;
     }
+    const depositRow = depositPaymentRows.created[event.type];
+    if (depositRow) {
+      const row = depositRow(event.data);
+      created.set(row.payment_id, row);
+      continue;
+    }
     let paymentId: string;
     const change: Patch = { set: {}, documents: 0 };
     if (event.type === 'PaymentDocumentAttached') {
@@ -252,6 +272,9 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       const d = event.data as { paymentId: string; at: string };
       paymentId = d.paymentId;
       Object.assign(change.set, { refunded_at: d.at, updated_at: d.at });
+    } else if (depositPaymentRows.patches[event.type]) {
+      paymentId = (event.data as { paymentId: string }).paymentId;
+      Object.assign(change.set, depositPaymentRows.patches[event.type]!(event.data));
     } else {
       const stamp = stamps[event.type];
       if (!stamp) continue;
@@ -331,10 +354,11 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
 
 export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
-  // 2: refunded_at (the last settled refund of the payment).
+  // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   version: 2,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', ...Object.keys(stamps)],
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', ...Object.keys(stamps),
+    ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],
   setup,
   apply: applyBatch,
 });

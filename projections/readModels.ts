@@ -8,6 +8,7 @@ import type { AccountTables } from './accounts.ts';
 import type { AttemptTables } from './attempts.ts';
 import type { ClientTables } from './clients.ts';
 import type { CustomerTables } from './customers.ts';
+import type { DepositTables } from './deposits.ts';
 import type { IdentityTables } from './identities.ts';
 import type { LedgerTables } from './ledger.ts';
 import type { PaymentTables } from './payments.ts';
@@ -15,8 +16,8 @@ import type { RefundTables } from './refunds.ts';
 import type { WebhookOutboxTables, WebhookTables } from './webhooks.ts';
 
 /** The webhook outbox is no projector's table (it lives in the main schema), but it is read the same way. */
-export type ReadModels = AccountTables & AttemptTables & ClientTables & CustomerTables & IdentityTables & LedgerTables & PaymentTables
-  & RefundTables & WebhookTables & WebhookOutboxTables;
+export type ReadModels = AccountTables & AttemptTables & ClientTables & CustomerTables & DepositTables & IdentityTables
+  & LedgerTables & PaymentTables & RefundTables & WebhookTables & WebhookOutboxTables;
 
 /** The database's handle with the read models' tables (they are views of the active versions' tables). */
 export function readModelsOf(database: Database): Kysely<ReadModels> {

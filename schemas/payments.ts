@@ -75,7 +75,7 @@ export const feeSchema = {
 /** Lifecycle fields both shapes carry. */
 const lifecycleProperties = {
   status: { type: 'string', enum: paymentStatusValues },
-  accountNumber: { type: 'string' },
+  accountNumber: { type: ['string', 'null'], description: 'null while a deposit awaits assignment' },
   totalAmount: { type: 'string' },
   currency: { type: 'string' },
   settlement: { type: 'string', enum: settlementValues, description: 'the settlement period of the pay-in method' },
@@ -95,6 +95,12 @@ const lifecycleProperties = {
   customerId: nullableText,
   checkoutSessionId: nullableText,
   reviewDocuments: { type: 'integer', minimum: 0, description: 'documents attached for the review' },
+  reconciliationStatus: {
+    type: ['string', 'null'], enum: ['PAID', 'UNDERPAID', 'OVERPAID', null],
+    description: 'an assigned deposit: its amount against the expectedAmount of the assignment',
+  },
+  relatedPaymentId: { ...nullableText, description: 'an under- or overpaid deposit: its companion child holding the difference; the companion: its deposit' },
+  parentPaymentId: { ...nullableText, description: 'a child payment (a deposit’s companion): its parent' },
 } as const;
 const lifecycleRequired = Object.keys(lifecycleProperties) as Array<keyof typeof lifecycleProperties>;
 
@@ -108,7 +114,7 @@ export const paymentSchema = {
   properties: {
     id: { type: 'string' },
     externalId: { type: 'string' },
-    identityId: { type: 'string' },
+    identityId: { ...nullableText, description: 'null while a deposit awaits assignment' },
     identityExternalId: nullableText,
     description: nullableText,
     product: nullableText,
@@ -272,7 +278,7 @@ export const detailedNodeSchema = {
 export const detailedCoreProperties = {
   id: { type: 'string' },
   externalIdentityId: nullableText,
-  identityId: { type: 'string' },
+  identityId: { ...nullableText, description: 'null while a deposit awaits assignment (an attempt always names one)' },
   origins: { type: 'array', items: detailedNodeSchema },
   originAmount: { ...amountAndCurrency, description: 'what the payer pays' },
   destinations: { type: 'array', items: detailedNodeSchema },

@@ -234,7 +234,7 @@ export const transactionEventPayloadSchema = {
     },
     identity: {
       type: 'object', additionalProperties: false, required: ['id', 'email'],
-      properties: { id: { type: 'string' }, email: nullableString },
+      properties: { id: { ...nullableString, description: 'null while a deposit awaits assignment' }, email: nullableString },
     },
   },
 } as const;

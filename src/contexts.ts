@@ -1,7 +1,8 @@
 /**
  * Every context of the service, in one list: the only place a new context is registered. Routes are mounted in
  * this order (the catalog's `GET /payments/banks/:country` and `/payments/available-products` must come before
- * the payments' `GET /payments/:id`).
+ * the payments' `GET /payments/:id`; the deposits' `/payments/unassigned` and `/accounts/unassigned` before
+ * `/payments/:id` and `/accounts/:id`).
  */
 import type { ContextModule } from './module.ts';
 import type { Projector } from './projection/projector.ts';
@@ -9,6 +10,7 @@ import { clientsContext } from './clients/module.ts';
 import { identitiesContext } from './identities/module.ts';
 import { customersContext } from './customers/module.ts';
 import { accountsContext } from './accounts/module.ts';
+import { depositsContext } from './deposits/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
 import { attemptsContext } from './attempts/module.ts';
@@ -17,8 +19,8 @@ import { integrityContext } from './integrity/module.ts';
 import { webhooksContext } from './webhooks/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, accountsContext, catalogContext, paymentsContext, attemptsContext, ledgerContext,
-  webhooksContext, integrityContext,
+  clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, attemptsContext,
+  ledgerContext, webhooksContext, integrityContext,
 ];
 
 /** Every read model's projector. */

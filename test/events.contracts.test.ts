@@ -21,6 +21,11 @@ import { clientTenant } from '../src/domain/tenancy.ts';
 import { EventContracts, type ContextEvents } from '../src/eventstore/upcasting.ts';
 import { identityStream } from '../src/identities/events.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
+import { depositDecider } from '../src/deposits/decider.ts';
+import { finishAssignment } from '../src/deposits/handlers.ts';
+import { expireUnassignedDeposits } from '../src/deposits/jobs.ts';
+import { depositSignature } from '../src/deposits/routes.ts';
+import { paymentStream } from '../src/payments/events.ts';
 import * as identities from '../src/identities/handlers.ts';
 import { recordFeedDigest } from '../src/integrity/integrity.ts';
 import { databaseTargets } from './support/targets.ts';
@@ -234,6 +239,35 @@ for (const target of databaseTargets()) {
       }), 'attempt');
 
       ok(await service.operator('POST', `/operator/clients/${client.clientId}/review-thresholds`, { basicUsd: '500', standardUsd: '5000.50' }), 'thresholds');
+
+      // Deposits: matched, unassigned then assigned (paid exactly, under, over), refused by an account blocked
+      // before the credit, and expired.
+      let deposits = 0;
+      const deposit = async (reference: string, amount = '30.00') => {
+        const body = { clientId: client.clientId, depositId: `dep-${++deposits}`, reference, amount, currency: 'BRL' as const,
+          originator: { firstName: 'Caio', lastName: 'Lima', documentType: 'CPF' as const, documentNumber: '123.456.789-09' } };
+        return ok(await service.request('POST', '/payments/deposits', { body: { ...body, signature: depositSignature(PROVIDER_SECRET, body) } }), 'deposit');
+      };
+      await deposit(main.accountNumber);
+      for (const expectedAmount of ['30.00', '40.00', '20.00']) {
+        ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, expectedAmount }), 'assign');
+      }
+      const assignee = await account({ type: 'CHECKING', name: 'Assignee' });
+      const refusedDeposit = await deposit('unknown');
+      // The request skips the route's look at the account, as one that raced the block would have.
+      ok(await call('PATCH', `/accounts/${assignee.id}`, { status: 'BLOCKED' }), 'assignee blocked');
+      await handleCommand(service.services.storage.store, paymentStream(refusedDeposit.id), depositDecider, {
+        type: 'RequestAssignment', tenant, now: clock.now(), expectedAmount: null,
+        target: { accountId: assignee.id, accountNumber: assignee.accountNumber, identityId: org.id } }, { clientId: client.clientId });
+      await finishAssignment(service.services, refusedDeposit.id, { clientId: client.clientId });
+      await deposit('unknown');
+      // Expired 49 hours later; the clock goes back so that the run's token stays good.
+      clock.advance(49 * 60 * 60 * 1000);
+      try {
+        await expireUnassignedDeposits(service.services);
+      } finally {
+        clock.advance(-49 * 60 * 60 * 1000);
+      }
 
       const webhook = ok(await call('POST', '/webhooks', { url: 'https://hooks.example.com/contracts', events: ['payment.settled'] }), 'webhook registered');
       ok(await call('PATCH', `/webhooks/${webhook.id}`, { events: null, description: 'all of them', enabled: false }), 'webhook updated');

@@ -14,6 +14,7 @@ import { idParamSchema } from '../schemas/common.ts';
 import { defineRoute } from '../src/http/route.ts';
 import { tenantOf } from '../src/http/tenancy.ts';
 import { updateIdentity } from '../src/identities/handlers.ts';
+import { depositSignature } from '../src/deposits/routes.ts';
 
 /** One call of a route: its path with the ids filled in, and its body. */
 interface Call {
@@ -29,6 +30,8 @@ interface Owner {
   customer(): Promise<string>;
   /** A card payment in CREATED, or under review with `review`. */
   payment(review?: boolean): Promise<string>;
+  /** A deposit of 5.00 USD awaiting assignment. */
+  deposit(): Promise<string>;
   webhook(): Promise<string>;
   /** A push payment the provider delivered: SETTLED, its account credited. */
   settledPayment(): Promise<string>;
@@ -148,6 +151,10 @@ const fixtures: Record<string, Fixture> = {
     async prepare(bob) { return { path: `/payments/${await bob.payment(true)}/documents`, body: { type: 'INVOICE', url: 'https://files.example.com/invoice.pdf' } }; },
     ownerStatus: 201,
   },
+  'post /payments/:id/assign': {
+    async prepare(bob) { return { path: `/payments/${await bob.deposit()}/assign`, body: { accountId: await bob.account() } }; },
+    ownerStatus: 200,
+  },
   'post /payments/:id/refund': {
     async prepare(bob) { return { path: `/payments/${await bob.settledPayment()}/refund`, body: { amount: '10.00' } }; },
     ownerStatus: 201,
@@ -213,6 +220,14 @@ for (const target of databaseTargets()) {
           });
           expect(payment.status).to.equal(review ? 'REQUIRES_REVIEW' : 'CREATED');
           return payment.id as string;
+        },
+        async deposit() {
+          const body = { clientId: tenants.bob.clientId, depositId: randomUUID(), reference: 'unknown', amount: '5.00', currency: 'USD' as const,
+            originator: { firstName: 'Payer', documentNumber: `${++sequence}0000` } };
+          const signature = depositSignature(service.services.config.providerSecret, body);
+          const response = await service.request('POST', '/payments/deposits', { body: { ...body, signature } });
+          expect(response.status, response.text).to.equal(201);
+          return response.body.id as string;
         },
         async settledPayment() {
           const account = await newAccount();

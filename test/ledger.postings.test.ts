@@ -156,7 +156,7 @@ describe('ledger postings', () => {
       expect(entriesFor(recorded('AccountOpened', { accountId: 'a1' }))).to.deep.equal([]);
       expect(entriesFor(recorded('toString', {}))).to.deep.equal([]);
       expect(entriesFor(recorded('constructor', {}))).to.deep.equal([]);
-      expect([...ledgerEventTypes].sort()).to.deep.equal(['AccountAdjusted', 'AccountCredited', 'AccountFundsHeld', 'AccountHoldDebited', 'AccountHoldReleased', 'PaymentSettled', 'PaymentUnsettled', 'RefundSettled']);
+      expect([...ledgerEventTypes].sort()).to.deep.equal(['AccountAdjusted', 'AccountCredited', 'AccountFundsHeld', 'AccountHoldDebited', 'AccountHoldReleased', 'DepositReceived', 'PaymentSettled', 'PaymentUnsettled', 'RefundSettled']);
     });
 
     it('throws (never skips) on a malformed money event', () => {
@@ -225,6 +225,36 @@ describe('ledger postings', () => {
         { accountId: 'system:CLP:clearing', amount: '-1500' },
         { accountId: 'system:CLP:suspense', amount: '1500' },
       ]);
+    });
+  });
+
+  describe('deposits without a destination', () => {
+    const deposit = (data: Record<string, unknown> = {}) => recorded('DepositReceived', {
+      paymentId: 'd1', clientId: 'c1', totalAmount: '3000.00', currency: 'ARS', createdAt: '2025-01-02T03:04:00.000Z', externalId: 'sandbox:dep-1',
+      ...data,
+    });
+
+    it('an unassigned deposit waits in suspense: clearing −total, suspense +total', () => {
+      const [only] = entriesFor(deposit());
+      expect(only!.lines).to.deep.equal([
+        { accountId: 'system:ARS:clearing', amount: '-3000.00' },
+        { accountId: 'system:ARS:suspense', amount: '3000.00' },
+      ]);
+      expect(only).to.include({ occurredAt: '2025-01-02T03:04:00.000Z', clientId: 'c1', description: 'Unassigned deposit d1' });
+      expect(() => entriesFor(deposit({ totalAmount: '0.00' }))).to.throw(LedgerInvariantError, /not positive/);
+      expect(() => entriesFor(deposit({ totalAmount: '1.001' }))).to.throw(LedgerInvariantError, /decimals/);
+    });
+
+    it('its assignment moves suspense to the account in one entry', () => {
+      const [only] = entriesFor(recorded('AccountCredited', {
+        accountId: 'a1', clientId: 'c1', currency: 'ARS', paymentId: 'd1', fundsFrom: 'suspense', totalAmount: '3000.00', feeAmount: '0.00',
+        netAmount: '3000.00', settlementBatchId: null, at: '2025-01-02T05:00:00.000Z',
+      }));
+      expect(only!.lines).to.deep.equal([
+        { accountId: 'system:ARS:suspense', amount: '-3000.00' },
+        { accountId: 'a1', amount: '3000.00' },
+      ]);
+      expect(only!.description).to.equal('Assignment of payment d1');
     });
   });
 });

@@ -144,6 +144,25 @@ export const paymentUnsettledSchema = closed(paymentUnsettledProperties);
 export type PaymentUnsettledData = FromSchema<typeof paymentUnsettledSchema>;
 
 export const PAYMENT_SETTLED = 'PaymentSettled';
+
+/**
+ * A deposit the provider delivered for a reference that matched no account of its client: the funds wait
+ * unassigned. Stream: `payment-<paymentId>` (the deposits context's `DepositReceived`). The ledger posts
+ * −totalAmount to `system:<currency>:clearing` and +totalAmount to `system:<currency>:suspense`; an assignment
+ * later moves them from suspense to the account (`AccountCredited` with `fundsFrom: 'suspense'`).
+ */
+export const unassignedDepositProperties = {
+  paymentId: textSchema,
+  clientId: textSchema,
+  totalAmount: amountSchema,
+  currency: textSchema,
+  /** ISO 8601 timestamp; the journal entry's `occurredAt`. */
+  createdAt: instantSchema,
+} as const;
+const unassignedDepositSchema = closed(unassignedDepositProperties);
+export type UnassignedDepositData = FromSchema<typeof unassignedDepositSchema>;
+
+export const DEPOSIT_RECEIVED = 'DepositReceived';
 export const PAYMENT_UNSETTLED = 'PaymentUnsettled';
 
 

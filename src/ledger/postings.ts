@@ -9,9 +9,9 @@
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import {
-  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, PAYMENT_SETTLED, PAYMENT_UNSETTLED,
-  REFUND_SETTLED, type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData, type AccountHoldDebitedData,
-  type PaymentSettledData, type PaymentUnsettledData, type RefundSettledData,
+  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, DEPOSIT_RECEIVED, PAYMENT_SETTLED,
+  PAYMENT_UNSETTLED, REFUND_SETTLED, type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData,
+  type AccountHoldDebitedData, type PaymentSettledData, type PaymentUnsettledData, type RefundSettledData, type UnassignedDepositData,
 } from './events.ts';
 import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
 
@@ -266,6 +266,22 @@ function unsettledEntries(event: RecordedEvent): JournalEntry[] {
   }];
 }
 
+/** An unassigned deposit: clearing −total, suspense +total (its funds wait there until assigned). */
+function unassignedDepositEntries(event: RecordedEvent): JournalEntry[] {
+  const data = (event.data ?? {}) as UnassignedDepositData;
+  const currency = field(event, data, 'currency');
+  const total = amountField(event, data, 'totalAmount', currency);
+  if (!total.greaterThan(0)) throw new LedgerInvariantError(`${event.type} event ${event.id}: totalAmount ${total} is not positive`);
+  return [{
+    entryId: entryIdFor(event.id), currency, occurredAt: field(event, data, 'createdAt'),
+    description: `Unassigned deposit ${field(event, data, 'paymentId')}`, sourceEventId: event.id, clientId: field(event, data, 'clientId'),
+    lines: [
+      { accountId: systemAccountId(currency, 'clearing'), amount: formatAmount(total.negated(), currency) },
+      { accountId: systemAccountId(currency, 'suspense'), amount: formatAmount(total, currency) },
+    ],
+  }];
+}
+
 /**
  * A refund paid out: refunds payable −amount, clearing +amount. A SUSPENSE-funded refund never passed through
  * an account, so a first entry moves its amount from suspense to refunds payable.
@@ -298,6 +314,7 @@ const mappers = new Map<string, EntryMapper>([
   [ACCOUNT_HOLD_DEBITED, holdDebitedEntries],
   [PAYMENT_SETTLED, settlementEntries],
   [PAYMENT_UNSETTLED, unsettledEntries],
+  [DEPOSIT_RECEIVED, unassignedDepositEntries],
   [REFUND_SETTLED, refundSettledEntries],
 ]);
 

@@ -36,6 +36,9 @@ function lifecycle(row: PaymentRow) {
     customerId: row.customer_id,
     checkoutSessionId: row.checkout_session_id,
     reviewDocuments: row.review_documents,
+    reconciliationStatus: row.reconciliation_status as PaymentRecord['reconciliationStatus'],
+    relatedPaymentId: row.related_payment_id,
+    parentPaymentId: row.parent_payment_id,
   };
 }
 
@@ -62,8 +65,11 @@ export function paymentRecord(row: PaymentRow): PaymentRecord {
 export type Merchant = Pick<IdentityRow, 'identity_id' | 'name' | 'country'>;
 
 /** The merchants of these identities (of one client), by id: one query for a page of transactions. */
-export async function merchantsOf(db: Kysely<ReadModels>, clientId: string, identityIds: readonly string[]): Promise<Map<string, Merchant>> {
-  const ids = [...new Set(identityIds)];
+export async function merchantsOf(
+  db: Kysely<ReadModels>, clientId: string, identityIds: readonly (string | null)[],
+): Promise<Map<string | null, Merchant>> {
+  // A deposit awaiting assignment pays no identity yet (null): it has no merchant.
+  const ids = [...new Set(identityIds.filter((id): id is string => id !== null))];
   if (ids.length === 0) return new Map();
   const rows = await db.selectFrom('identities').select(['identity_id', 'name', 'country'])
     .where('client_id', '=', clientId).where('identity_id', 'in', ids).execute();
@@ -73,7 +79,8 @@ export async function merchantsOf(db: Kysely<ReadModels>, clientId: string, iden
 /** What the detailed shape needs of a transaction: a payment and an attempt alike. */
 export interface Transaction {
   id: string;
-  identityId: string;
+  /** Null while a deposit awaits assignment. */
+  identityId: string | null;
   identityExternalId: string | null;
   origins: readonly TransactionNode[];
   destinations: readonly TransactionNode[];

@@ -6,6 +6,7 @@
 import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
 import { attemptEvents, type AttemptEvent } from '../attempts/events.ts';
 import { clientEvents, type ClientEvent } from '../clients/events.ts';
+import { depositEvents, type DepositEvent } from '../deposits/events.ts';
 import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
 import { EventContracts } from '../eventstore/upcasting.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
@@ -15,14 +16,14 @@ import { webhookEvents, type WebhookEvent } from '../webhooks/events.ts';
 import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payments/refunds/events.ts';
 
 export const storedEvents = new EventContracts([
-  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, attemptEvents, webhookEvents,
+  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, depositEvents, attemptEvents, webhookEvents,
   integrityEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | ParentRefundEvent | RefundEvent | AttemptEvent | WebhookEvent | IntegrityEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | AttemptEvent | WebhookEvent | IntegrityEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -35,6 +36,7 @@ type RegisteredType =
   | keyof typeof import('../accounts/events.ts')['accountNumberEventSchemas']
   | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
   | keyof typeof import('../payments/refunds/events.ts')['refundEventSchemas']
+  | keyof typeof import('../deposits/events.ts')['depositEventSchemas']
   | keyof typeof import('../attempts/events.ts')['attemptEventSchemas']
   | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
   | keyof typeof import('../integrity/events.ts')['integrityEventSchemas'];

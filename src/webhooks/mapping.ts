@@ -11,6 +11,7 @@ import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { PaymentEventData } from '../payments/events.ts';
 import type { CustomerLevelChangedData } from '../customers/events.ts';
+import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../deposits/events.ts';
 import type { WebhookEventType } from '../../schemas/webhooks.ts';
 
 /** What the emitter keeps of a payment, to fill its payloads: the interface's transaction and identity fields. */
@@ -32,7 +33,8 @@ export interface PaymentFacts {
   settlementBatchId: string | null;
   /** null until a document is attached to the payment (during a review); then SUBMITTED. */
   documentationStatus: string | null;
-  identityId: string;
+  /** Null while a deposit awaits assignment (no account, so no identity yet). */
+  identityId: string | null;
   identityEmail: string | null;
 }
 
@@ -102,6 +104,47 @@ function transition(specific: readonly WebhookEventType[], changes: (data: any) 
   };
 }
 
+/** A deposit's purchase event: the payment payload with the facts after it, under `eventType`. */
+function purchase(eventType: WebhookEventType, changes: (data: any) => Partial<PaymentFacts> = () => ({})): Mapping {
+  return (event, facts) => {
+    const data = event.data as { paymentId: string; at: string };
+    if (!facts) throw new Error(`webhooks: ${event.type} of payment ${data.paymentId} before its DepositReceived`);
+    const next: PaymentFacts = { ...facts, ...changes(event.data) };
+    return { facts: next, emissions: [emission(event, eventType, next.clientId, next.id, data.at, transactionPayload(eventType, data.at, next))] };
+  };
+}
+
+/** A LOCAL_DEPOSIT that did not come through PaymentCreated (a deposit awaiting assignment, a companion child). */
+function localDepositFacts(d: { paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string;
+  customerId: string | null }): PaymentFacts {
+  return {
+    id: d.paymentId, clientId: d.clientId, externalId: d.externalId, status: 'CREATED', totalAmount: d.totalAmount, currency: d.currency,
+    type: 'LOCAL_DEPOSIT', parentPaymentId: null, relatedPaymentId: null, customerId: d.customerId, settledAt: null, expiredAt: null,
+    unsettledAt: null, unsettledReason: null, settlementBatchId: null, documentationStatus: null, identityId: null, identityEmail: null,
+  };
+}
+
+/** Deposits without a destination (src/deposits/events.ts): purchase events, and the facts their status changes carry. */
+const depositMappings: Readonly<Record<string, Mapping>> = {
+  DepositReceived(event) {
+    return { facts: localDepositFacts(event.data as DepositReceivedData), emissions: [] };
+  },
+  PurchasePendingAssignment: purchase('purchase.pendingAssignment'),
+  // Recorded just before its PaymentSettled: that payload names the account's identity and the companion.
+  DepositAssigned(event, facts) {
+    const d = event.data as DepositEventData<'DepositAssigned'>;
+    if (!facts) throw new Error(`webhooks: DepositAssigned of payment ${d.paymentId} before its DepositReceived`);
+    return { facts: { ...facts, identityId: d.identityId, relatedPaymentId: d.relatedPaymentId }, emissions: [] };
+  },
+  PurchaseUnderpaid: purchase('purchase.underpaid'),
+  PurchaseOverpaid: purchase('purchase.overpaid'),
+  DepositCompanionCreated(event) {
+    const d = event.data as DepositCompanionCreatedData;
+    return { facts: { ...localDepositFacts(d), status: d.status, parentPaymentId: d.parentPaymentId, relatedPaymentId: d.parentPaymentId,
+      identityId: d.identityId, settledAt: d.status === 'SETTLED' ? d.createdAt : null }, emissions: [] };
+  },
+};
+
 /** Every domain event type the webhooks follow, and what each becomes. */
 export const webhookMappings: Readonly<Record<string, Mapping>> = {
   PaymentCreated(event) {
@@ -146,10 +189,11 @@ export const webhookMappings: Readonly<Record<string, Mapping>> = {
     };
     return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
   },
+  ...depositMappings,
 };
 
 /** The payment a mapped event is about (its facts are loaded before the mapping runs), if any. */
 export function paymentIdOf(event: RecordedEvent): string | null {
-  if (!event.type.startsWith('Payment')) return null;
+  if (!event.type.startsWith('Payment') && !event.type.startsWith('Deposit') && !event.type.startsWith('Purchase')) return null;
   return (event.data as { paymentId?: string }).paymentId ?? null;
 }

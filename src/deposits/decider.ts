@@ -1,0 +1,192 @@
+/**
+ * An unassigned deposit, pure (README, "Deposits without a destination"):
+ *
+ *   (none) ─record→ CREATED (awaiting assignment) ─request→ assigning ─credited→ SETTLED (PAID | UNDERPAID | OVERPAID)
+ *                      │                                  └─refused→ CREATED again
+ *                      └─ expiresAt passes, nothing in flight → EXPIRED (refund to the originator due)
+ *
+ * Only this stream decides that a deposit is assigned once and never after it expired: two assignments sent
+ * together find one of them in flight, and the expiry job finds it assigning or assigned. Whether the account
+ * takes the funds is its own stream's answer, brought here by the assignment's process manager.
+ */
+import type { Decider } from '../domain/decider.ts';
+import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import type { DepositReceivedData, DepositStreamEvent, ReconciliationStatus } from './events.ts';
+
+/** The account the deposit is being assigned to, as its own stream describes it. */
+export interface AssignmentTarget {
+  accountId: string;
+  accountNumber: string;
+  identityId: string;
+}
+
+/** The account's answer to the assignment's credit (decided on the account's stream). */
+export type AssignmentAnswer =
+  | { outcome: 'CREDITED'; creditEventId: string }
+  | { outcome: 'REFUSED'; accountStatus: string };
+
+export type DepositCommand = (
+  /** A new deposit; on a stream that already holds anything (a repeated notification) nothing is recorded. */
+  | { type: 'RecordDeposit'; deposit: Omit<DepositReceivedData, 'createdAt' | 'expiresAt'>; lifetimeMs: number; now: Date }
+  | { type: 'RequestAssignment'; target: AssignmentTarget; expectedAmount: string | null; now: Date }
+  /** `companionId`: the id the companion child takes when the amounts differ. */
+  | { type: 'RecordAssignmentAnswer'; accountId: string; answer: AssignmentAnswer; companionId: string; now: Date }
+  | { type: 'Expire'; refundPaymentId: string; now: Date }
+) & TenantScoped;
+
+export type DepositStatus = 'CREATED' | 'SETTLED' | 'EXPIRED';
+
+export interface Assignment extends AssignmentTarget {
+  expectedAmount: string | null;
+}
+
+export interface DepositState {
+  deposit: DepositReceivedData | null;
+  /** The stream holds something other than a deposit (a payment, a matched deposit): never a deposit now. */
+  foreign: boolean;
+  status: DepositStatus | null;
+  /** The assignment asked and not yet answered. */
+  inFlight: Assignment | null;
+  /** The account it was assigned to, and when, once SETTLED. */
+  assigned: (AssignmentTarget & { at: string }) | null;
+  /** The refund child owed to the originator once the deposit expired. */
+  refundDue: string | null;
+  /** The companion child, when the assignment reconciled UNDERPAID or OVERPAID. */
+  companion: { paymentId: string; kind: 'UNDERPAID' | 'OVERPAID'; difference: string } | null;
+}
+
+function existing(state: DepositState): DepositReceivedData {
+  if (!state.deposit) throw domainNotFound('payment not found');
+  return state.deposit;
+}
+
+/** `expected` against what arrived: the status, and the difference the companion child holds (zero when PAID). */
+export function reconcile(received: string, expected: string | null, currency: string): { status: ReconciliationStatus; difference: string } {
+  if (expected === null) return { status: 'PAID', difference: zeroAmount(currency) };
+  const delta = toDecimal(received).minus(toDecimal(expected));
+  const status: ReconciliationStatus = delta.isZero() ? 'PAID' : delta.isNegative() ? 'UNDERPAID' : 'OVERPAID';
+  return { status, difference: formatAmount(delta.abs(), currency) };
+}
+
+/** `expectedAmount` canonical at the deposit's currency scale, or a 400 naming the field. */
+export function expectedIn(text: string, currency: string): string {
+  try {
+    return formatAmount(parseAmount(text, currency, { positive: true }), currency);
+  } catch (error) {
+    if (error instanceof AmountError) throw domainInvalid(`expectedAmount: ${error.message}`);
+    throw error;
+  }
+}
+
+function assigned(state: DepositState, command: Extract<DepositCommand, { type: 'RecordAssignmentAnswer' }>, at: string): DepositStreamEvent[] {
+  const deposit = state.deposit!;
+  const target = state.inFlight!;
+  if (command.answer.outcome === 'REFUSED') {
+    return [{ type: 'DepositAssignmentRefused', data: { paymentId: deposit.paymentId, clientId: deposit.clientId,
+      accountId: target.accountId, accountStatus: command.answer.accountStatus, at } }];
+  }
+  const { currency, totalAmount } = deposit;
+  const { status, difference } = reconcile(totalAmount, target.expectedAmount, currency);
+  const relatedPaymentId = status === 'PAID' ? null : command.companionId;
+  const purchase = { paymentId: deposit.paymentId, clientId: deposit.clientId, externalId: deposit.externalId, totalAmount,
+    currency, customerId: deposit.customerId, at };
+  const where = { accountId: target.accountId, accountNumber: target.accountNumber, identityId: target.identityId };
+  const expectedAmount = target.expectedAmount ?? totalAmount;
+  // Where it went first, so that payment.settled's payload already names the account's identity and the companion.
+  const events: DepositStreamEvent[] = [
+    { type: 'DepositAssigned', data: { ...purchase, ...where, expectedAmount, reconciliationStatus: status, relatedPaymentId,
+      creditEventId: command.answer.creditEventId } },
+    { type: 'PaymentSettled', data: { paymentId: deposit.paymentId, from: 'CREATED', to: 'SETTLED', at, clientId: deposit.clientId,
+      accountId: target.accountId, currency, totalAmount, feeAmount: zeroAmount(currency), netAmount: totalAmount,
+      settlementBatchId: null, creditEventId: command.answer.creditEventId } },
+  ];
+  if (relatedPaymentId) {
+    const data = { ...purchase, ...where, expectedAmount, difference, relatedPaymentId };
+    events.push(status === 'UNDERPAID' ? { type: 'PurchaseUnderpaid', data } : { type: 'PurchaseOverpaid', data });
+  }
+  return events;
+}
+
+export const depositDecider: Decider<DepositCommand, DepositStreamEvent, DepositState> = {
+  initialState: { deposit: null, foreign: false, status: null, inFlight: null, assigned: null, refundDue: null, companion: null },
+
+  decide(command, state) {
+    const at = command.now.toISOString();
+    refuseOtherTenants(command.tenant, state.deposit?.clientId ?? null, 'payment not found');
+    if (command.type === 'RecordDeposit') {
+      if (state.deposit || state.foreign) return [];
+      const expiresAt = new Date(command.now.getTime() + command.lifetimeMs).toISOString();
+      const deposit: DepositReceivedData = { ...command.deposit, createdAt: at, expiresAt };
+      return [
+        { type: 'DepositReceived', data: deposit },
+        { type: 'PurchasePendingAssignment', data: { paymentId: deposit.paymentId, clientId: deposit.clientId, externalId: deposit.externalId,
+          totalAmount: deposit.totalAmount, currency: deposit.currency, customerId: deposit.customerId, expiresAt, at } },
+      ];
+    }
+    const deposit = existing(state);
+    switch (command.type) {
+      case 'RequestAssignment': {
+        if (state.status !== 'CREATED') throw domainPrecondition(`payment ${deposit.paymentId} is ${state.status}; it cannot be assigned`);
+        if (state.inFlight) {
+          throw domainPrecondition(`payment ${deposit.paymentId} is being assigned to account ${state.inFlight.accountId}; it cannot be assigned twice`);
+        }
+        if (Date.parse(deposit.expiresAt) <= command.now.getTime()) {
+          throw domainPrecondition(`payment ${deposit.paymentId} expired at ${deposit.expiresAt}; it cannot be assigned`);
+        }
+        const expectedAmount = command.expectedAmount === null ? null : expectedIn(command.expectedAmount, deposit.currency);
+        return [{ type: 'DepositAssignmentRequested', data: { paymentId: deposit.paymentId, clientId: deposit.clientId, ...command.target,
+          expectedAmount, at } }];
+      }
+      case 'RecordAssignmentAnswer':
+        // Another process (or the reactor) recorded this answer first: nothing left to do.
+        if (!state.inFlight || state.inFlight.accountId !== command.accountId) return [];
+        return assigned(state, command, at);
+      case 'Expire':
+        if (state.status !== 'CREATED') throw domainPrecondition(`payment ${deposit.paymentId} is ${state.status}; it cannot expire`);
+        if (state.inFlight) throw domainPrecondition(`payment ${deposit.paymentId} is being assigned; it cannot expire now`);
+        if (Date.parse(deposit.expiresAt) > command.now.getTime()) {
+          throw domainPrecondition(`payment ${deposit.paymentId} awaits assignment until ${deposit.expiresAt}`);
+        }
+        return [
+          { type: 'PaymentExpired', data: { paymentId: deposit.paymentId, from: 'CREATED', to: 'EXPIRED', at, reason: 'EXPIRES_AT' } },
+          { type: 'DepositRefundDue', data: { paymentId: deposit.paymentId, clientId: deposit.clientId, externalId: deposit.externalId,
+            totalAmount: deposit.totalAmount, currency: deposit.currency, customerId: deposit.customerId, at,
+            refundPaymentId: command.refundPaymentId, originator: deposit.originator, reference: deposit.reference } },
+        ];
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'DepositReceived':
+        return { ...state, deposit: event.data, status: 'CREATED' };
+      case 'DepositAssignmentRequested': {
+        const { accountId, accountNumber, identityId, expectedAmount } = event.data;
+        return { ...state, inFlight: { accountId, accountNumber, identityId, expectedAmount } };
+      }
+      case 'DepositAssignmentRefused':
+        return { ...state, inFlight: null };
+      case 'PaymentSettled':
+        return state.deposit ? { ...state, status: 'SETTLED', inFlight: null } : { ...state, foreign: true };
+      case 'PurchaseUnderpaid':
+      case 'PurchaseOverpaid':
+        return { ...state, companion: { paymentId: event.data.relatedPaymentId, kind: event.type === 'PurchaseUnderpaid' ? 'UNDERPAID' : 'OVERPAID',
+          difference: event.data.difference } };
+      case 'PaymentExpired':
+        return state.deposit ? { ...state, status: 'EXPIRED' } : { ...state, foreign: true };
+      case 'DepositAssigned': {
+        const { accountId, accountNumber, identityId, at } = event.data;
+        return { ...state, assigned: { accountId, accountNumber, identityId, at } };
+      }
+      case 'DepositRefundDue':
+        return { ...state, refundDue: event.data.refundPaymentId };
+      case 'PurchasePendingAssignment':
+        return state;
+      default:
+        // Any other event (PaymentCreated, a companion's creation): this stream is not an unassigned deposit.
+        return { ...state, foreign: true };
+    }
+  },
+};

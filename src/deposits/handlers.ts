@@ -1,0 +1,341 @@
+/**
+ * Commands on deposits: the provider's notification (matched into an account, or recorded unassigned), the
+ * client's assignment, and the expiry. The assignment is a process manager across two streams, copied from the
+ * payments' settlement: the deposit records the request (its stream decides "once, not expired"), the account
+ * answers the credit (its stream decides "ACTIVE", once per deposit, with an id derived from both), the deposit
+ * records the answer, and a companion child holds the difference. Every step is safe to run again; the
+ * assignment reactor (./reactor.ts) re-runs the steps for a process that stopped in between.
+ */
+import type { DepositNotification } from '../../schemas/deposits.ts';
+import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
+import type { Position } from '../eventstore/position.ts';
+import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { clientTenant } from '../domain/tenancy.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import type { Platform } from '../platform.ts';
+import { accountDecider, settlementAnswerOf, type AccountState } from '../accounts/decider.ts';
+import { accountNumberStream, accountStream } from '../accounts/events.ts';
+import { creditSettlement } from '../accounts/handlers.ts';
+import { clientDecider } from '../clients/decider.ts';
+import { clientStream } from '../clients/events.ts';
+import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
+import { paymentDecider } from '../payments/decider.ts';
+import { paymentIdFor, paymentStream } from '../payments/events.ts';
+import { settleReceived } from '../payments/handlers.ts';
+import { issueRefundChild } from '../payments/refunds/handlers.ts';
+import { depositDecider, type DepositCommand, type DepositState } from './decider.ts';
+import {
+  companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type Originator,
+} from './events.ts';
+
+/** How long a deposit waits for assignment before it expires (interface, Limits: 48 hours from creation). */
+export const UNASSIGNED_LIFETIME_MS = 48 * 60 * 60 * 1000;
+
+/** The event types a deposit's steps may append, on its stream, its account's and its companion's. */
+const DEPOSIT_EVENT_TYPES = [
+  'DepositReceived', 'PurchasePendingAssignment', 'DepositAssignmentRequested', 'DepositAssignmentRefused', 'DepositAssigned',
+  'PurchaseUnderpaid', 'PurchaseOverpaid', 'PaymentSettled', 'PaymentExpired', 'DepositRefundDue', 'DepositCompanionCreated',
+  'AccountCredited', 'AccountCreditRefused', 'RefundCreated',
+] as const;
+/** What a matched deposit records: a payment's creation, receipt and settlement. */
+const MATCHED_EVENT_TYPES = ['PaymentCreated', 'PaymentPending', 'PaymentReceived', 'PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
+
+export function loadDeposit(platform: Platform, paymentId: string): Promise<DepositState> {
+  return readState(platform.storage.store, paymentStream(paymentId), depositDecider);
+}
+
+async function run(platform: Platform, paymentId: string, command: DepositCommand, metadata: EventMetadata, newStream = false) {
+  return handleCommand(platform.storage.store, paymentStream(paymentId), depositDecider, command, metadata, { expectNewStream: newStream });
+}
+
+/** The lowest `minAmount` of the catalog's pay-in methods for `currency`: a deposit below it is refused. */
+export function minimumDeposit(platform: Platform, currency: string): string {
+  const minimums = platform.catalog.methodsFor(currency, 'PAY_IN').map((method) => method.minAmount[currency]!);
+  if (minimums.length === 0) throw domainInvalid(`currency: no pay-in method of the catalog moves ${currency}`);
+  return minimums.reduce((low, next) => (toDecimal(next).lessThan(toDecimal(low)) ? next : low));
+}
+
+function amountIn(text: string, currency: string): string {
+  try {
+    return formatAmount(parseAmount(text, currency, { positive: true }), currency);
+  } catch (error) {
+    if (error instanceof AmountError) throw domainInvalid(`amount: ${error.message}`);
+    throw error;
+  }
+}
+
+/** The account an account number names, as the number's reservation and the account's own stream tell. */
+async function accountByNumber(platform: Platform, accountNumber: string): Promise<AccountState | null> {
+  const [reserved] = await platform.storage.store.readStream(accountNumberStream(accountNumber), { limit: 1 });
+  if (!reserved) return null;
+  const { accountId } = reserved.data as { accountId: string };
+  const state = await readState(platform.storage.store, accountStream(accountId), accountDecider);
+  return state.account ? state : null;
+}
+
+/** Creations of the originator as a customer tried, when another request takes its document number first. */
+const MAX_ORIGINATOR_ATTEMPTS = 3;
+
+/** The originator as a customer of the client: the one holding its document number, else a new one (autoCreated). */
+async function originatorCustomer(platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const holder = await customerHoldingDocumentNumber(platform, clientId, originator.documentNumber);
+    if (holder) {
+      await customerInReadModels(platform, holder.customerId!);
+      return holder.customerId!;
+    }
+    try {
+      return await createCustomer(platform, clientId, {
+        firstName: originator.firstName, documentNumber: originator.documentNumber,
+        ...(originator.lastName ? { lastName: originator.lastName } : {}),
+        ...(originator.documentType ? { documentType: originator.documentType as never } : {}),
+      }, metadata, true);
+    } catch (error) {
+      const numberTaken = error instanceof DomainError && error.kind === 'alreadyExists';
+      if (!numberTaken || attempt >= MAX_ORIGINATOR_ATTEMPTS) throw error;
+    }
+  }
+}
+
+export interface ReceivedDeposit {
+  paymentId: string;
+  /** MATCHED: a payment into the account the reference named; UNASSIGNED: waiting in suspense. */
+  outcome: 'MATCHED' | 'UNASSIGNED';
+  /** False for a repeated notification (nothing changed). */
+  recorded: boolean;
+}
+
+/** What the stream of `paymentId` already holds: a matched payment, an unassigned deposit, or nothing. */
+async function existingDeposit(platform: Platform, paymentId: string, externalId: string): Promise<ReceivedDeposit | null> {
+  const [first] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
+  if (!first) return null;
+  if (first.type === 'DepositReceived') return { paymentId, outcome: 'UNASSIGNED', recorded: false };
+  // A matched deposit: a LOCAL_DEPOSIT the provider's notification created.
+  if (first.type === 'PaymentCreated' && first.metadata.actor === 'provider' && (first.data as { type: string }).type === 'LOCAL_DEPOSIT') {
+    return { paymentId, outcome: 'MATCHED', recorded: false };
+  }
+  // A payment the client created itself with this externalId: the notification must not touch it.
+  throw domainPrecondition(`a payment of the client already has externalId ${JSON.stringify(externalId)}; the deposit is not recorded`);
+}
+
+/**
+ * A repeated notification's answer, once the read models show the deposit as its stream has it now: the first
+ * notification, sent at the same moment, may still be waiting for them.
+ */
+async function repeated(platform: Platform, deposit: ReceivedDeposit): Promise<ReceivedDeposit> {
+  await depositInReadModels(platform, deposit.paymentId);
+  return deposit;
+}
+
+/** Waits (bounded) until the read models show the deposit as its stream has it now, whoever appended last. */
+async function depositInReadModels(platform: Platform, paymentId: string): Promise<void> {
+  const [last] = await platform.storage.store.readStream(paymentStream(paymentId), { direction: 'backwards', limit: 1 });
+  // Every read model of the deposit's events: the last one may be one no read model handles.
+  if (last) await platform.readYourWrites(last.position, [...DEPOSIT_EVENT_TYPES, ...MATCHED_EVENT_TYPES]);
+}
+
+/**
+ * The provider's deposit notification (signature already checked). A reference naming an ACTIVE account of
+ * the client, in the deposit's currency, pays that account: a LOCAL_DEPOSIT payment received and settled
+ * through the account's stream (which may still refuse it: UNSETTLED, funds in suspense). Any other reference
+ * records an unassigned deposit, its funds in suspense for 48 hours. A repeated notification changes nothing.
+ */
+export async function receiveDeposit(platform: Platform, input: DepositNotification, metadata: EventMetadata): Promise<ReceivedDeposit> {
+  const { clientId, currency } = input;
+  const client = await readState(platform.storage.store, clientStream(clientId), clientDecider);
+  if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
+  const totalAmount = amountIn(input.amount, currency);
+  const minimum = minimumDeposit(platform, currency);
+  if (toDecimal(totalAmount).lessThan(toDecimal(minimum))) {
+    throw domainPrecondition(`amount: ${totalAmount} ${currency} is below the minimum deposit of ${minimum} ${currency}`);
+  }
+  const externalId = depositExternalId(platform.provider.name, input.depositId);
+  const paymentId = paymentIdFor(clientId, externalId);
+  const known = await existingDeposit(platform, paymentId, externalId);
+  if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
+  if (known) return repeated(platform, known);
+
+  const originator: Originator = {
+    firstName: input.originator.firstName, lastName: input.originator.lastName ?? null,
+    documentType: input.originator.documentType ?? null, documentNumber: input.originator.documentNumber,
+  };
+  const account = await accountByNumber(platform, input.reference);
+  const matches = account !== null && account.account!.clientId === clientId && !account.closed && account.status === 'ACTIVE'
+    && account.account!.currency === currency;
+  const customerId = await originatorCustomer(platform, clientId, originator, metadata);
+  if (matches) {
+    const { accountId, accountNumber, identityId } = account.account!;
+    let recorded = true;
+    try {
+      await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, {
+        type: 'CreatePayment', tenant: { clientId }, now: platform.runtime.now(), screening: { outcome: 'CLEAR' },
+        payment: {
+          paymentId, clientId, externalId, identityId, identityExternalId: null, identityEmail: null, accountId, accountNumber,
+          totalAmount, currency, description: `Deposit ${input.depositId} to ${input.reference}`, product: null, type: 'LOCAL_DEPOSIT',
+          purchaseAmount: null, purchaseCurrency: null, exchange: null, origins: [], destinations: [], fees: [], feeAmount: zeroAmount(currency),
+          flow: 'PUSH', method: null, settlement: 'INSTANT', expiresAt: null, customerId, checkoutSessionId: null,
+        },
+      }, metadata, { expectNewStream: true });
+    } catch (error) {
+      // A notification sent twice at once: the other one recorded it (or a payment of the client took the externalId).
+      if (!(error instanceof DomainError && error.kind === 'alreadyExists')) throw error;
+      recorded = false;
+      await existingDeposit(platform, paymentId, externalId);
+    }
+    await completeMatched(platform, paymentId, totalAmount, metadata);
+    const answer = { paymentId, outcome: 'MATCHED', recorded } as const;
+    return recorded ? answer : repeated(platform, answer);
+  }
+  const { events, position } = await run(platform, paymentId, {
+    type: 'RecordDeposit', tenant: { clientId }, now: platform.runtime.now(), lifetimeMs: UNASSIGNED_LIFETIME_MS,
+    deposit: { paymentId, clientId, externalId, totalAmount, currency, provider: platform.provider.name, providerDepositId: input.depositId,
+      reference: input.reference, originator, customerId },
+  }, metadata, true);
+  await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
+  if (events.length === 0) {
+    const other = (await existingDeposit(platform, paymentId, externalId))!;
+    if (other.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
+    return repeated(platform, other);
+  }
+  return { paymentId, outcome: 'UNASSIGNED', recorded: true };
+}
+
+/** A matched deposit's payment, received (the funds are here) and settled into its account; again changes nothing. */
+async function completeMatched(platform: Platform, paymentId: string, totalAmount: string, metadata: EventMetadata): Promise<void> {
+  let position: Position | null = null;
+  const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
+    { type: 'Receive', tenant: 'any', receivedAmount: totalAmount, now: platform.runtime.now() }, metadata)
+    .catch((error: unknown) => {
+      // Received before (a repeated notification): only the settlement may be left to do.
+      if (error instanceof DomainError && error.kind === 'failedPrecondition') return null;
+      throw error;
+    });
+  position = received?.position ?? null;
+  position = (await settleReceived(platform, paymentId, null, metadata)) ?? position;
+  await platform.readYourWrites(position, MATCHED_EVENT_TYPES);
+}
+
+/**
+ * Assigns an unassigned deposit of the client to one of its accounts. The account is read from its own stream:
+ * another client's account is not found, one of another currency refused, and one that is not ACTIVE right now
+ * refused before anything is recorded; an account blocked meanwhile refuses the credit itself (422, the deposit
+ * waits again). Answers once the assignment is decided, with the read models caught up.
+ */
+export async function assignDeposit(
+  platform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string }, metadata: EventMetadata,
+): Promise<void> {
+  const tenant = clientTenant(clientId);
+  const deposit = await loadDeposit(platform, paymentId);
+  if (!deposit.deposit || deposit.deposit.clientId !== clientId) throw domainNotFound('payment not found');
+  const account = await readState(platform.storage.store, accountStream(input.accountId), accountDecider);
+  if (!account.account || account.account.clientId !== clientId || account.closed) throw domainNotFound(`account ${input.accountId} not found`);
+  const { currency } = deposit.deposit;
+  if (account.account.currency !== currency) {
+    throw domainPrecondition(`account ${input.accountId} holds ${account.account.currency}; the deposit is in ${currency}`);
+  }
+  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${input.accountId} is ${account.status}; it cannot receive the deposit`);
+  const earlier = settlementAnswerOf(account, paymentId);
+  if (earlier?.outcome === 'REFUSED') {
+    // The account answers once per deposit, and it refused this one while it was not ACTIVE.
+    throw domainPrecondition(`account ${input.accountId} refused this deposit when it was ${earlier.data.status}; assign it to another account`);
+  }
+  await run(platform, paymentId, {
+    type: 'RequestAssignment', tenant, now: platform.runtime.now(), expectedAmount: input.expectedAmount ?? null,
+    target: { accountId: account.account.accountId, accountNumber: account.account.accountNumber, identityId: account.account.identityId },
+  }, metadata);
+  const position = await finishAssignment(platform, paymentId, metadata);
+  await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
+  // The reactor may have recorded the outcome first (then this process appended nothing to wait for).
+  await depositInReadModels(platform, paymentId);
+  const after = await loadDeposit(platform, paymentId);
+  if (after.status !== 'SETTLED' || after.assigned?.accountId !== input.accountId) {
+    const refusal = settlementAnswerOf(await readState(platform.storage.store, accountStream(input.accountId), accountDecider), paymentId);
+    const status = refusal?.outcome === 'REFUSED' ? refusal.data.status : 'not ACTIVE';
+    throw domainPrecondition(`account ${input.accountId} is ${status}; it cannot receive the deposit`);
+  }
+}
+
+/**
+ * The assignment's remaining steps, from wherever a process left them: the account's answer to the credit (asked
+ * again, it repeats its first one), the deposit's record of it, the companion child. Answers the position of the
+ * last event appended, or null when there was nothing left to do.
+ */
+export async function finishAssignment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<Position | null> {
+  const state = await loadDeposit(platform, paymentId);
+  const deposit = state.deposit;
+  if (!deposit) return null;
+  let position: Position | null = null;
+  if (state.inFlight) {
+    const { accountId } = state.inFlight;
+    const answer = await creditSettlement(platform, accountId, {
+      paymentId, totalAmount: deposit.totalAmount, feeAmount: zeroAmount(deposit.currency), netAmount: deposit.totalAmount,
+      fundsFrom: 'suspense', settlementBatchId: null,
+    }, metadata);
+    const recorded = await run(platform, paymentId, {
+      type: 'RecordAssignmentAnswer', tenant: 'any', accountId, now: platform.runtime.now(),
+      companionId: companionIdFor(deposit.clientId, deposit.externalId),
+      answer: answer.outcome === 'CREDITED' ? { outcome: 'CREDITED', creditEventId: answer.eventId } : { outcome: 'REFUSED', accountStatus: answer.data.status },
+    }, metadata);
+    position = recorded.position;
+  }
+  return (await ensureCompanion(platform, paymentId, metadata)) ?? position;
+}
+
+/** The companion child of an under- or overpaid assignment, created once (deterministic id and event id). */
+async function ensureCompanion(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<Position | null> {
+  const state = await loadDeposit(platform, paymentId);
+  const deposit = state.deposit;
+  const assigned = state.assigned;
+  if (!deposit || !assigned || !state.companion) return null;
+  const companion: DepositCompanionCreatedData = {
+    paymentId: state.companion.paymentId, clientId: deposit.clientId, externalId: `${deposit.externalId}:difference`,
+    parentPaymentId: paymentId, kind: state.companion.kind, status: state.companion.kind === 'UNDERPAID' ? 'CREATED' : 'SETTLED',
+    totalAmount: state.companion.difference, currency: deposit.currency, accountId: assigned.accountId,
+    accountNumber: assigned.accountNumber, identityId: assigned.identityId, customerId: deposit.customerId, createdAt: assigned.at,
+  };
+  try {
+    const { position } = await platform.storage.store.append(paymentStream(companion.paymentId),
+      [{ id: companion.paymentId, type: 'DepositCompanionCreated', data: companion, metadata }], 'no_stream');
+    return position;
+  } catch (error) {
+    // Created before, by this flow or the reactor.
+    if (error instanceof WrongExpectedRevisionError) return null;
+    throw error;
+  }
+}
+
+/**
+ * Expires a deposit past its `expiresAt` (the expiry job's): the deposit records that its funds are owed back to
+ * the originator, then the refund child that pays them back from suspense is issued (the refunds' process; the
+ * deposit reactor issues it again for a process that stopped in between).
+ */
+export async function expireDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
+  const state = await loadDeposit(platform, paymentId);
+  if (!state.deposit) throw domainNotFound('payment not found');
+  const { position } = await run(platform, paymentId, {
+    type: 'Expire', tenant: 'any', now: platform.runtime.now(), refundPaymentId: refundIdFor(state.deposit.clientId, state.deposit.externalId),
+  }, metadata);
+  await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
+  await platform.readYourWrites(await refundExpiredDeposit(platform, paymentId, metadata), DEPOSIT_EVENT_TYPES);
+}
+
+/**
+ * The refund child of an expired deposit, RECEIVED, funded from the currency's suspense account (where the
+ * deposit's funds wait): created once, its id derived from the deposit. Null when there is nothing (left) to do.
+ */
+export async function refundExpiredDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<Position | null> {
+  const state = await loadDeposit(platform, paymentId);
+  const deposit = state.deposit;
+  if (!deposit || !state.refundDue) return null;
+  const { firstName, lastName, documentNumber } = deposit.originator;
+  return issueRefundChild(platform, {
+    refundId: state.refundDue, parentPaymentId: paymentId, clientId: deposit.clientId,
+    // An unassigned deposit reached no account, so no identity: the refund's contract asks for a string.
+    identityId: '', identityEmail: null, customerId: deposit.customerId, totalAmount: deposit.totalAmount, currency: deposit.currency,
+    description: `unassigned deposit ${deposit.externalId} expired: back to ${[firstName, lastName].filter(Boolean).join(' ')} (${documentNumber})`,
+    funding: { source: 'SUSPENSE' },
+  }, metadata);
+}
+

@@ -1,0 +1,16 @@
+import { defineContext } from '../module.ts';
+import { depositsProjector } from '../../projections/deposits.ts';
+import { expireUnassignedDeposits } from './jobs.ts';
+import { assignmentReactor } from './reactor.ts';
+import { depositRoutes } from './routes.ts';
+
+/** Deposits without a destination: the provider's notification, assignment to an account, the 48-hour expiry. */
+export const depositsContext = defineContext({
+  name: 'deposits',
+  routes: depositRoutes,
+  projectors: [depositsProjector],
+  reactors: (platform) => [assignmentReactor(platform)],
+  jobs: (platform) => [
+    { name: 'expire-deposits', schedule: platform.config.expiryCron, run: () => expireUnassignedDeposits(platform) },
+  ],
+});

@@ -1,0 +1,201 @@
+/**
+ * Deposits without a destination: the provider's signed deposit notification, the list of deposits awaiting
+ * assignment, their assignment, and the unassigned balance widget. Mounted before the payments' and accounts'
+ * routes (src/contexts.ts), so `/payments/unassigned` and `/accounts/unassigned` are not taken for ids.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Request } from 'express';
+import {
+  assignDepositSchema, depositNotificationSchema, listUnassignedQuerySchema, unassignedDepositPageSchema, widgetQuerySchema, widgetSchema,
+  type AssignDeposit, type DepositNotification, type ListUnassignedQuery, type WidgetQuery,
+} from '../../schemas/deposits.ts';
+import { paymentSchema } from '../../schemas/payments.ts';
+import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import type { DepositRow } from '../../projections/deposits.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { notFound, unauthorized } from '../http/errors.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import { formatAmount } from '../ledger/money.ts';
+import { anyPayment } from '../payments/handlers.ts';
+import { paymentRecord } from '../payments/records.ts';
+import { assignDeposit, receiveDeposit } from './handlers.ts';
+
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const HOUR_MS = 60 * 60 * 1000;
+/** The widget's warning window (interface, Limits: typically 6 hours before expiry). */
+export const URGENT_WINDOW_MS = 6 * HOUR_MS;
+/** Urgent items the widget lists per currency, soonest expiry first (the count and total cover them all). */
+export const MAX_URGENT_ITEMS = 100;
+const WITHIN_MS: Record<string, number> = { '6h': 6 * HOUR_MS, '24h': 24 * HOUR_MS, '48h': 48 * HOUR_MS };
+
+/** The string a deposit notification's signature covers. */
+export function depositSignedText(body: Pick<DepositNotification, 'depositId' | 'clientId' | 'reference' | 'amount' | 'currency'>): string {
+  return [body.depositId, body.clientId, body.reference, body.amount, body.currency].join(':');
+}
+
+/** The provider signs a deposit notification: hex HMAC-SHA256 of `depositSignedText` under PROVIDER_SECRET. */
+export function depositSignature(secret: string, body: Parameters<typeof depositSignedText>[0]): string {
+  return createHmac('sha256', secret).update(depositSignedText(body)).digest('hex');
+}
+
+/** Hours until `expiresAt`, two decimals, rounded down (never more than is left), 0 once past. */
+const hoursRemaining = (expiresAt: Date, now: Date) => Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / HOUR_MS * 100) / 100);
+const originanteName = (row: DepositRow) => [row.originator_first_name, row.originator_last_name].filter(Boolean).join(' ');
+
+/** The interface's clientId query parameter: the caller's own client, or 404 as for any other client's objects. */
+function scopeOf(req: Request, asked: string | undefined): string {
+  const clientId = clientIdOf(req);
+  if (asked !== undefined && asked !== clientId) throw notFound(`client ${asked} not found`);
+  return clientId;
+}
+
+/** `text` as a LIKE pattern matching it anywhere, its wildcards taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+export function depositRoutes(services: Services): AnyRoute[] {
+  const db = services.readModels;
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+
+  const widgetOf = async (clientId: string, currency: string | null, now: Date) => {
+    if (currency === null) return { clientId, totalAmount: '0', currency: null, count: 0, urgent: [] };
+    const pending = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').where('currency', '=', currency);
+    const [sum, urgent] = await Promise.all([
+      pending.clearSelect().select([sql<string>`coalesce(sum(total_amount), 0)::text`.as('total'), sql<string>`count(*)::text`.as('n')]).executeTakeFirst(),
+      pending.where('expires_at', '<=', new Date(now.getTime() + URGENT_WINDOW_MS)).orderBy('expires_at').orderBy('payment_id')
+        .limit(MAX_URGENT_ITEMS).execute() as Promise<DepositRow[]>,
+    ]);
+    return {
+      clientId, totalAmount: formatAmount(sum!.total, currency), currency, count: Number(sum!.n),
+      urgent: urgent.map((row) => ({
+        paymentId: row.payment_id, originanteName: originanteName(row), amount: formatAmount(row.total_amount, row.currency),
+        currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, now),
+      })),
+    };
+  };
+
+  return [
+    defineRoute({
+      method: 'post', path: '/payments/deposits', operationId: 'depositReceived', summary: 'Provider notification: a deposit arrived',
+      description: 'Not a client call: no token, but `signature` must be the hex HMAC-SHA256 under PROVIDER_SECRET of ' +
+        '`<depositId>:<clientId>:<reference>:<amount>:<currency>` (a bad signature is 401 and records nothing; it is checked before ' +
+        'Idempotency-Key is claimed). Records a LOCAL_DEPOSIT payment with externalId `<provider>:<depositId>`: when `reference` is the ' +
+        'account number of an ACTIVE account of the client in `currency`, it is received and settled into that account (201, SETTLED, or ' +
+        'UNSETTLED when the account refuses it meanwhile); otherwise it awaits assignment (201, CREATED, no accountNumber, expiresAt 48 h ' +
+        'later, purchase.pendingAssignment recorded), its funds in system:<currency>:suspense. The originator is matched to a customer ' +
+        'of the client by documentNumber, else created (autoCreated). The same notification again changes nothing and answers 200 with ' +
+        'the payment as it is now. An amount below the catalog’s minimum for the currency (the lowest minAmount of its pay-in methods) ' +
+        'is 422 and records nothing.',
+      tags: ['Payments'], access: 'provider', schemas: { body: depositNotificationSchema },
+      responses: {
+        200: { description: 'a repeated notification: the payment as it is', schema: paymentSchema },
+        201: { description: 'the deposit’s payment', schema: paymentSchema },
+        401: { description: 'bad signature', schema: errorSchema },
+        404: { description: 'no such client', schema: errorSchema },
+        422: { description: 'below the minimum deposit of the currency', schema: errorSchema },
+      },
+      verify({ body }) {
+        const notification = body as DepositNotification;
+        const expected = Buffer.from(depositSignature(services.config.providerSecret, notification), 'hex');
+        const given = Buffer.from(notification.signature, 'hex');
+        if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized('provider signature does not match');
+      },
+      async handler({ body, req }) {
+        const notification = body as DepositNotification;
+        const result = await receiveDeposit(services, notification, { clientId: notification.clientId, actor: 'provider', correlationId: req.id });
+        return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payments/unassigned', operationId: 'listUnassignedPayments', summary: 'Deposits awaiting assignment',
+      description: 'The client’s LOCAL_DEPOSIT payments that arrived without a destination and are neither assigned nor expired, ' +
+        'soonest expiry first (ties by id). expiresWithin keeps those whose expiresAt is at most 6, 24 or 48 hours ahead (inclusive; ' +
+        'those already past, until the expiry job runs, too); amountMin and amountMax bound totalAmount inclusively; search matches the ' +
+        'originator’s first name, last name or document number (case-insensitive, anywhere in the text).',
+      tags: ['Unassigned balances'], access: 'client', schemas: { query: listUnassignedQuerySchema },
+      responses: {
+        200: { description: 'a page of deposits awaiting assignment', schema: unassignedDepositPageSchema },
+        404: { description: 'clientId is not the caller’s', schema: errorSchema },
+      },
+      async handler({ query: input, req }) {
+        const query = input as ListUnassignedQuery;
+        const clientId = scopeOf(req, query.clientId);
+        const now = services.runtime.now();
+        let filtered = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED');
+        if (query.expiresWithin) filtered = filtered.where('expires_at', '<=', new Date(now.getTime() + WITHIN_MS[query.expiresWithin]!));
+        if (query.amountMin) filtered = filtered.where('total_amount', '>=', sql<string>`${query.amountMin}::numeric`);
+        if (query.amountMax) filtered = filtered.where('total_amount', '<=', sql<string>`${query.amountMax}::numeric`);
+        if (query.search) {
+          const pattern = containing(query.search);
+          filtered = filtered.where((eb) => eb.or([
+            eb('originator_first_name', 'ilike', pattern), eb('originator_last_name', 'ilike', pattern), eb('originator_document_number', 'ilike', pattern),
+          ]));
+        }
+        const page = pageRequest(query);
+        const [rows, count] = await Promise.all([
+          filtered.orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset).execute() as Promise<DepositRow[]>,
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+        ]);
+        const results = rows.map((row) => ({
+          id: row.payment_id, externalId: row.external_id, type: 'LOCAL_DEPOSIT', status: 'CREATED',
+          totalAmount: formatAmount(row.total_amount, row.currency), currency: row.currency, reference: row.reference,
+          originator: { firstName: row.originator_first_name, lastName: row.originator_last_name, documentType: row.originator_document_type,
+            documentNumber: row.originator_document_number },
+          originanteName: originanteName(row), customerId: row.customer_id, createdAt: row.created_at.toISOString(),
+          expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, now),
+        }));
+        return { status: 200, body: pageOfResults(results, Number((count as { n: string }).n), page) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/:id/assign', operationId: 'assignPayment', summary: 'Assign a deposit to one of your accounts',
+      description: 'The deposit must await assignment (CREATED, not past expiresAt, no other assignment in flight: otherwise 422). ' +
+        'The account must be yours (404 otherwise), in the deposit’s currency and ACTIVE (422): its own stream decides, so an account ' +
+        'blocked at the same moment either took the funds before the block or refuses them (422, and the deposit awaits assignment ' +
+        'again; that account answers the same for this deposit from then on). The deposit becomes SETTLED and its whole amount moves ' +
+        'from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; ' +
+        'a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus ' +
+        'already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside ' +
+        'payment.settled.',
+      tags: ['Unassigned balances'], access: 'client', schemas: { params: idParamSchema, body: assignDepositSchema },
+      responses: {
+        200: { description: 'the deposit, SETTLED', schema: paymentSchema },
+        404: { description: 'no such deposit or account for this client (another client’s answers the same)', schema: errorSchema },
+        422: { description: 'already assigned, being assigned, expired, another currency, or the account is not ACTIVE', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const { id } = params as IdParams;
+        const input = body as AssignDeposit;
+        await assignDeposit(services, clientIdOf(req), id, input, meta(req));
+        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/accounts/unassigned', operationId: 'getUnassignedBalance', summary: 'The unassigned balance widget',
+      description: 'What awaits assignment, per currency: totalAmount and count of the deposits awaiting assignment, and urgent: those ' +
+        `whose expiresAt is at most 6 hours ahead (inclusive), soonest first, at most ${MAX_URGENT_ITEMS}, each with hoursRemaining. ` +
+        'One widget per currency: the top-level fields are the widget of `currency` when it is given, else of the currency with the ' +
+        'most deposits awaiting assignment (ties: alphabetical); `currencies` lists every currency’s widget (those with deposits ' +
+        'awaiting assignment, alphabetical). With nothing awaiting and no currency asked, currency is null and the totals zero.',
+      tags: ['Unassigned balances'], access: 'client', schemas: { query: widgetQuerySchema },
+      responses: {
+        200: { description: 'the widget', schema: widgetSchema },
+        404: { description: 'clientId is not the caller’s', schema: errorSchema },
+      },
+      async handler({ query: input, req }) {
+        const query = input as WidgetQuery;
+        const clientId = scopeOf(req, query.clientId);
+        const now = services.runtime.now();
+        const held = await scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').clearSelect()
+          .select(['currency', sql<string>`count(*)::text`.as('n')]).groupBy('currency').orderBy('currency').execute() as Array<{ currency: string; n: string }>;
+        const currencies = await Promise.all(held.map((row) => widgetOf(clientId, row.currency, now)));
+        const busiest = [...held].sort((a, b) => Number(b.n) - Number(a.n) || a.currency.localeCompare(b.currency))[0];
+        const main = query.currency !== undefined ? (currencies.find((w) => w.currency === query.currency) ?? await widgetOf(clientId, query.currency, now))
+          : currencies.find((w) => w.currency === busiest?.currency) ?? await widgetOf(clientId, null, now);
+        return { status: 200, body: { ...main, currencies } };
+      },
+    }),
+  ];
+}
