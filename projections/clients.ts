@@ -17,13 +17,17 @@ export interface ClientsTable {
   secret_hash: string;
   created_at: Instant;
   deleted_at: NullableInstant;
+  /** The client's review thresholds in USD, or null where the environment's defaults apply. */
+  review_threshold_basic_usd: string | null;
+  review_threshold_standard_usd: string | null;
 }
 export type ClientTables = { clients: ClientsTable };
 export type ClientRow = Selectable<ClientsTable>;
 
 export const clientsProjector = defineProjector<ClientTables>({
   name: 'clients',
-  version: 1,
+  // 2: the client's review thresholds.
+  version: 2,
   tables: ['clients'],
   async setup(trx) {
     await trx.schema.createTable('clients')
@@ -35,6 +39,8 @@ export const clientsProjector = defineProjector<ClientTables>({
       .addColumn('secret_hash', 'text', (c) => c.notNull())
       .addColumn('created_at', 'timestamptz', (c) => c.notNull())
       .addColumn('deleted_at', 'timestamptz')
+      .addColumn('review_threshold_basic_usd', 'text')
+      .addColumn('review_threshold_standard_usd', 'text')
       .execute();
   },
   handlers: {
@@ -48,6 +54,11 @@ export const clientsProjector = defineProjector<ClientTables>({
     async ClientDeleted(trx, event) {
       const data = event.data as Data<'ClientDeleted'>;
       await trx.updateTable('clients').set({ status: 'DELETED', deleted_at: data.deletedAt })
+        .where('client_id', '=', data.clientId).execute();
+    },
+    async ClientReviewThresholdsSet(trx, event) {
+      const data = event.data as Data<'ClientReviewThresholdsSet'>;
+      await trx.updateTable('clients').set({ review_threshold_basic_usd: data.basicUsd, review_threshold_standard_usd: data.standardUsd })
         .where('client_id', '=', data.clientId).execute();
     },
   },

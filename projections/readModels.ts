@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/database.ts';
 import type { AccountTables } from './accounts.ts';
 import type { CheckoutTables } from './checkout.ts';
+import type { AttemptTables } from './attempts.ts';
 import type { ClientTables } from './clients.ts';
 import type { CustomerTables } from './customers.ts';
 import type { DepositTables } from './deposits.ts';
@@ -16,7 +17,7 @@ import type { RefundTables } from './refunds.ts';
 import type { WebhookOutboxTables, WebhookTables } from './webhooks.ts';
 
 /** The webhook outbox is no projector's table (it lives in the main schema), but it is read the same way. */
-export type ReadModels = AccountTables & CheckoutTables & ClientTables & CustomerTables & DepositTables & IdentityTables
+export type ReadModels = AccountTables & AttemptTables & CheckoutTables & ClientTables & CustomerTables & DepositTables & IdentityTables
   & LedgerTables & PaymentTables & RefundTables & WebhookTables & WebhookOutboxTables;
 
 /** The database's handle with the read models' tables (they are views of the active versions' tables). */

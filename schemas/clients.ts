@@ -54,3 +54,30 @@ export const currentClientSchema = {
   required: ['clientId', 'name'],
   properties: { clientId: { type: 'string' }, name: { type: 'string' } },
 } as const;
+
+/** A USD-equivalent amount: whole dollars and cents. */
+const usdAmount = { type: 'string', pattern: '^\\d{1,15}(\\.\\d{1,2})?$', examples: ['1000.00'] } as const;
+
+export const reviewThresholdsBodySchema = {
+  title: 'ReviewThresholdsChange',
+  type: 'object',
+  additionalProperties: false,
+  required: ['basicUsd', 'standardUsd'],
+  properties: {
+    basicUsd: { ...usdAmount, description: 'a BASIC payer’s payment (or one without a payer) is reviewed from this USD-equivalent amount' },
+    standardUsd: { ...usdAmount, examples: ['10000.00'], description: 'a STANDARD payer’s payment is reviewed from this amount; at least basicUsd' },
+  },
+} as const;
+
+export const reviewThresholdsSchema = {
+  title: 'ReviewThresholds',
+  type: 'object',
+  additionalProperties: false,
+  required: ['clientId', 'basicUsd', 'standardUsd', 'source'],
+  properties: {
+    clientId: { type: 'string' },
+    basicUsd: { type: 'string' },
+    standardUsd: { type: 'string' },
+    source: { type: 'string', enum: ['CLIENT', 'DEFAULT'], description: 'set for this client, or the environment’s defaults' },
+  },
+} as const;

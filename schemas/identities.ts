@@ -89,16 +89,27 @@ export const updateIdentitySchema = {
 } as const;
 export type UpdateIdentity = FromSchema<typeof updateIdentitySchema>;
 
+const childIdsSchema = {
+  type: 'array', minItems: 1, maxItems: 100, uniqueItems: true, items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' },
+} as const;
+
+/** The identities to link or unlink: the interface's bare array of ids, or `{children: [ids]}`. */
 export const childrenBodySchema = {
   title: 'IdentityChildren',
-  type: 'object',
-  additionalProperties: false,
-  required: ['children'],
-  properties: {
-    children: { type: 'array', minItems: 1, maxItems: 100, uniqueItems: true,
-      items: { type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$' } },
-  },
+  description: 'identity ids: a bare array (`["id-1", "id-2"]`), or `{"children": [...]}`',
+  examples: [['3f0c6a52-0b8e-4a8e-9d4e-1c1f7c1d2e3f']],
+  oneOf: [
+    childIdsSchema,
+    {
+      type: 'object',
+      additionalProperties: false,
+      required: ['children'],
+      properties: { children: childIdsSchema },
+    },
+  ],
 } as const;
+
+export type ChildrenBody = FromSchema<typeof childrenBodySchema>;
 
 export const identityStatusBodySchema = {
   title: 'IdentityStatusChange',

@@ -137,6 +137,21 @@ const identitySchema = {
   },
 } as const;
 
+/**
+ * A node's holder as the detailed shape shows it: the payment node's fields, and the nickname an attempt's
+ * destination may name.
+ */
+export const nodeIdentitySchema = {
+  ...identitySchema,
+  properties: { ...identitySchema.properties, nickname: { type: 'string', maxLength: 120 } },
+} as const;
+
+/**
+ * The origin type of a payment attempt that starts a pay-in method from the payer's bank (open banking), spelled
+ * as the interface spells it.
+ */
+export const paymentInitiationType = 'PAYMENT_INITATION';
+
 /** One origin or destination as a client sends it. */
 export const paymentNodeInputSchema = {
   title: 'PaymentNodeInput',

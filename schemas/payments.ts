@@ -8,7 +8,8 @@ import { amountPattern, pageOf } from './common.ts';
 import { currencySchema } from './currencies.ts';
 import { createCustomerSchema, customerSchema } from './customers.ts';
 import { dayMonthYearSchema } from './accounts.ts';
-import { paymentNodeSchema, paymentNodesInputSchema } from './paymentNodes.ts';
+import { nodeIdentitySchema, paymentInitiationType, paymentNodeSchema, paymentNodesInputSchema } from './paymentNodes.ts';
+import { nodeTypeSchema, nodeTypes } from './catalog.ts';
 
 export const paymentTypes = [
   'PURCHASE', 'PAYMENT', 'P2P', 'TOPUP_ACCOUNT', 'LOCAL_DEPOSIT', 'REFUND', 'WITHDRAWAL_ACCOUNT', 'COLLECT', 'FEE', 'REMITTANCE',
@@ -149,52 +150,160 @@ export const detailedFeeSchema = {
   },
 } as const;
 
+const nullableString = { type: ['string', 'null'] } as const;
+const nameValueSchema = {
+  type: 'object', additionalProperties: false, required: ['name', 'value'],
+  properties: { name: { type: 'string' }, value: { type: 'string' } },
+} as const;
+
+/** An account as the detailed shape shows it: what the node or the read model knows, null for the rest. */
+export const accountRecordSchema = {
+  title: 'AccountRecord',
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'identity', 'externalId', 'accountNumber', 'nickName', 'country', 'currency', 'financialInstitution', 'type',
+    'accountHolder', 'accountHolderDni', 'createdAt', 'updatedAt', 'iban', 'sortCode'],
+  properties: {
+    id: nullableString, identity: nullableString, externalId: nullableString, accountNumber: nullableString, nickName: nullableString,
+    country: nullableString, currency: nullableString, financialInstitution: nullableString, type: nullableString,
+    accountHolder: nullableString, accountHolderDni: nullableString, createdAt: nullableString, updatedAt: nullableString,
+    iban: nullableString, sortCode: nullableString,
+  },
+} as const;
+
+/** A stablecoin wallet as the detailed shape shows it (from a CRYPTO node's `wallet`). */
+export const walletRecordSchema = {
+  title: 'WalletRecord',
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'externalId', 'address', 'token', 'network', 'type', 'multisigType', 'passphrase', 'status', 'provider', 'keys',
+    'extendedData', 'createdAt', 'updatedAt'],
+  properties: {
+    id: nullableString, externalId: nullableString, address: nullableString, token: nullableString, network: nullableString,
+    type: nullableString, multisigType: nullableString, passphrase: { type: 'null', description: 'never shown' }, status: nullableString,
+    provider: nullableString,
+    keys: { type: 'null', description: 'custody keys are never shown' },
+    extendedData: { type: 'array', items: nameValueSchema },
+    createdAt: nullableString, updatedAt: nullableString,
+  },
+} as const;
+
 export const exchangeSchema = {
   title: 'Exchange',
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'type', 'product', 'status', 'exchangeRate', 'fee', 'executable', 'provider', 'marketValue', 'quoteExpiresAt', 'createdAt', 'updatedAt'],
+  required: ['id', 'type', 'product', 'status', 'origin', 'destination', 'exchangeRate', 'fee', 'executable', 'provider', 'marketValue',
+    'extendedData', 'quoteExpiresAt', 'createdAt', 'updatedAt'],
   properties: {
     id: { type: 'string' },
     type: { type: 'string', enum: ['SPOT'] },
     product: { type: 'string', description: 'FROM:TO, e.g. CLP:USDC' },
     status: { type: 'string', enum: ['CREATED', 'EXECUTED', 'EXPIRED', 'CANCELLED'] },
+    origin: { oneOf: [accountRecordSchema, { type: 'null' }], description: 'the payer’s account, when the first origin names one (ACCOUNT, BANK_ACCOUNT and the bank rails)' },
+    destination: { oneOf: [walletRecordSchema, { type: 'null' }], description: 'the wallet of the first CRYPTO node, when there is one' },
     exchangeRate: { type: 'string', description: 'how many purchaseCurrency one currency buys' },
     fee: { type: 'string' },
     executable: { type: 'boolean' },
     provider: { type: 'string' },
     marketValue: { type: 'string', description: 'the purchase amount at the catalog rate' },
+    extendedData: { type: 'array', items: nameValueSchema, description: 'the quote: quotedAt, quoteExpiresAt, purchaseAmount' },
     quoteExpiresAt: time,
     createdAt: time,
     updatedAt: time,
   },
 } as const;
 
+/** Merchant enrichment: the identity the transaction pays (merchantCode is its id). */
+export const enrichSchema = {
+  title: 'Enrich',
+  type: 'object',
+  additionalProperties: false,
+  required: ['merchantCode', 'merchantName', 'location'],
+  properties: {
+    merchantCode: { type: 'string', description: 'the identity id' },
+    merchantName: { type: 'string' },
+    location: {
+      type: 'object', additionalProperties: false,
+      required: ['country', 'administrativeAreaLevel1', 'administrativeAreaLevel2', 'administrativeAreaLevel3', 'street', 'zipcode', 'optionalAddress'],
+      properties: {
+        country: nullableString, administrativeAreaLevel1: nullableString, administrativeAreaLevel2: nullableString,
+        administrativeAreaLevel3: nullableString, street: nullableString, zipcode: nullableString, optionalAddress: nullableString,
+      },
+    },
+  },
+} as const;
+
+/**
+ * A node in the detailed transaction shape: the stored node, and what the interface adds, each present and null
+ * where it does not apply: `referenceId`, `processing`, `paymentInitiation` (PAYMENT_INITATION origins of an
+ * attempt) and `crypto` (CRYPTO nodes).
+ */
+export const detailedNodeSchema = {
+  ...paymentNodeSchema,
+  title: 'TransactionNode',
+  required: [...paymentNodeSchema.required, 'referenceId', 'processing', 'paymentInitiation', 'crypto'],
+  properties: {
+    ...paymentNodeSchema.properties,
+    type: { type: 'string', enum: [...nodeTypes, paymentInitiationType] },
+    identity: { oneOf: [nodeIdentitySchema, { type: 'null' }] },
+    referenceId: { ...nullableString, description: 'the payment initiation’s or the wallet’s reference' },
+    processing: { type: 'string', enum: ['INSTANT_PAYMENT', 'BATCH_PAYMENT'], description: 'INSTANT settlement, or a settlement batch (T+1, T+2)' },
+    paymentInitiation: {
+      oneOf: [{
+        type: 'object', additionalProperties: false,
+        required: ['method', 'referenceId', 'publicKey', 'widgetLink', 'signatureToken', 'origin'],
+        properties: {
+          method: { ...nodeTypeSchema, description: 'the pay-in method the payer starts from their bank' },
+          referenceId: nullableString,
+          publicKey: { ...nullableString, description: 'null in the sandbox' },
+          widgetLink: { ...nullableString, description: 'null in the sandbox' },
+          signatureToken: { ...nullableString, description: 'null in the sandbox' },
+          origin: { oneOf: [accountRecordSchema, { type: 'null' }], description: 'the payer’s account, known once the payer authorizes (null before)' },
+        },
+      }, { type: 'null' }],
+    },
+    crypto: {
+      oneOf: [{
+        type: 'object', additionalProperties: false, required: ['address', 'token', 'network', 'extendedData'],
+        properties: {
+          address: { type: 'string' }, token: nullableString, network: nullableString,
+          extendedData: { type: 'array', items: { type: 'array', items: nameValueSchema } },
+        },
+      }, { type: 'null' }],
+    },
+  },
+} as const;
+
+/** What the detailed shape of a payment and of an attempt share (src/payments/records.ts maps both). */
+export const detailedCoreProperties = {
+  id: { type: 'string' },
+  externalIdentityId: nullableText,
+  identityId: { ...nullableText, description: 'null while a deposit awaits assignment (an attempt always names one)' },
+  origins: { type: 'array', items: detailedNodeSchema },
+  originAmount: { ...amountAndCurrency, description: 'what the payer pays' },
+  destinations: { type: 'array', items: detailedNodeSchema },
+  destinationAmount: { ...amountAndCurrency, description: 'what the account is credited: totalAmount less fees' },
+  type: { type: 'string', enum: paymentTypes },
+  product: nullableText,
+  enrich: { oneOf: [enrichSchema, { type: 'null' }], description: 'the merchant: the identity paid (null if it was deleted)' },
+  fees: { type: 'array', items: detailedFeeSchema },
+  exchange: { oneOf: [exchangeSchema, { type: 'null' }] },
+  metaData: {
+    type: 'object', additionalProperties: false, required: ['description', 'image', 'category'],
+    properties: { description: nullableText, image: nullableText, category: nullableText },
+  },
+} as const;
+const detailedCoreRequired = Object.keys(detailedCoreProperties) as Array<keyof typeof detailedCoreProperties>;
+
 export const detailedPaymentSchema = {
   title: 'PaymentDetail',
   description: 'The detailed transaction shape: GET /payments/:id, and GET /payments with service-api-version 24-04-2025 (v2).',
   type: 'object',
   additionalProperties: false,
-  required: ['id', 'externalId', 'externalIdentityId', 'identityId', 'origins', 'originAmount', 'destinations', 'destinationAmount',
-    'type', 'product', 'enrich', 'fees', 'exchange', 'metaData', ...lifecycleRequired],
+  required: ['externalId', ...detailedCoreRequired, ...lifecycleRequired],
   properties: {
-    id: { type: 'string' },
     externalId: { type: 'string' },
-    externalIdentityId: nullableText,
-    identityId: { ...nullableText, description: 'null while a deposit awaits assignment' },
-    origins: { type: 'array', items: paymentNodeSchema },
-    originAmount: { ...amountAndCurrency, description: 'what the payer pays' },
-    destinations: { type: 'array', items: paymentNodeSchema },
-    destinationAmount: { ...amountAndCurrency, description: 'what the account is credited: totalAmount less fees' },
-    type: { type: 'string', enum: paymentTypes },
-    product: nullableText,
-    enrich: { type: 'null', description: 'merchant enrichment; not provided by the sandbox provider' },
-    fees: { type: 'array', items: detailedFeeSchema },
-    exchange: { oneOf: [exchangeSchema, { type: 'null' }] },
-    metaData: {
-      type: 'object', additionalProperties: false, required: ['description', 'image', 'category'],
-      properties: { description: nullableText, image: nullableText, category: nullableText },
-    },
+    ...detailedCoreProperties,
     ...lifecycleProperties,
   },
 } as const;

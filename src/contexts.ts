@@ -13,14 +13,15 @@ import { accountsContext } from './accounts/module.ts';
 import { depositsContext } from './deposits/module.ts';
 import { catalogContext } from './catalog/module.ts';
 import { paymentsContext } from './payments/module.ts';
+import { attemptsContext } from './attempts/module.ts';
 import { ledgerContext } from './ledger/module.ts';
 import { integrityContext } from './integrity/module.ts';
 import { webhooksContext } from './webhooks/module.ts';
 import { checkoutContext } from './checkout/module.ts';
 
 export const contexts: readonly ContextModule[] = [
-  clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, ledgerContext,
-  webhooksContext, integrityContext, checkoutContext,
+  clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, attemptsContext,
+  ledgerContext, webhooksContext, integrityContext, checkoutContext,
 ];
 
 /** Every read model's projector. */

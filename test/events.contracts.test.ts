@@ -258,6 +258,14 @@ for (const target of databaseTargets()) {
       const sessionStatus = async (id: string) => (await call('GET', `/checkout-sessions/${id}`)).body.status as string;
       await until(async () => (await sessionStatus(finished.id)) === 'FINISHED' && (await sessionStatus(failed.id)) === 'FAILED', { what: 'sessions ended' });
 
+      ok(await call('POST', '/payment-attempts', {
+        identityId: org.id, accountNumber: main.accountNumber, currency: 'BRL', type: 'PAYMENT',
+        origins: [{ type: 'PAYMENT_INITATION', paymentInitiation: { origin: 'PIX', referenceId: 'init-1' } }],
+        destinations: [{ type: 'PIX', amount: '20.00', pix: { key: 'merchant@example.com' }, identity: { userId: 'u-1', nickname: 'Shop', dni: '1' } }],
+      }), 'attempt');
+
+      ok(await service.operator('POST', `/operator/clients/${client.clientId}/review-thresholds`, { basicUsd: '500', standardUsd: '5000.50' }), 'thresholds');
+
       // Deposits: matched, unassigned then assigned (paid exactly, under, over), refused by an account blocked
       // before the credit, and expired.
       let deposits = 0;

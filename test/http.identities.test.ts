@@ -116,6 +116,29 @@ for (const target of databaseTargets()) {
       expect(moved.body.children.map((c: { id: string }) => c.id)).to.deep.equal([kid1]);
     });
 
+    it('children: POST and DELETE also take the interface’s bare array of ids; a bad array is a 400 that links nothing', async () => {
+      const org = (await create(asAlice, { type: 'ORGANIZATION', name: 'Array Org' })).body.id as string;
+      const kid1 = (await create(asAlice, { type: 'USER', name: 'Array One' })).body.id as string;
+      const kid2 = (await create(asAlice, { type: 'USER', name: 'Array Two' })).body.id as string;
+      const children = (body: unknown, method = 'POST') => service.request(method, `/identities/${org}/children`, { headers: asAlice, body });
+
+      const linked = await children([kid1, kid2]);
+      expect(linked.status, linked.text).to.equal(200);
+      expect(linked.body.children.map((c: { id: string }) => c.id)).to.have.members([kid1, kid2]);
+      const removed = await children([kid1], 'DELETE');
+      expect(removed.status, removed.text).to.equal(200);
+      expect(removed.body.children.map((c: { id: string }) => c.id)).to.deep.equal([kid2]);
+      expect((await children({ children: [kid2] }, 'DELETE')).body.children).to.deep.equal([]);
+
+      const before = await service.eventCount();
+      for (const bad of [[], [kid1, kid1], [kid1, 7], ['not an id!'], { children: [kid1], extra: true }]) {
+        const refused = await children(bad);
+        expect(refused.status, JSON.stringify(bad)).to.equal(400);
+        expect(refused.body.message).to.match(/body/);
+      }
+      expect(await service.eventCount()).to.equal(before);
+    });
+
     it('access rules appear in securityOptions.accessControl.scopes and can be removed', async () => {
       const id = (await create(asAlice, { type: 'USER', name: 'Ruled' })).body.id as string;
       const granted = await service.request('POST', `/identities/${id}/rules`, { headers: asAlice,

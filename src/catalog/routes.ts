@@ -9,6 +9,7 @@ import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo } from '../http/tenancy.ts';
 import { invalidParam, notFound } from '../http/errors.ts';
 import type { CatalogNodeType } from './catalog.ts';
+import { countryCodes } from '../../schemas/countries.ts';
 
 const tags = ['Discovery'];
 const error = { $ref: '#/components/schemas/Error' } as const;
@@ -92,15 +93,15 @@ export function catalogRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'get', path: '/payments/banks/:country', operationId: 'listBanks', summary: 'Banks of a country', tags,
       access: 'client', schemas: { params: countryParamSchema, query: emptyQuerySchema },
+      description: 'A country the catalog has no banks for answers an empty list; a code that is no ISO 3166-1 alpha-3 country, 404.',
       responses: {
-        200: { description: 'the banks of the country', schema: bankListSchema },
-        404: { description: 'unknown country, or no banks there', schema: error },
+        200: { description: 'the banks of the country (empty when the catalog has none there)', schema: bankListSchema },
+        404: { description: 'no such country', schema: error },
       },
       async handler({ params }) {
         const { country } = params;
-        const banks = catalog.banksOf(country);
-        if (banks.length === 0) throw notFound(`no banks for country ${country}`);
-        return { status: 200, body: banks };
+        if (!(countryCodes as readonly string[]).includes(country)) throw notFound(`country ${country} not found`);
+        return { status: 200, body: catalog.banksOf(country) };
       },
     }),
     defineRoute({

@@ -20,7 +20,7 @@ import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
-import { detailedPayment, paymentRecord } from '../payments/records.ts';
+import { merchantsOf, detailedPayment, paymentRecord } from '../payments/records.ts';
 import { effectiveStatus } from './decider.ts';
 import {
   activateLink, chooseSessionMethod, createLink, createSession, deleteLink, expireSession, linkByToken, openSessionFromLink, ownedLink, ownedSession,
@@ -62,9 +62,11 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     const ids = rows.map((row) => row.session_id);
     const payments = ids.length === 0 ? [] : await scopedTo(db, 'payments', clientIdOf(req)).where('checkout_session_id', 'in', ids)
       .orderBy('created_at').execute();
+    const merchants = await merchantsOf(db, clientIdOf(req), payments.map((p) => p.identity_id));
     return rows.map((row) => ({
       ...sessionRecord(row, originOf(req), now()),
-      payments: payments.filter((p) => p.checkout_session_id === row.session_id).map((p) => detailedPayment(p, services.provider.name)),
+      payments: payments.filter((p) => p.checkout_session_id === row.session_id)
+        .map((p) => detailedPayment(p, { providerName: services.provider.name, merchant: merchants.get(p.identity_id) ?? null })),
     }));
   };
 

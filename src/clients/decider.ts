@@ -1,10 +1,13 @@
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict, domainNotFound } from '../domain/errors.ts';
+import { domainConflict, domainInvalid, domainNotFound } from '../domain/errors.ts';
+import { toDecimal } from '../ledger/money.ts';
 import type { ClientEvent } from './events.ts';
 
 export type ClientCommand =
   | { type: 'RegisterClient'; clientId: string; name: string; apiKeyId: string; apiKeyHash: string; secretHash: string; now: Date }
-  | { type: 'DeleteClient'; now: Date };
+  | { type: 'DeleteClient'; now: Date }
+  /** USD-equivalent amounts, decimal strings; a STANDARD payer is trusted at least as far as a BASIC one. */
+  | { type: 'SetReviewThresholds'; basicUsd: string; standardUsd: string; now: Date };
 
 export type ClientState =
   | { status: 'none' }
@@ -26,6 +29,14 @@ export const clientDecider: Decider<ClientCommand, ClientEvent, ClientState> = {
         if (state.status !== 'active') throw domainNotFound('client not found');
         return [{ type: 'ClientDeleted', data: { clientId: state.clientId, deletedAt: command.now.toISOString() } }];
       }
+      case 'SetReviewThresholds': {
+        if (state.status !== 'active') throw domainNotFound('client not found');
+        const { basicUsd, standardUsd } = command;
+        if (toDecimal(standardUsd).lessThan(toDecimal(basicUsd))) {
+          throw domainInvalid(`standardUsd: ${standardUsd} is below basicUsd ${basicUsd}; a STANDARD payer is reviewed from at least the BASIC threshold`);
+        }
+        return [{ type: 'ClientReviewThresholdsSet', data: { clientId: state.clientId, basicUsd, standardUsd, setAt: command.now.toISOString() } }];
+      }
     }
   },
 
@@ -35,6 +46,8 @@ export const clientDecider: Decider<ClientCommand, ClientEvent, ClientState> = {
         return { status: 'active', clientId: event.data.clientId, name: event.data.name };
       case 'ClientDeleted':
         return state.status === 'none' ? state : { ...state, status: 'deleted' };
+      case 'ClientReviewThresholdsSet':
+        return state;
     }
   },
 };

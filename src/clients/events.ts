@@ -1,6 +1,6 @@
 /** Events of a client (tenant). Stream: `client-<clientId>`. Secrets appear only as hashes. */
 import type { FromSchema } from 'json-schema-to-ts';
-import { closed, instantSchema, textSchema } from '../../schemas/events/common.ts';
+import { amountSchema, closed, instantSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
 
 /** The stored contract of each event's data (see the events section of README.md before changing one). */
@@ -15,6 +15,8 @@ export const clientEventSchemas = {
     registeredAt: instantSchema,
   }),
   ClientDeleted: closed({ clientId: textSchema, deletedAt: instantSchema }),
+  /** The USD-equivalent amounts from which this client's payments are reviewed (BASIC and STANDARD payers). */
+  ClientReviewThresholdsSet: closed({ clientId: textSchema, basicUsd: amountSchema, standardUsd: amountSchema, setAt: instantSchema }),
 } as const;
 
 type Schemas = typeof clientEventSchemas;
@@ -29,7 +31,12 @@ export interface ClientDeleted {
   data: FromSchema<Schemas['ClientDeleted']>;
 }
 
-export type ClientEvent = ClientRegistered | ClientDeleted;
+export interface ClientReviewThresholdsSet {
+  type: 'ClientReviewThresholdsSet';
+  data: FromSchema<Schemas['ClientReviewThresholdsSet']>;
+}
+
+export type ClientEvent = ClientRegistered | ClientDeleted | ClientReviewThresholdsSet;
 
 export const clientEvents: ContextEvents = { schemas: clientEventSchemas };
 

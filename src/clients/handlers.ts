@@ -4,6 +4,7 @@ import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { Position } from '../eventstore/position.ts';
 import type { Runtime } from '../domain/runtime.ts';
 import type { ClientCredentials } from '../../schemas/clients.ts';
+import { formatAmount, parseAmount } from '../ledger/money.ts';
 import { clientDecider } from './decider.ts';
 import { clientStream } from './events.ts';
 import { generateApiKey, generateClientSecret, hashSecret } from './credentials.ts';
@@ -30,5 +31,18 @@ export async function deleteClient(
 ): Promise<Position> {
   const result = await handleCommand(store, clientStream(clientId), clientDecider,
     { type: 'DeleteClient', now: runtime.now() }, { ...metadata, clientId });
+  return result.position!;
+}
+
+/** A USD amount as stored: canonical at the scale of USD. */
+const inUsd = (amount: string) => formatAmount(parseAmount(amount, 'USD'), 'USD');
+
+/** Sets the client's review thresholds (USD-equivalent decimal strings); another client's or none is not found. */
+export async function setReviewThresholds(
+  store: EventStore, runtime: Runtime, clientId: string, thresholds: { basicUsd: string; standardUsd: string }, metadata: EventMetadata,
+): Promise<Position> {
+  const result = await handleCommand(store, clientStream(clientId), clientDecider,
+    { type: 'SetReviewThresholds', basicUsd: inUsd(thresholds.basicUsd), standardUsd: inUsd(thresholds.standardUsd), now: runtime.now() },
+    { ...metadata, clientId });
   return result.position!;
 }

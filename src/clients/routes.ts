@@ -1,16 +1,32 @@
-/** POST /auth, and the operator routes that provision and remove clients. */
+/** POST /auth, and the operator routes that provision and remove clients and set their review thresholds. */
 import {
   authBodySchema, authResponseSchema, clientCredentialsSchema, currentClientSchema, createClientBodySchema,
+  reviewThresholdsBodySchema, reviewThresholdsSchema,
 } from '../../schemas/clients.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import { unauthorized } from '../http/errors.ts';
+import { notFound, unauthorized } from '../http/errors.ts';
 import { clientIdOf } from '../http/tenancy.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { deleteClient, registerClient } from './handlers.ts';
+import { deleteClient, registerClient, setReviewThresholds } from './handlers.ts';
 
 export function clientRoutes(services: Services): AnyRoute[] {
-  const { storage, runtime } = services;
+  const { storage, runtime, config } = services;
+  const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+  /** The thresholds a client's payments are reviewed by: its own, else the environment's. */
+  const thresholdsOf = async (clientId: string) => {
+    const row = await services.readModels.selectFrom('clients')
+      .select(['client_id', 'review_threshold_basic_usd', 'review_threshold_standard_usd'])
+      .where('client_id', '=', clientId).where('status', '=', 'ACTIVE').executeTakeFirst();
+    if (!row) throw notFound(`client ${clientId} not found`);
+    const own = row.review_threshold_basic_usd !== null && row.review_threshold_standard_usd !== null;
+    return {
+      clientId,
+      basicUsd: row.review_threshold_basic_usd ?? config.reviewThresholdBasicUsd,
+      standardUsd: row.review_threshold_standard_usd ?? config.reviewThresholdStandardUsd,
+      source: own ? 'CLIENT' as const : 'DEFAULT' as const,
+    };
+  };
   return [
     defineRoute({
       method: 'post',
@@ -80,6 +96,45 @@ export function clientRoutes(services: Services): AnyRoute[] {
         const position = await deleteClient(storage.store, runtime, params.id, { actor: 'operator', correlationId: req.id });
         await services.readYourWrites(position);
         return { status: 200 };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/operator/clients/:id/review-thresholds',
+      operationId: 'setClientReviewThresholds',
+      summary: 'Set the amounts from which a client’s payments are reviewed',
+      description: 'USD-equivalent amounts (converted at the catalog’s rates): a payment of a BASIC payer, or of none, is reviewed from '
+        + '`basicUsd`, one of a STANDARD payer from `standardUsd` (at least `basicUsd`); FULL payers never, INACTIVE ones fail at once. '
+        + 'Recorded on the client’s stream; payments created after the answer use them. Without this, REVIEW_THRESHOLD_BASIC_USD and '
+        + 'REVIEW_THRESHOLD_STANDARD_USD apply.',
+      tags: ['Operator'],
+      access: 'operator',
+      schemas: { params: idParamSchema, body: reviewThresholdsBodySchema },
+      responses: {
+        200: { description: 'the client’s thresholds now', schema: reviewThresholdsSchema },
+        400: { description: 'standardUsd below basicUsd', schema: errorSchema },
+        404: { description: 'no such client', schema: errorSchema },
+      },
+      async handler({ params, body, req }) {
+        const position = await setReviewThresholds(storage.store, runtime, params.id, body, { actor: 'operator', correlationId: req.id });
+        await services.readYourWrites(position);
+        return { status: 200, body: await thresholdsOf(params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/operator/clients/:id/review-thresholds',
+      operationId: 'getClientReviewThresholds',
+      summary: 'The amounts from which a client’s payments are reviewed',
+      tags: ['Operator'],
+      access: 'operator',
+      schemas: { params: idParamSchema },
+      responses: {
+        200: { description: 'the client’s thresholds, or the defaults', schema: reviewThresholdsSchema },
+        404: { description: 'no such client', schema: errorSchema },
+      },
+      async handler({ params }) {
+        return { status: 200, body: await thresholdsOf(params.id) };
       },
     }),
   ];

@@ -90,9 +90,9 @@ export type Validator = (value: unknown) => unknown;
 
 const WHERE: Record<RequestPart, string> = { body: 'body field', query: 'query parameter', path: 'path parameter' };
 
-/** `a.b[2].c` from ajv's `/a/b/2/c`. */
+/** `a.b[2].c` from ajv's `/a/b/2/c`; `[1]` from `/1` (an item of a bare array body). */
 function dottedPath(pointer: string): string {
-  return pointer.replace(/^\//, '').replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
+  return pointer.replace(/\/(\d+)(?=\/|$)/g, '[$1]').replace(/^\//, '').replace(/\//g, '.').replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
 function fieldName(part: RequestPart, error: ErrorObject): string {
@@ -106,6 +106,19 @@ function fieldName(part: RequestPart, error: ErrorObject): string {
     return path ? `${path}.${extra}` : extra;
   }
   return path || (part === 'body' ? 'body' : part);
+}
+
+/**
+ * The error to answer with: the first, except that a `oneOf` branch refused only for its type (the body is an
+ * object where the branch wants an array) says less than a branch of the right type refused for a field.
+ */
+function mostSpecific(errors: readonly ErrorObject[]): ErrorObject {
+  const oneOf = errors.find((error) => error.keyword === 'oneOf');
+  if (!oneOf) return errors[0]!;
+  const branches = `${oneOf.schemaPath}/`;
+  const typeOnly = (error: ErrorObject) =>
+    error.keyword === 'type' && error.instancePath === oneOf.instancePath && error.schemaPath.startsWith(branches);
+  return errors.find((error) => error !== oneOf && !typeOnly(error)) ?? errors[0]!;
 }
 
 function describe(part: RequestPart, error: ErrorObject): HttpError {
@@ -181,7 +194,7 @@ export function compileValidator(part: RequestPart, schema: object | boolean): V
     const found = unstorable(value);
     if (found) throw unstorableError(part, found);
     const copy = part === 'body' ? value : { ...(value as object) };
-    if (!validate(copy)) throw describe(part, validate.errors![0]!);
+    if (!validate(copy)) throw describe(part, mostSpecific(validate.errors!));
     return copy;
   };
 }

@@ -1,7 +1,7 @@
 /** The Identities endpoints of the interface, plus the operator's status change. */
 import {
   accessScopeSchema, childrenBodySchema, createIdentitySchema, identityPageSchema, identitySchema, identityStatusBodySchema,
-  listIdentitiesQuerySchema, removeAccessScopeSchema, updateIdentitySchema,
+  listIdentitiesQuerySchema, removeAccessScopeSchema, updateIdentitySchema, type ChildrenBody,
 } from '../../schemas/identities.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import { identityRecords } from '../../projections/identities.ts';
@@ -14,6 +14,9 @@ import {
   addAccessRule, addChildren, changeIdentityStatus, createIdentity, deleteIdentity, ownedIdentity, removeAccessRule,
   removeChildren, updateIdentity,
 } from './handlers.ts';
+
+/** The ids a children body names, in either of its forms: the interface's bare array, or `{children: [...]}`. */
+const childIdsOf = (body: ChildrenBody): string[] => (Array.isArray(body) ? body : body.children);
 
 const tags = ['Identities'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
@@ -100,7 +103,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const { id } = params;
-        await addChildren(services, clientIdOf(req), id, body.children, meta(req));
+        await addChildren(services, clientIdOf(req), id, childIdsOf(body), meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),
@@ -114,7 +117,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const { id } = params;
-        await removeChildren(services, clientIdOf(req), id, body.children, meta(req));
+        await removeChildren(services, clientIdOf(req), id, childIdsOf(body), meta(req));
         return { status: 200, body: await recordOf(clientIdOf(req), id) };
       },
     }),

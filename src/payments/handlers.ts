@@ -6,6 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import type { CreatePayment } from '../../schemas/payments.ts';
 import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
+import type { ClientRow } from '../../projections/clients.ts';
 import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
@@ -58,7 +59,7 @@ async function run(platform: Platform, paymentId: string, command: PaymentComman
   return events;
 }
 
-function amountIn(field: string, text: string, currency: string): string {
+export function amountIn(field: string, text: string, currency: string): string {
   try {
     return formatAmount(parseAmount(text, currency, { positive: true }), currency);
   } catch (error) {
@@ -70,17 +71,23 @@ function amountIn(field: string, text: string, currency: string): string {
 type PayerAndAccount = {
   identity: Pick<IdentityRow, 'identity_id' | 'email'> | null;
   account: Pick<AccountRow, 'account_id' | 'account_number' | 'identity_id' | 'currency' | 'status'> | null;
+  /** The client's own review thresholds (USD), each null where the environment's default applies. */
+  thresholds: Pick<ClientRow, 'review_threshold_basic_usd' | 'review_threshold_standard_usd'> | null;
 };
 type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumber: string };
 
 /**
- * The identity and the account each create names, both its client's: one statement for all the creates that
- * queued meanwhile (see Coalescer), since a create's throughput is made of its round trips.
+ * The identity and the account each create names, both its client's, and the client's review thresholds: one
+ * statement for all the creates that queued meanwhile (see Coalescer), since a create's throughput is made of
+ * its round trips.
  */
 function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
   return new Coalescer(async (queries) => {
-    const { rows } = await sql<{ n: string; identity: PayerAndAccount['identity']; account: PayerAndAccount['account'] }>`
+    const { rows } = await sql<{ n: string } & PayerAndAccount>`
       SELECT x.n::text AS n,
+             (SELECT json_build_object('review_threshold_basic_usd', c.review_threshold_basic_usd,
+                                       'review_threshold_standard_usd', c.review_threshold_standard_usd)
+                FROM clients c WHERE c.client_id = x.client_id) AS thresholds,
              (SELECT json_build_object('identity_id', i.identity_id, 'email', i.email)
                 FROM identities i WHERE i.client_id = x.client_id AND i.identity_id = x.identity_id) AS identity,
              (SELECT json_build_object('account_id', a.account_id, 'account_number', a.account_number,
@@ -88,7 +95,7 @@ function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAcco
                 FROM accounts a WHERE a.client_id = x.client_id AND a.account_number = x.account_number) AS account
         FROM jsonb_to_recordset(${JSON.stringify(queries.map((q, n) => ({ n, client_id: q.clientId, identity_id: q.identityId, account_number: q.accountNumber })))}::jsonb)
              AS x(n integer, client_id text, identity_id text, account_number text)`.execute(db);
-    const byIndex = new Map(rows.map((row) => [Number(row.n), { identity: row.identity, account: row.account }]));
+    const byIndex = new Map(rows.map((row) => [Number(row.n), { identity: row.identity, account: row.account, thresholds: row.thresholds }]));
     return queries.map((_, n) => byIndex.get(n)!);
   });
 }
@@ -98,6 +105,26 @@ function payerAndAccount(db: Kysely<ReadModels>, clientId: string, identityId: s
   let lookups = payerLookups.get(db);
   if (!lookups) payerLookups.set(db, lookups = lookUpPayersAndAccounts(db));
   return lookups.submit({ clientId, identityId, accountNumber });
+}
+
+/**
+ * The identity paid and its account, both the client's (404 otherwise): the account must be the identity's, in
+ * the transaction's currency, and ACTIVE. A payment and an attempt check the same.
+ */
+export async function destinationOf(
+  db: Kysely<ReadModels>, clientId: string, input: { identityId: string; accountNumber: string; currency: string },
+): Promise<{ identity: NonNullable<PayerAndAccount['identity']>; account: NonNullable<PayerAndAccount['account']>; thresholds: PayerAndAccount['thresholds'] }> {
+  const { identity, account, thresholds } = await payerAndAccount(db, clientId, input.identityId, input.accountNumber);
+  if (!identity) throw domainNotFound(`identity ${input.identityId} not found`);
+  if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
+  if (account.identity_id !== identity.identity_id) {
+    throw domainInvalid(`accountNumber: account ${input.accountNumber} does not belong to identity ${input.identityId}`);
+  }
+  if (account.currency !== input.currency) {
+    throw domainInvalid(`currency: account ${input.accountNumber} holds ${account.currency}, not ${input.currency}`);
+  }
+  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${input.accountNumber} is ${account.status}; it cannot be paid`);
+  return { identity, account, thresholds };
 }
 
 /** The payer as a payment needs it: who, and the operation level its review follows. */
@@ -170,19 +197,10 @@ export async function createPayment(
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
   const now = platform.runtime.now();
-  const [{ identity, account }, knownCustomer] = await Promise.all([
-    payerAndAccount(db, clientId, input.identityId, input.accountNumber),
+  const [{ identity, account, thresholds }, knownCustomer] = await Promise.all([
+    destinationOf(db, clientId, input),
     knownPayer(platform, clientId, input),
   ]);
-  if (!identity) throw domainNotFound(`identity ${input.identityId} not found`);
-  if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
-  if (account.identity_id !== identity.identity_id) {
-    throw domainInvalid(`accountNumber: account ${input.accountNumber} does not belong to identity ${input.identityId}`);
-  }
-  if (account.currency !== input.currency) {
-    throw domainInvalid(`currency: account ${input.accountNumber} holds ${account.currency}, not ${input.currency}`);
-  }
-  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${input.accountNumber} is ${account.status}; it cannot be paid`);
   if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now.getTime()) {
     throw domainInvalid('expiresAt: must be in the future');
   }
@@ -206,7 +224,11 @@ export async function createPayment(
   const operationLevel: OperationLevel = customer?.operation_level ?? 'BASIC';
   const screening = screenPayment({
     catalog, operationLevel, totalAmount, currency: input.currency, providerReview: provider.reviewReason(input),
-    thresholds: { basicUsd: config.reviewThresholdBasicUsd, standardUsd: config.reviewThresholdStandardUsd },
+    // The client's own thresholds (set by an operator on its stream), else the environment's (DESIGN section 19).
+    thresholds: {
+      basicUsd: thresholds?.review_threshold_basic_usd ?? config.reviewThresholdBasicUsd,
+      standardUsd: thresholds?.review_threshold_standard_usd ?? config.reviewThresholdStandardUsd,
+    },
   });
 
   const paymentId = paymentIdFor(clientId, input.externalId);

@@ -34,7 +34,7 @@ export function validateNodes(
   return nodes.map((node, index) => validateNode(catalog, node, side, `${side}[${index}]`, context));
 }
 
-function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, path: string, context: NodeContext): StoredPaymentNode {
+export function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, path: string, context: NodeContext): StoredPaymentNode {
   const type = catalog.nodeType(node.type);
   if (!type) throw domainInvalid(`${path}: unknown node type ${JSON.stringify(node.type)}`);
   const fields = nodeObjectOf(node, type, path);
@@ -53,13 +53,24 @@ function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, 
   const stored = type.type === 'CARD' ? storedCard(fields, objectPath, context.now ?? new Date()) : { ...fields };
 
   if (fields.country !== undefined) checkCountry(type, fields.country, `${objectPath}.country`);
+  const priced = pricedNode(type, node, path, context);
+  if (fields.currency !== undefined && fields.currency !== priced.currency) {
+    throw domainInvalid(`${objectPath}.currency: ${fields.currency} does not match the node's currency ${priced.currency}`);
+  }
+  return { ...priced, [type.nodeKey]: stored } as StoredPaymentNode;
+}
 
+/** What every node shares, whatever carries its details: its own fields, and its type's catalog facts. */
+type NodeCommon = Pick<PaymentNodeInput, 'name' | 'externalId' | 'amount' | 'currency' | 'metadata' | 'identity'>;
+
+/**
+ * The node's currency (one of the type's) and amount (within the type's limits in that currency), and what
+ * the catalog says of its type; without the node object, which the caller adds.
+ */
+export function pricedNode(type: CatalogNodeType, node: NodeCommon, path: string, context: NodeContext) {
   const currency = node.currency ?? context.currency;
   if (!(type.currencies as string[]).includes(currency)) {
     throw domainInvalid(`${path}: currency ${currency} is not a currency of ${type.type} (${type.currencies.join(', ')})`);
-  }
-  if (fields.currency !== undefined && fields.currency !== currency) {
-    throw domainInvalid(`${objectPath}.currency: ${fields.currency} does not match the node's currency ${currency}`);
   }
 
   const amount = amountOf(node.amount ?? context.amount, currency, path);
@@ -74,7 +85,7 @@ function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, 
   }
 
   return {
-    type: type.type,
+    type: type.type as string,
     name: node.name ?? null,
     externalId: node.externalId ?? null,
     amount: formatAmount(amount, currency),
@@ -85,8 +96,7 @@ function validateNode(catalog: Catalog, node: PaymentNodeInput, side: NodeSide, 
     metadata: node.metadata ? pick(node.metadata, ['image', 'description', 'category']) : null,
     identity: node.identity ? pick(node.identity, ['name', 'documentNumber', 'externalId', 'lastname']) : null,
     metaData: { image: type.description.icon, title: type.description.title, description: type.description.title },
-    [type.nodeKey]: stored,
-  } as StoredPaymentNode;
+  };
 }
 
 /** The one node object the type names, as string fields; any other node object is refused. */

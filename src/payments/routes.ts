@@ -20,7 +20,7 @@ import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
 import { MAX_READ_LIMIT } from '../eventstore/port.ts';
 import { paymentStream } from './events.ts';
-import { detailedPayment, paymentRecord } from './records.ts';
+import { detailedPayment, merchantsOf, paymentRecord } from './records.ts';
 import {
   anyPayment, attachPaymentDocument, authorizePayment, capturePayment, createPayment, ownedPayment, receivePayment,
   resolvePaymentReview,
@@ -90,7 +90,10 @@ export function paymentRoutes(services: Services): AnyRoute[] {
             .limit(page.limit).offset(page.offset).execute(),
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
-        const results = version === 2 ? rows.map((row) => detailedPayment(row, services.provider.name)) : rows.map(paymentRecord);
+        const merchants = version === 2 ? await merchantsOf(db, clientIdOf(req), rows.map((row) => row.identity_id)) : new Map();
+        const results = version === 2
+          ? rows.map((row) => detailedPayment(row, { providerName: services.provider.name, merchant: merchants.get(row.identity_id) ?? null }))
+          : rows.map(paymentRecord);
         return { status: 200, body: pageOfResults<unknown>(results, Number((count as { n: string }).n), page) };
       },
     }),
@@ -140,7 +143,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payment', schema: detailedPaymentSchema }, 404: notFoundResponse },
       async handler({ params, req }) {
-        return { status: 200, body: detailedPayment(await ownedPayment(db, tenantOf(req), params.id), services.provider.name) };
+        const row = await ownedPayment(db, tenantOf(req), params.id);
+        const merchant = (await merchantsOf(db, row.client_id, [row.identity_id])).get(row.identity_id) ?? null;
+        return { status: 200, body: detailedPayment(row, { providerName: services.provider.name, merchant }) };
       },
     }),
     defineRoute({

@@ -5,6 +5,7 @@
  */
 import { checkoutEvents, type LinkEvent, type SessionEvent } from '../checkout/events.ts';
 import { accountEvents, type AccountEvent, type AccountNumberEvent } from '../accounts/events.ts';
+import { attemptEvents, type AttemptEvent } from '../attempts/events.ts';
 import { clientEvents, type ClientEvent } from '../clients/events.ts';
 import { depositEvents, type DepositEvent } from '../deposits/events.ts';
 import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
@@ -16,14 +17,14 @@ import { webhookEvents, type WebhookEvent } from '../webhooks/events.ts';
 import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payments/refunds/events.ts';
 
 export const storedEvents = new EventContracts([
-  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, depositEvents, webhookEvents, integrityEvents,
-  checkoutEvents,
+  clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, depositEvents, attemptEvents, webhookEvents,
+  integrityEvents, checkoutEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | AttemptEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =
@@ -37,6 +38,7 @@ type RegisteredType =
   | keyof typeof import('../payments/events.ts')['paymentEventSchemas']
   | keyof typeof import('../payments/refunds/events.ts')['refundEventSchemas']
   | keyof typeof import('../deposits/events.ts')['depositEventSchemas']
+  | keyof typeof import('../attempts/events.ts')['attemptEventSchemas']
   | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
   | keyof typeof import('../integrity/events.ts')['integrityEventSchemas']
   | keyof typeof import('../checkout/events.ts')['sessionEventSchemas']

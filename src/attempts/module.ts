@@ -1,0 +1,10 @@
+import { defineContext } from '../module.ts';
+import { attemptsProjector } from '../../projections/attempts.ts';
+import { attemptRoutes } from './routes.ts';
+
+/** Payment attempts: a payment checked against the catalog and the account before it runs, kept with status ATTEMPT. */
+export const attemptsContext = defineContext({
+  name: 'attempts',
+  routes: attemptRoutes,
+  projectors: [attemptsProjector],
+});

@@ -1,0 +1,90 @@
+/** The Payment attempts endpoints of the interface. */
+import type { Request } from 'express';
+import {
+  attemptPageSchema, attemptSchema, createAttemptSchema, getAttemptQuerySchema, listAttemptsQuerySchema,
+} from '../../schemas/attempts.ts';
+import { idParamSchema } from '../../schemas/common.ts';
+import { defineRoute, type AnyRoute } from '../http/route.ts';
+import type { Services } from '../http/services.ts';
+import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { notFound } from '../http/errors.ts';
+import { pageOfResults, pageRequest } from '../http/pagination.ts';
+import { dayRange } from '../http/dates.ts';
+import { merchantsOf } from '../payments/records.ts';
+import type { AttemptRow } from '../../projections/attempts.ts';
+import { createAttempt, ownedAttempt } from './handlers.ts';
+import { attemptRecord } from './records.ts';
+
+const tags = ['Payment attempts'];
+const errorSchema = { $ref: '#/components/schemas/Error' } as const;
+const notFoundResponse = { description: 'no such attempt for this client; another client’s attempt answers the same', schema: errorSchema } as const;
+
+export function attemptRoutes(services: Services): AnyRoute[] {
+  const db = services.readModels;
+  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  /** The records of these rows of one client, with their merchants read in one query. */
+  const recordsOf = async (clientId: string, rows: readonly AttemptRow[]) => {
+    const merchants = await merchantsOf(db, clientId, rows.map((row) => row.identity_id));
+    return rows.map((row) => attemptRecord(row, { providerName: services.provider.name, merchant: merchants.get(row.identity_id) ?? null }));
+  };
+
+  return [
+    defineRoute({
+      method: 'get', path: '/payment-attempts', operationId: 'listPaymentAttempts', summary: 'List payment attempts', tags, access: 'client',
+      description: 'Newest first (ties broken by id). Filters are exact matches; startDate and endDate bound the creation day '
+        + '(dd/mm/yyyy, UTC, inclusive). Page with `limit` and `next` (or `cursor`: the `next` of the previous page) or `offset`.',
+      schemas: { query: listAttemptsQuerySchema },
+      responses: { 200: { description: 'a page of attempts', schema: attemptPageSchema } },
+      async handler({ query, req }) {
+        const clientId = clientIdOf(req);
+        const { from, before } = dayRange(query.startDate, query.endDate);
+        let filtered = scopedTo(db, 'payment_attempts', clientId);
+        if (query.identityId) filtered = filtered.where('identity_id', '=', query.identityId);
+        if (query.accountNumber) filtered = filtered.where('account_number', '=', query.accountNumber);
+        if (query.type) filtered = filtered.where('type', '=', query.type);
+        if (from) filtered = filtered.where('created_at', '>=', from);
+        if (before) filtered = filtered.where('created_at', '<', before);
+        const page = pageRequest({ ...query, cursor: query.next ?? query.cursor });
+        const [rows, count] = await Promise.all([
+          filtered.orderBy('created_at', 'desc').orderBy('attempt_id', 'desc').limit(page.limit).offset(page.offset).execute(),
+          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+        ]);
+        return { status: 200, body: pageOfResults(await recordsOf(clientId, rows), Number(count.n), page) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payment-attempts', operationId: 'createPaymentAttempt', summary: 'Check a payment before it runs',
+      description: 'Checks what POST /payments would: the identity and its ACTIVE account in `currency`, every node against the '
+        + 'catalog (node object, direction, required fields, country, currency, per-method limits), that the accounts ACCOUNT nodes '
+        + 'name are yours (ACTIVE, in the node’s currency), the first origin’s fee and the '
+        + 'exchange; records the outcome with status ATTEMPT and answers it in the detailed transaction shape. Nothing runs: no '
+        + 'money moves and no customer is created. An origin of type PAYMENT_INITATION (the interface’s spelling) starts a pay-in '
+        + 'method from the payer’s bank: `paymentInitiation {origin, referenceId}` names the method (FINTOC or fintoc) and carries no '
+        + 'node object. A destination’s `identity` takes `userId`, `name`, `lastname`, `nickname`, `dni`.',
+      tags, access: 'client', schemas: { body: createAttemptSchema },
+      responses: {
+        201: { description: 'the attempt', schema: attemptSchema },
+        404: { description: 'no such identity, account or customer for this client', schema: errorSchema },
+        422: { description: 'the account is not ACTIVE', schema: errorSchema },
+      },
+      async handler({ body, req }) {
+        const clientId = clientIdOf(req);
+        const { row, readModels } = await createAttempt(services, clientId, body, meta(req));
+        return { status: 201, body: (await recordsOf(clientId, [row]))[0], readModels };
+      },
+    }),
+    defineRoute({
+      method: 'get', path: '/payment-attempts/:id', operationId: 'getPaymentAttempt', summary: 'Get a payment attempt (detailed transaction shape)',
+      description: 'With `type` or `product`, an attempt of another type or product answers 404.',
+      tags, access: 'client', schemas: { params: idParamSchema, query: getAttemptQuerySchema },
+      responses: { 200: { description: 'the attempt', schema: attemptSchema }, 404: notFoundResponse },
+      async handler({ params, query, req }) {
+        const row = await ownedAttempt(db, tenantOf(req), params.id);
+        if ((query.type !== undefined && row.type !== query.type) || (query.product !== undefined && row.product !== query.product)) {
+          throw notFound('payment attempt not found');
+        }
+        return { status: 200, body: (await recordsOf(row.client_id, [row]))[0] };
+      },
+    }),
+  ];
+}
