@@ -336,7 +336,9 @@ for (const target of databaseTargets()) {
             expect(types.filter((t) => t === 'DepositRefundDue'), id).to.have.length(1);
             expect((await get(`/payments/${id}`, late)).body).to.include({ status: 'EXPIRED' });
             // The refund child to the originator, from suspense, issued once: payment.refund.created.
-            const children = (await get(`/payments/${id}/refund`, late)).body;
+            // The refund child is issued by the deposit's process manager after the expiry: wait for its read model.
+            let children = (await get(`/payments/${id}/refund`, late)).body;
+            await until(async () => (children = (await get(`/payments/${id}/refund`, late)).body).total > 0, { what: `the refund child of ${id}` });
             expect(children.total, id).to.equal(1);
             expect(children.refunds[0]).to.include({ parentPaymentId: id, status: 'RECEIVED', totalAmount: '5000.00', currency: 'ARS' });
             const refundEvents = await service.services.storage.store.readStream(refundStream(children.refunds[0].id), { limit: 100 });
