@@ -54,7 +54,6 @@ export const assignDepositSchema = {
     expectedAmount: { ...amount, description: 'what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted)' },
   },
 } as const;
-export type AssignDeposit = FromSchema<typeof assignDepositSchema>;
 
 export const expiresWithinValues = ['6h', '24h', '48h', ''] as const;
 
@@ -76,7 +75,6 @@ export const listUnassignedQuerySchema = {
     ...pageQueryProperties,
   },
 } as const;
-export type ListUnassignedQuery = FromSchema<typeof listUnassignedQuerySchema>;
 
 export const unassignedDepositSchema = {
   title: 'UnassignedDeposit',
@@ -114,7 +112,6 @@ export const widgetQuerySchema = {
     currency: { ...currencySchema, description: 'the currency of the widget; see the operation’s description for the default' },
   },
 } as const;
-export type WidgetQuery = FromSchema<typeof widgetQuerySchema>;
 
 const urgentItemSchema = {
   type: 'object',

@@ -21,7 +21,6 @@ export const createRefundSchema = {
     reason: { type: 'string', minLength: 1, maxLength: 500, description: 'kept as the refund child’s description' },
   },
 } as const;
-export type CreateRefund = FromSchema<typeof createRefundSchema>;
 
 export const refundSchema = {
   title: 'Refund',
@@ -87,7 +86,6 @@ export const listRefundsQuerySchema = {
     offset: { type: 'integer', minimum: 0, maximum: 10_000_000, default: 0 },
   },
 } as const;
-export type ListRefundsQuery = FromSchema<typeof listRefundsQuerySchema>;
 
 export const refundNotificationSchema = {
   title: 'RefundNotification',
@@ -103,4 +101,3 @@ export const refundNotificationSchema = {
     },
   },
 } as const;
-export type RefundNotification = FromSchema<typeof refundNotificationSchema>;

@@ -8,10 +8,10 @@ import { sql } from 'kysely';
 import type { Request } from 'express';
 import {
   assignDepositSchema, depositNotificationSchema, listUnassignedQuerySchema, unassignedDepositPageSchema, widgetQuerySchema, widgetSchema,
-  type AssignDeposit, type DepositNotification, type ListUnassignedQuery, type WidgetQuery,
+  type DepositNotification,
 } from '../../schemas/deposits.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
+import { idParamSchema } from '../../schemas/common.ts';
 import type { DepositRow } from '../../projections/deposits.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
@@ -97,13 +97,13 @@ export function depositRoutes(services: Services): AnyRoute[] {
         422: { description: 'below the minimum deposit of the currency', schema: errorSchema },
       },
       verify({ body }) {
-        const notification = body as DepositNotification;
+        const notification = body;
         const expected = Buffer.from(depositSignature(services.config.providerSecret, notification), 'hex');
         const given = Buffer.from(notification.signature, 'hex');
         if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized('provider signature does not match');
       },
       async handler({ body, req }) {
-        const notification = body as DepositNotification;
+        const notification = body;
         const result = await receiveDeposit(services, notification, { clientId: notification.clientId, actor: 'provider', correlationId: req.id });
         return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
       },
@@ -120,7 +120,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         404: { description: 'clientId is not the caller’s', schema: errorSchema },
       },
       async handler({ query: input, req }) {
-        const query = input as ListUnassignedQuery;
+        const query = input;
         const clientId = scopeOf(req, query.clientId);
         const now = services.runtime.now();
         let filtered = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED');
@@ -166,8 +166,8 @@ export function depositRoutes(services: Services): AnyRoute[] {
         422: { description: 'already assigned, being assigned, expired, another currency, or the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const { id } = params as IdParams;
-        const input = body as AssignDeposit;
+        const { id } = params;
+        const input = body;
         await assignDeposit(services, clientIdOf(req), id, input, meta(req));
         return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
       },
@@ -185,7 +185,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         404: { description: 'clientId is not the caller’s', schema: errorSchema },
       },
       async handler({ query: input, req }) {
-        const query = input as WidgetQuery;
+        const query = input;
         const clientId = scopeOf(req, query.clientId);
         const now = services.runtime.now();
         const held = await scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').clearSelect()

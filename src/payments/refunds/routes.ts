@@ -4,10 +4,10 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import { idParamSchema, type IdParams } from '../../../schemas/common.ts';
+import { idParamSchema } from '../../../schemas/common.ts';
 import {
   createRefundSchema, listRefundsQuerySchema, refundListSchema, refundNotificationSchema, refundSchema, refundSummarySchema,
-  type CreateRefund, type ListRefundsQuery, type RefundNotification, type RefundRecord,
+  type RefundRecord,
 } from '../../../schemas/refunds.ts';
 import type { RefundRow } from '../../../projections/refunds.ts';
 import { defineRoute, type AnyRoute } from '../../http/route.ts';
@@ -155,11 +155,11 @@ export function refundRoutes(services: Services): AnyRoute[] {
         422: { description: 'the refund already ended otherwise (its status named)', schema: errorSchema },
       },
       verify({ body }) {
-        const { refundId, outcome, signature } = body as RefundNotification;
+        const { refundId, outcome, signature } = body;
         if (!signatureMatches(services.config.providerSecret, refundId, outcome, signature)) throw unauthorized('provider signature does not match');
       },
       async handler({ body, req }) {
-        const { refundId, outcome } = body as RefundNotification;
+        const { refundId, outcome } = body;
         // From the child's stream, not the read model: a refund notified the moment it was created is known.
         const { refund } = await loadRefund(services, refundId);
         if (!refund) throw notFound(`refund ${refundId} not found`);
