@@ -19,36 +19,26 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
-import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import type { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { comparePositions, positionReached, type Position } from '../src/eventstore/position.ts';
 import type { EventStore } from '../src/eventstore/port.ts';
 import { allProjectors } from '../src/contexts.ts';
 import { paymentsProjector } from '../projections/payments.ts';
 import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
 import { quoteIdent } from '../src/db/sql.ts';
-import { createApp } from '../src/http/app.ts';
 import type { Services } from '../src/http/services.ts';
-import { systemRuntime } from '../src/domain/runtime.ts';
-import { assembleService } from '../src/assemble.ts';
-import { stopService } from '../src/shutdown.ts';
-import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/payments/decider.ts';
-import type { WithoutTenant } from '../src/domain/tenancy.ts';
-import { paymentIdFor, paymentStream, type PaymentCreatedData, type PaymentEvent } from '../src/payments/events.ts';
-import { feesFor, totalFee } from '../src/payments/pricing.ts';
+import { paymentDecider } from '../src/payments/decider.ts';
+import { paymentIdFor, paymentStream, type PaymentCreatedData } from '../src/payments/events.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import type { LoadResult, LoadSpec } from './loadgen.ts';
 import { Profiler, type Profile, type Statement } from './profile.ts';
+import { call, startService, type BenchService } from './service.ts';
+import { ACCOUNTS, card, paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, seedPayments, type Merchant } from './dataset.ts';
 
 export type Report = (target: string, what: string, value: string) => void;
 
-const OPERATOR_KEY = 'bench-operator-key-0123456789';
 const CONNECTIONS = 16;
 /**
  * Diagnose mode traces every request (where its time goes, its SQL, the plans of the list queries) in an
@@ -59,68 +49,11 @@ const CONNECTIONS = 16;
 const DIAGNOSE = !!process.env.BENCH_HTTP_DIAGNOSE;
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 3);
-const SEED_IN_FLIGHT = 32;
-const ACCOUNTS = 10;
-const card = { number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099', cvv: '123' };
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const ms = (n: number) => `${fmt(n, n < 10 ? 2 : 1)} ms`;
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
-// ---------------------------------------------------------------------------------------------- service
-
-interface BenchService {
-  baseUrl: string;
-  services: Services;
-  projections: ProjectionDaemon;
-  close(): Promise<void>;
-}
-
-/** The service as src/main.ts assembles it (logs formatted as in production, written to /dev/null). */
-async function startService(
-  database: Database, profiler: Profiler, beforeStart?: (projections: ProjectionDaemon) => void,
-): Promise<BenchService> {
-  const config = loadConfig({
-    OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', SANDBOX_AUTOPILOT: 'false',
-    ...(database.connectionString ? { DATABASE_URL: database.connectionString } : {}),
-  });
-  const logger = pino({ level: config.logLevel }, pino.destination({ dest: '/dev/null', sync: false }));
-  const store = new PostgresEventStore(database);
-  const { services, projections, scheduler } = await assembleService({
-    config, logger, runtime: systemRuntime,
-    storage: { mode: database.kind === 'postgres' ? 'postgres' : 'embedded', database, store, describe: 'bench', close: async () => store.close() },
-    // The scheduled jobs stay off: the settlement and expiry jobs would act on the seeded payments mid-run.
-    schedule: false,
-    beforeProjecting: beforeStart,
-  });
-  if (DIAGNOSE) profiler.wrapReadYourWrites(services);
-  profiler.watchRunners(projections);
-  const { app } = createApp(services);
-  const server: Server = createServer(DIAGNOSE ? profiler.handler(app) : app);
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    services,
-    projections,
-    async close() {
-      await stopService({ server, scheduler, projections, closeStorage: () => store.close() }, 0);
-      logger.flush();
-    },
-  };
-}
-
-async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
-  const response = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers: { 'user-agent': 'bench', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : null;
-}
-
-// -------------------------------------------------------------------------------------- load generator
 
 interface LoadGenerator {
   run(spec: Omit<LoadSpec, 'kind'>): Promise<LoadResult>;
@@ -153,119 +86,6 @@ async function startLoadGenerator(): Promise<LoadGenerator> {
       if (child.connected) child.send({ kind: 'exit' });
     },
   };
-}
-
-// ------------------------------------------------------------------------------------------- dataset
-
-interface Merchant {
-  clientId: string;
-  headers: Record<string, string>;
-  identityId: string;
-  accounts: Array<{ id: string; accountNumber: string }>;
-}
-
-async function provisionMerchant(baseUrl: string): Promise<Merchant> {
-  const credentials = await call(baseUrl, 'POST', '/operator/clients', { 'x-operator-key': OPERATOR_KEY }, { name: 'Bench merchant' });
-  const { accessToken } = await call(baseUrl, 'POST', '/auth', { 'x-api-key': credentials.apiKey },
-    { clientId: credentials.clientId, clientSecret: credentials.clientSecret });
-  const headers = { 'x-api-key': credentials.apiKey as string, 'user-agent': 'bench', authorization: `Bearer ${accessToken as string}` };
-  const identity = await call(baseUrl, 'POST', '/identities', headers,
-    { type: 'ORGANIZATION', name: 'Bench shop', country: 'BRA', email: 'shop@example.com' });
-  const accounts = [];
-  for (let i = 0; i < ACCOUNTS; i++) {
-    const account = await call(baseUrl, 'POST', '/accounts', headers, { identityId: identity.id, type: 'CHECKING', currency: 'USD' });
-    accounts.push({ id: account.id as string, accountNumber: account.accountNumber as string });
-  }
-  return { clientId: credentials.clientId, headers, identityId: identity.id, accounts };
-}
-
-/** Share of the dataset ending in each status, and the moves after creation that get it there. */
-const lifecycles: Array<{ status: string; share: number; moves: Array<(now: Date) => WithoutTenant<PaymentCommand>> }> = [
-  { status: 'CREATED', share: 0.35, moves: [] },
-  { status: 'AUTHORIZED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now })] },
-  { status: 'CAPTURED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now })] },
-  { status: 'RECEIVED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now }),
-    (now) => ({ type: 'Receive', receivedAmount: '', now })] },
-  { status: 'SETTLED', share: 0.10, moves: [(now) => ({ type: 'Authorize', now }), (now) => ({ type: 'Capture', now }),
-    (now) => ({ type: 'Receive', receivedAmount: '', now }),
-    (now) => ({ type: 'Settle', batchId: `batch-${now.toISOString().slice(0, 10)}`, account: { outcome: 'CREDITED', creditEventId: 'seeded', settlementBatchId: null }, now })] },
-  { status: 'FAILED', share: 0.10, moves: [(now) => ({ type: 'Reject', reason: 'CARD_DECLINED', now })] },
-  { status: 'EXPIRED', share: 0.10, moves: [(now) => ({ type: 'Expire', now })] },
-  { status: 'REQUIRES_REVIEW', share: 0.05, moves: [(now) => ({ type: 'RequireReview', reason: 'MANUAL_REVIEW', now })] },
-];
-
-function lifecycleOf(i: number, count: number) {
-  let bound = 0;
-  const at = (i + 0.5) / count;
-  for (const lifecycle of lifecycles) {
-    bound += lifecycle.share;
-    if (at < bound) return lifecycle;
-  }
-  return lifecycles[0]!;
-}
-
-/** Every event of payment `i`: created up to 90 days ago, moved to its lifecycle's status by the decider itself. */
-function paymentHistory(services: Services, merchant: Merchant, template: PaymentCreatedData, i: number, count: number): PaymentEvent[] {
-  const externalId = `seed-${i}`;
-  const paymentId = paymentIdFor(merchant.clientId, externalId);
-  const account = merchant.accounts[Math.floor(Math.random() * merchant.accounts.length)]!;
-  const totalAmount = (5 + Math.floor(Math.random() * 89_500) / 100).toFixed(2);
-  const fees = feesFor(services.catalog, services.catalog.nodeType('CARD'), totalAmount, 'USD');
-  const createdAt = Date.now() - Math.floor(Math.random() * 90 * 86_400_000) - 3 * 3_600_000;
-  const lifecycle = lifecycleOf(i, count);
-  const { createdAt: _createdAt, ...base } = template;
-  const payment = {
-    ...base, paymentId, externalId, accountId: account.id, accountNumber: account.accountNumber, totalAmount, fees,
-    feeAmount: totalFee(fees, 'USD'),
-    expiresAt: lifecycle.status === 'EXPIRED' ? new Date(createdAt + 3_600_000).toISOString() : null,
-  };
-  let state: PaymentState = paymentDecider.initialState;
-  const events: PaymentEvent[] = [];
-  // The seed writes the merchant's history as the service would have: its commands act for the merchant.
-  const tenant = { clientId: merchant.clientId };
-  const commands: PaymentCommand[] = [{ type: 'CreatePayment', tenant, payment, screening: { outcome: 'CLEAR' }, now: new Date(createdAt) }];
-  lifecycle.moves.forEach((move, step) => {
-    const command = move(new Date(createdAt + (step + 1) * (lifecycle.status === 'EXPIRED' ? 7_200_000 : 300_000)));
-    commands.push({ ...(command.type === 'Receive' ? { ...command, receivedAmount: totalAmount } : command), tenant } as PaymentCommand);
-  });
-  for (const command of commands) {
-    const decided = paymentDecider.decide(command, state);
-    for (const event of decided) state = paymentDecider.evolve(state, event);
-    events.push(...decided);
-  }
-  return events;
-}
-
-/** The shape of a real PaymentCreated: one payment created through the API, read back from its stream. */
-async function paymentTemplate(service: BenchService, merchant: Merchant): Promise<PaymentCreatedData> {
-  const sample = await call(service.baseUrl, 'POST', '/payments', merchant.headers, {
-    externalId: 'template', identityId: merchant.identityId, type: 'PURCHASE', accountNumber: merchant.accounts[0]!.accountNumber,
-    totalAmount: '100.00', currency: 'USD', origins: [{ type: 'CARD', card }],
-  });
-  const [created] = await service.services.storage.store.readStream(paymentStream(sample.id as string));
-  return created!.data as PaymentCreatedData;
-}
-
-/** Appends `count` payments' histories, SEED_IN_FLIGHT appends at a time; answers the last position. */
-async function seedPayments(
-  store: EventStore, services: Services, merchant: Merchant, template: PaymentCreatedData, count: number,
-): Promise<{ events: number; last: Position; ms: number }> {
-  const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
-  let next = 0;
-  let events = 0;
-  let last: Position | null = null;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      const history = paymentHistory(services, merchant, template, i, count);
-      events += history.length;
-      const { position } = await store.append(paymentStream(history[0]!.data.paymentId), history.map((e) => ({
-        type: e.type, data: e.data, metadata: { ...metadata, correlationId: randomUUID() },
-      })), 'no_stream');
-      if (!last || comparePositions(position, last) > 0) last = position;
-    }
-  }));
-  return { events, last: last!, ms: performance.now() - started };
 }
 
 /** Payments notified as received in the settlement runs (warm-up and run together), per run. */
@@ -425,7 +245,7 @@ export async function benchHttp(target: string, database: Database, report: Repo
   let service: BenchService | null = null;
   try {
     // 1. The merchant (client, identity, accounts) and a template payment, through the API.
-    service = await startService(database, profiler);
+    service = await startService(database, { profiler, diagnose: DIAGNOSE });
     const merchant = await provisionMerchant(service.baseUrl);
     const template = await paymentTemplate(service, merchant);
     const { services } = service;
@@ -440,13 +260,13 @@ export async function benchHttp(target: string, database: Database, report: Repo
     // 3. The service again: its projections catch up from where they stopped.
     const restarted = performance.now();
     const runnerDone = new Map<string, number>();
-    const live = await startService(database, profiler, (projections) => {
+    const live = await startService(database, { profiler, diagnose: DIAGNOSE, beforeStart: (projections) => {
       for (const runner of projections.projectionRunners) {
         runner.on('advanced', () => {
           if (!runnerDone.has(runner.name) && positionReached(runner.checkpoint, seeded.last)) runnerDone.set(runner.name, performance.now() - restarted);
         });
       }
-    });
+    } });
     service = live;
     const caughtUp = await live.projections.waitFor(seeded.last, 900_000);
     const catchUpMs = performance.now() - restarted;

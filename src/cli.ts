@@ -32,7 +32,7 @@ import { registerClient } from './clients/handlers.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 import { formatPosition, type Position } from './eventstore/position.ts';
-import { recordFeedDigest, verifyIntegrity, type IntegrityReport } from './integrity/integrity.ts';
+import { recordFeedDigest, verifyStorageIntegrity, type IntegrityReport } from './integrity/integrity.ts';
 import { verifyReadModels } from './projection/verify.ts';
 import { allProjectors } from './contexts.ts';
 import { sql } from 'kysely';
@@ -135,7 +135,7 @@ function progressLine(): (done: number, total: number, phase: string) => void {
 async function verifyHistory(config: Config): Promise<IntegrityReport> {
   refuseWhileServiceRuns(config);
   return withStorage(config, async (storage) => {
-    const report = await verifyIntegrity(storage.database, { onProgress: progressLine() });
+    const report = await verifyStorageIntegrity(storage, { onProgress: progressLine() });
     if (process.stderr.isTTY) process.stderr.write('\n');
     return report;
   });

@@ -1,6 +1,8 @@
 /**
- * Tamper evidence for the Postgres event stores (embedded PGlite and PostgreSQL); with EventStoreDB as the
- * store this is not available (its events have no chain yet).
+ * Tamper evidence for the Postgres event stores (embedded PGlite and PostgreSQL). With EventStoreDB as the
+ * store the same chain lives in each event's metadata (src/eventstore/esdb/chain.ts) and `verifyStorageIntegrity`
+ * checks it there; the feed digests below are the Postgres stores' (EventStoreDB's log is append-only by
+ * construction: it has no way to edit an event in place).
  *
  * - Every event appended records `chain_hash = sha256(previous chain_hash in its stream || content digest)`,
  *   computed by the append statement itself (src/eventstore/postgres/appendSql.ts). Editing an event breaks its own hash; deleting one
@@ -22,6 +24,7 @@ import { createHash } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventStore } from '../eventstore/port.ts';
+import type { Storage } from '../storage.ts';
 import { DIGEST_STREAM, type FeedDigestRecorded, type FeedDigestRecordedData } from './events.ts';
 /** Events a digest covers at most; a longer backlog is sealed by the following runs. */
 export const MAX_EVENTS_PER_DIGEST = 100_000;
@@ -154,6 +157,25 @@ export async function verifyIntegrity(database: Database, options: VerifyOptions
   return {
     ok: problems.length === 0, events, streams, unchainedEvents: unchained, digests: digests.length,
     latestDigest: latest, eventsAfterLatestDigest: tail, problems,
+  };
+}
+
+/** `verifyIntegrity` on the store the service uses: the Postgres stores, or EventStoreDB's chains. */
+export async function verifyStorageIntegrity(storage: Pick<Storage, 'mode' | 'database' | 'store'>, options: VerifyOptions = {}): Promise<IntegrityReport> {
+  if (storage.mode !== 'eventstoredb') return verifyIntegrity(storage.database, options);
+  // Loaded only in this mode, as the storage does: the gRPC client is heavy.
+  const { EventStoreDbEventStore } = await import('../eventstore/esdb/eventStoreDbEventStore.ts');
+  if (!(storage.store instanceof EventStoreDbEventStore)) throw new Error('storage mode eventstoredb without an EventStoreDB store');
+  const checked = await storage.store.verifyChains({
+    ...(options.maxProblems === undefined ? {} : { maxProblems: options.maxProblems }),
+    onProgress: (events) => options.onProgress?.(events, events, 'streams'),
+  });
+  const problems: IntegrityProblem[] = checked.problems.map((problem) => (problem.kind === 'missing'
+    ? { kind: 'missing', stream: problem.stream, revision: problem.revision, message: problem.message }
+    : { kind: problem.kind, stream: problem.stream, revision: problem.revision, eventId: problem.eventId ?? '', message: problem.message }));
+  return {
+    ok: problems.length === 0, events: checked.events, streams: checked.streams, unchainedEvents: checked.unchainedEvents,
+    digests: 0, latestDigest: null, eventsAfterLatestDigest: checked.events, problems,
   };
 }
 

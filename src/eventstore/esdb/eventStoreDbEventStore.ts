@@ -4,7 +4,12 @@
  * position, upcasting on read, and wake-ups for consumers.
  *
  * Layout of a stored event: ESDB's own id, type and JSON data; its custom metadata is our EventMetadata plus
- * `schemaVersion` (the version the event was written with), so `schemaVersion` is a reserved metadata key here.
+ * `schemaVersion` (the version the event was written with) and `chainHash` (the stream's hash chain, tamper
+ * evidence: ./chain.ts), so both are reserved metadata keys here.
+ *
+ * The chain needs the hash of the event before the batch, so an append first reads the stream's last events
+ * and then appends at exactly that revision: an append expecting 'any' or 'stream_exists' retries when another
+ * writer got there first (queued per stream inside the process, so only other processes race).
  *
  * The global feed leaves out ESDB's system records (event types or stream names starting with `$`), so this
  * adapter refuses to append to such streams or with such types: they would never reach a consumer.
@@ -24,11 +29,16 @@ import { MAX_READ_LIMIT } from '../port.ts';
 import { comparePositions, toBigInt, type Position } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import { SubscriptionSupervisor, type CheckpointSource, type SubscriptionDrop } from './subscriptionSupervisor.ts';
+import { CHAIN_METADATA_KEY, ChainChecker, chainHashIn, esdbChainHash, type ChainProblem } from './chain.ts';
 
 /** Same bound as the Postgres adapter. */
 export const MAX_EVENTS_PER_APPEND = 1_000;
 /** Raw records fetched per round trip while skipping system records (feed pages and the head lookup). */
 const MIN_PAGE = 64;
+/** Retries of an 'any' or 'stream_exists' append that another process's append beat to the revision. */
+const MAX_APPEND_RETRIES = 20;
+/** Records read per round trip while verifying the chains. */
+const VERIFY_PAGE = 4_096;
 
 export interface EventStoreDbEventStoreOptions {
   /** e.g. `esdb://localhost:2113?tls=false` */
@@ -56,6 +66,15 @@ interface ClientRecordedEvent {
   data: unknown;
   metadata: unknown;
   position?: { commit: bigint | number | string; prepare: bigint | number | string } | undefined;
+}
+
+/** An event of an append, ready to be chained and sent. */
+interface BatchEvent {
+  id: string;
+  type: string;
+  data: unknown;
+  metadata: Record<string, unknown>;
+  schemaVersion: number;
 }
 
 interface ClientResolvedEvent {
@@ -94,42 +113,104 @@ export class EventStoreDbEventStore implements EventStore {
     );
   }
 
+  /** Tail of the queue of this process's 'any'/'stream_exists' appends, per stream. */
+  private readonly streamQueues = new Map<string, Promise<unknown>>();
+
   /**
-   * Re-appending events with the same ids is already idempotent in EventStoreDB: when every id of the batch
-   * is the stream's events at the place the expected revision points to, the server answers success without
-   * writing again (guaranteed for an exact revision and for no_stream; best effort for 'any'). Ids are scoped
-   * to a stream there, so the same id on another stream is simply another event.
+   * Re-appending events with the same ids is idempotent: at an exact revision or no_stream EventStoreDB answers
+   * success without writing when the batch's ids are the stream's events after that revision; for 'any' and
+   * 'stream_exists' this adapter recognises a batch that is already the stream's last events. Ids are scoped to
+   * a stream there, so the same id on another stream is simply another event.
    */
   async append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (stream.length === 0 || stream.length > 200) throw new RangeError('stream name must have 1 to 200 characters');
     if (stream.startsWith('$')) throw new RangeError(`stream ${stream}: names starting with $ are system streams`);
     if (events.length === 0) throw new RangeError('append needs at least one event');
     if (events.length > MAX_EVENTS_PER_APPEND) throw new RangeError(`at most ${MAX_EVENTS_PER_APPEND} events per append`);
-    const proposed = events.map((event) => {
+    if (typeof expected === 'bigint' && expected < 0n) throw new RangeError('an expected revision must not be negative');
+    const batch = events.map((event) => {
       if (event.type.length === 0 || event.type.startsWith('$')) {
         throw new RangeError(`event type ${JSON.stringify(event.type)}: must be non-empty and not start with $`);
       }
-      return jsonEvent({
+      const metadata = { ...(event.metadata ?? {}) };
+      delete metadata.schemaVersion;
+      delete metadata[CHAIN_METADATA_KEY];
+      return {
         id: event.id ?? randomUUID(),
         type: event.type,
         // JSON.stringify(undefined) is not JSON: store null like the Postgres adapter does.
-        data: (event.data ?? null) as JSONType,
-        metadata: { ...(event.metadata ?? {}), schemaVersion: this.upcasters.currentVersion(event.type) },
+        data: event.data ?? null,
+        metadata,
+        schemaVersion: this.upcasters.currentVersion(event.type),
+      };
+    });
+    if (expected !== 'any' && expected !== 'stream_exists') return this.appendAt(stream, batch, expected, expected);
+    const previous = this.streamQueues.get(stream) ?? Promise.resolve();
+    const mine = previous.catch(() => undefined).then(() => this.appendAtTip(stream, batch, expected));
+    this.streamQueues.set(stream, mine);
+    try {
+      return await mine;
+    } finally {
+      if (this.streamQueues.get(stream) === mine) this.streamQueues.delete(stream);
+    }
+  }
+
+  /** 'any' / 'stream_exists': at the stream's current end, again if another process appended meanwhile. */
+  private async appendAtTip(stream: string, batch: readonly BatchEvent[], expected: 'any' | 'stream_exists'): Promise<AppendResult> {
+    for (let attempt = 0; ; attempt++) {
+      const tail = await this.lastEvents(stream, batch.length);
+      if (tail.length === 0 && expected === 'stream_exists') throw new WrongExpectedRevisionError(stream, expected, 'no_stream');
+      const repeated = tail.length === batch.length && tail.every((event, i) => event.id === batch[i]!.id);
+      if (repeated) {
+        const last = tail[tail.length - 1]!;
+        return { nextRevision: toBigInt(last.revision), position: normalisePosition(last.position!) };
+      }
+      const tip = tail.length === 0 ? 'no_stream' : toBigInt(tail[tail.length - 1]!.revision);
+      try {
+        return await this.appendAt(stream, batch, tip, expected, tail.at(-1) ?? null);
+      } catch (error) {
+        if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_APPEND_RETRIES) throw error;
+        // Writers of several processes racing on one stream retry together; jitter spreads them out.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(1 + attempt, 10)));
+      }
+    }
+  }
+
+  /**
+   * Appends at an exact place (after revision `at`, or as a new stream), chaining from the event there (`tip`
+   * when the caller has read it already). `asked` is what the caller expected, for the error it gets.
+   */
+  private async appendAt(
+    stream: string, batch: readonly BatchEvent[], at: bigint | 'no_stream', asked: ExpectedRevision,
+    tip?: ClientRecordedEvent | null,
+  ): Promise<AppendResult> {
+    const before = tip !== undefined ? tip : at === 'no_stream' ? null : (await this.lastEvents(stream, 1, at))[0] ?? null;
+    // When the stream does not end at `at` the server refuses the append, or answers a repeat of a batch it
+    // holds already without writing: the chain computed here is then never stored.
+    let chain = before && at !== 'no_stream' && toBigInt(before.revision) === at ? chainHashIn(before.metadata) : null;
+    let revision = at === 'no_stream' ? 0n : at + 1n;
+    const proposed = batch.map((event) => {
+      chain = esdbChainHash(chain, { ...event, stream, revision: revision++ });
+      return jsonEvent({
+        id: event.id,
+        type: event.type,
+        data: event.data as JSONType,
+        metadata: { ...event.metadata, schemaVersion: event.schemaVersion, [CHAIN_METADATA_KEY]: chain },
       });
     });
 
     let result;
     try {
-      result = await this.client.appendToStream(stream, proposed, { expectedRevision: toClientExpected(expected) });
+      result = await this.client.appendToStream(stream, proposed, { expectedRevision: toClientExpected(at) });
     } catch (error) {
       if (isWrongExpectedVersion(error)) {
-        throw new WrongExpectedRevisionError(stream, expected, normaliseActual(error.actualVersion));
+        throw new WrongExpectedRevisionError(stream, asked, normaliseActual(error.actualVersion));
       }
       throw error;
     }
     if (!result.success) {
       // Only when the client is set not to throw on append failure; kept for safety.
-      throw new WrongExpectedRevisionError(stream, expected, normaliseActual(result.nextExpectedRevision));
+      throw new WrongExpectedRevisionError(stream, asked, normaliseActual(result.nextExpectedRevision));
     }
     const nextRevision = toBigInt(result.nextExpectedRevision);
     this.notify();
@@ -138,10 +219,59 @@ export class EventStoreDbEventStore implements EventStore {
     // idempotent repeat (answered without a position, or with a sentinel), takes the position its last event
     // has in the feed instead, so that a repeat answers exactly as the first append did.
     const reported = result.position ? normalisePosition(result.position) : null;
-    if (events.length === 1 && reported && isRealPosition(reported)) return { nextRevision, position: reported };
+    if (batch.length === 1 && reported && isRealPosition(reported)) return { nextRevision, position: reported };
     const position = await this.positionOf(stream, nextRevision) ?? (reported && isRealPosition(reported) ? reported : null);
     if (!position) throw new Error(`stream ${stream}: EventStoreDB reported no position for revision ${nextRevision}`);
     return { nextRevision, position };
+  }
+
+  /** The stream's last `count` events up to revision `upTo` (its end when omitted), oldest first; [] for no stream. */
+  private async lastEvents(stream: string, count: number, upTo?: bigint): Promise<ClientRecordedEvent[]> {
+    try {
+      const raw = await collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: upTo ?? END, maxCount: count }));
+      return raw.flatMap((resolved) => (resolved.event ? [resolved.event] : [])).reverse();
+    } catch (error) {
+      if (isStreamNotFound(error)) return [];
+      throw error;
+    }
+  }
+
+  /**
+   * Recomputes the hash chain of every stream from the feed, in this process, and checks that each stream's
+   * revisions follow each other. Events written before the chain (no `chainHash`) are counted, not faulted,
+   * unless one follows a chained event. A stream deleted as a whole leaves no trace in the feed to check.
+   */
+  async verifyChains(options: {
+    onProgress?(events: number): void;
+    maxProblems?: number;
+  } = {}): Promise<{ events: number; streams: number; unchainedEvents: number; problems: ChainProblem[] }> {
+    const maxProblems = options.maxProblems ?? 100;
+    const problems: ChainProblem[] = [];
+    const checker = new ChainChecker((problem) => { if (problems.length < maxProblems) problems.push(problem); });
+    let bound: Position | null = null;
+    for (;;) {
+      const raw = await collect(this.client.readAll({
+        direction: FORWARDS,
+        fromPosition: bound ? { commit: bound.commit, prepare: bound.prepare } : START,
+        maxCount: VERIFY_PAGE,
+      }));
+      for (const resolved of raw) {
+        const event = resolved.event;
+        if (!event?.position) continue;
+        const position = normalisePosition(event.position);
+        if (bound && comparePositions(position, bound) <= 0) continue;
+        bound = position;
+        if (isSystem(event)) continue;
+        const { schemaVersion, metadata } = splitMetadata(event.metadata);
+        checker.check({
+          id: event.id, stream: event.streamId, revision: toBigInt(event.revision), type: event.type, schemaVersion,
+          data: event.data, metadata,
+        }, chainHashIn(event.metadata));
+      }
+      options.onProgress?.(checker.events);
+      if (raw.length < VERIFY_PAGE) break;
+    }
+    return { events: checker.events, streams: checker.streams, unchainedEvents: checker.unchained, problems };
   }
 
   private async positionOf(stream: string, revision: bigint): Promise<Position | null> {
@@ -318,12 +448,12 @@ function isSystem(event: { type: string; streamId: string }): boolean {
   return event.type.startsWith('$') || event.streamId.startsWith('$');
 }
 
-/** Our metadata without the reserved `schemaVersion`, and that version (1 when absent). */
+/** Our metadata without the reserved `schemaVersion` and `chainHash`, and that version (1 when absent). */
 function splitMetadata(raw: unknown): { schemaVersion: number; metadata: EventMetadata } {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || raw instanceof Uint8Array) {
     return { schemaVersion: 1, metadata: {} };
   }
-  const { schemaVersion, ...metadata } = raw as Record<string, unknown>;
+  const { schemaVersion, [CHAIN_METADATA_KEY]: _chain, ...metadata } = raw as Record<string, unknown>;
   const version = typeof schemaVersion === 'number' && Number.isInteger(schemaVersion) && schemaVersion >= 1
     ? schemaVersion : 1;
   return { schemaVersion: version, metadata };

@@ -40,11 +40,13 @@ SELECT (SELECT met FROM expectation) AS met,
        pg_current_xact_id()::text AS transaction_id
   FROM inserted`;
 
-/**
- * Parameters: stream, expectation kind, exact revision, events as a JSON array. The chain runs through the
- * batch in order (a recursive step per event).
- */
-export const APPEND_SQL = `${EXPECTATION}, batch AS (
+/** The append statements, with the chain hash computed (the service always) or left NULL (see `hashChain`). */
+export function appendStatements(chained: boolean): { many: string; one: string } {
+  const hash = (previous: string, e: Parameters<typeof chainHash>[1]) => (chained ? chainHash(previous, e) : 'NULL::bytea');
+  return {
+    // Parameters: stream, expectation kind, exact revision, events as a JSON array. The chain runs through the
+    // batch in order (a recursive step per event).
+    many: `${EXPECTATION}, batch AS (
   SELECT e.id, coalesce(x.revision, -1) + e.ordinal AS revision, e.ordinal, e.type, e.schema_version, e.data, e.metadata
     FROM expectation x,
          ROWS FROM (jsonb_to_recordset($4::jsonb)
@@ -54,24 +56,25 @@ export const APPEND_SQL = `${EXPECTATION}, batch AS (
 ), chain AS (
   SELECT 0::bigint AS ordinal, (SELECT chain_hash FROM expectation) AS hash
   UNION ALL
-  SELECT b.ordinal, ${chainHash('c.hash', { id: 'b.id', revision: 'b.revision', type: 'b.type', version: 'b.schema_version', data: 'b.data', metadata: 'b.metadata' })}
+  SELECT b.ordinal, ${hash('c.hash', { id: 'b.id', revision: 'b.revision', type: 'b.type', version: 'b.schema_version', data: 'b.data', metadata: 'b.metadata' })}
     FROM chain c JOIN batch b ON b.ordinal = c.ordinal + 1
 ), inserted AS (
   INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
   SELECT b.id, $1, b.revision, b.type, b.schema_version, b.data, b.metadata, now(), c.hash
     FROM batch b JOIN chain c ON c.ordinal = b.ordinal
   RETURNING revision, global_position
-)${APPEND_RESULT}`;
-
-/** The common case, one event, without unpacking an array: stream, kind, exact, id, type, version, data, metadata. */
-export const APPEND_ONE_SQL = `${EXPECTATION}, inserted AS (
+)${APPEND_RESULT}`,
+    // The common case, one event, without unpacking an array: stream, kind, exact, id, type, version, data, metadata.
+    one: `${EXPECTATION}, inserted AS (
   INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
   SELECT $4::uuid, $1, coalesce(x.revision, -1) + 1, $5::text, $6::integer, $7::jsonb, $8::jsonb, now(),
-         ${chainHash('x.chain_hash', { id: '$4::uuid', revision: 'coalesce(x.revision, -1) + 1', type: '$5::text', version: '$6::integer', data: '$7::jsonb', metadata: '$8::jsonb' })}
+         ${hash('x.chain_hash', { id: '$4::uuid', revision: 'coalesce(x.revision, -1) + 1', type: '$5::text', version: '$6::integer', data: '$7::jsonb', metadata: '$8::jsonb' })}
     FROM expectation x
    WHERE x.met
   RETURNING revision, global_position
-)${APPEND_RESULT}`;
+)${APPEND_RESULT}`,
+  };
+}
 
 /**
  * The feed: only events of transactions older than every transaction still running are visible, so a

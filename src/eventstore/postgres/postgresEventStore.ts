@@ -15,7 +15,7 @@ import type { Position } from '../position.ts';
 import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
-  APPEND_ONE_SQL, APPEND_SQL, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
+  appendStatements, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
   READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
@@ -49,18 +49,36 @@ export interface PostgresEventStoreOptions {
   upcasters?: UpcasterRegistry;
   /** Listen for appends made by other processes (real Postgres only). Default: true on Postgres. */
   crossProcessWakeups?: boolean;
+  /**
+   * Record each event's chain hash (tamper evidence, src/integrity/integrity.ts). Default true, and the service
+   * never turns it off: false exists so the benchmark can measure what the hash costs an append in the same run.
+   * Events appended without it are reported by `verify integrity` as unchained.
+   */
+  hashChain?: boolean;
 }
+
+const CHAINED = appendStatements(true);
+const UNCHAINED = appendStatements(false);
 
 export class PostgresEventStore implements EventStore {
   readonly kind: 'postgres' | 'pglite';
   private readonly upcasters: UpcasterRegistry;
   private readonly local = new EventEmitter();
   private readonly wakeups: PostgresWakeups | null;
+  private readonly statements: { one: { name: string; text: string }; many: { name: string; text: string } };
 
   constructor(private readonly database: Database, options: PostgresEventStoreOptions = {}) {
     this.kind = database.kind;
     this.upcasters = options.upcasters ?? noUpcasting;
     this.local.setMaxListeners(0);
+    const chained = options.hashChain ?? true;
+    const sql = chained ? CHAINED : UNCHAINED;
+    // Prepared statements are named per connection: the unchained ones need names of their own.
+    const suffix = chained ? '' : '_unchained';
+    this.statements = {
+      one: { name: `events_append_one${suffix}`, text: sql.one },
+      many: { name: `events_append${suffix}`, text: sql.many },
+    };
     const crossProcess = options.crossProcessWakeups ?? database.kind === 'postgres';
     this.wakeups = crossProcess && database.connectionString
       ? new PostgresWakeups(database.connectionString, `events_${database.schema}`, () => this.local.emit('appended'))
@@ -98,9 +116,9 @@ export class PostgresEventStore implements EventStore {
     const [kind, exact] = typeof expected === 'bigint' ? ['exact', expected.toString()] : [expected, null];
     const only = rows.length === 1 ? rows[0]! : null;
     const [statement, params] = only
-      ? [{ name: 'events_append_one', text: APPEND_ONE_SQL }, [stream, kind, exact, only.id, only.type,
+      ? [this.statements.one, [stream, kind, exact, only.id, only.type,
         only.schema_version, JSON.stringify(only.data), JSON.stringify(only.metadata)]]
-      : [{ name: 'events_append', text: APPEND_SQL }, [stream, kind, exact, JSON.stringify(rows)]];
+      : [this.statements.many, [stream, kind, exact, JSON.stringify(rows)]];
 
     for (let attempt = 0; ; attempt++) {
       let row: AppendRow;

@@ -1,0 +1,169 @@
+/**
+ * The auditors' tools on a large history (Postgres only: the figures are about a production-sized log).
+ *
+ *   1. A dataset of payments (bench/dataset.ts) appended until the log holds BENCH_INTEGRITY_EVENTS events
+ *      (default 1,000,000), with no projection running.
+ *   2. Replay: the service starts and every projector builds its read model from the first event (what a new
+ *      deployment, or a replay of every projector, does): events/s.
+ *   3. Sealing: feed digests recorded until the whole log is covered (each covers at most
+ *      MAX_EVENTS_PER_DIGEST events): events/s.
+ *   4. `verify integrity` over the whole log (every stream's chain, then every digest's range): events/s, and
+ *      that it found the log intact.
+ *   5. What the chain hash costs an append: the same appends with the chain and without it (an event store that
+ *      leaves chain_hash NULL), alternated in rounds in this run, so both see the same table and the same load.
+ *
+ * BENCH_INTEGRITY_EVENTS sets the size of the log; BENCH_INTEGRITY_APPEND_SECONDS (default 4) the length of
+ * each append round. Prints figures; never fails on a slow machine.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../src/db/database.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import { comparePositions, type Position } from '../src/eventstore/position.ts';
+import type { EventStore } from '../src/eventstore/port.ts';
+import { allProjectors } from '../src/contexts.ts';
+import { recordFeedDigest, verifyIntegrity } from '../src/integrity/integrity.ts';
+import { paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, seedPayments } from './dataset.ts';
+import type { Report } from './http.ts';
+import { startService, type BenchService } from './service.ts';
+
+const EVENTS = Number(process.env.BENCH_INTEGRITY_EVENTS ?? 1_000_000);
+const APPEND_SECONDS = Number(process.env.BENCH_INTEGRITY_APPEND_SECONDS ?? 4);
+/** Payments appended per seeding round; the log's size is checked between rounds. */
+const SEED_ROUND_PAYMENTS = 50_000;
+/** Alternated rounds of the append comparison (each variant runs this many times). */
+const APPEND_ROUNDS = 3;
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const perSecond = (n: number, ms: number) => `${fmt(n / (ms / 1000))}/s`;
+const seconds = (ms: number) => `${fmt(ms / 1000, 1)} s`;
+
+export async function benchIntegrity(target: string, database: Database, report: Report): Promise<void> {
+  let service: BenchService | null = null;
+  try {
+    // 1. The merchant and a template payment through the API; then the log, appended with the service stopped.
+    service = await startService(database);
+    const merchant = await provisionMerchant(service.baseUrl);
+    const template = await paymentTemplate(service, merchant);
+    const { services } = service;
+    await service.close();
+    service = null;
+
+    const seedStore = new PostgresEventStore(database, { crossProcessWakeups: false });
+    let events = await countEvents(database);
+    let payments = 0;
+    let last: Position | null = null;
+    let seedMs = 0;
+    while (events < EVENTS) {
+      // Payments average between 2 and 3 events: size the round to what is left, so the log ends near the target.
+      const round = Math.min(SEED_ROUND_PAYMENTS, Math.max(1000, Math.ceil((EVENTS - events) / 2.4)));
+      const seeded = await seedPayments(seedStore, services, merchant, template, round, payments);
+      payments += round;
+      events += seeded.events;
+      seedMs += seeded.ms;
+      if (!last || comparePositions(seeded.last, last) > 0) last = seeded.last;
+    }
+    await seedStore.close();
+    events = await countEvents(database);
+    report(target, `log: ${fmt(events)} events (${fmt(payments)} payments) appended, ${SEED_IN_FLIGHT} in flight`,
+      `${seconds(seedMs)}: ${perSecond(events, seedMs)}`);
+
+    // 2. Replay: every projector from the first event, as the service starts on this log.
+    const started = performance.now();
+    service = await startService(database);
+    const caughtUp = await service.projections.waitFor(last!, 3_600_000);
+    const replayMs = performance.now() - started;
+    report(target, `replay: ${allProjectors().length} projectors rebuilt from the first event`,
+      `${caughtUp ? '' : 'NOT CAUGHT UP: '}${seconds(replayMs)}: ${perSecond(events, replayMs)}`);
+    const store = service.services.storage.store;
+
+    // 3. Sealing the log with feed digests.
+    {
+      const sealStarted = performance.now();
+      let sealed = 0;
+      let digests = 0;
+      for (;;) {
+        const digest = await recordFeedDigest(database, store, new Date());
+        if (!digest) break;
+        sealed += digest.events;
+        digests++;
+      }
+      const sealMs = performance.now() - sealStarted;
+      report(target, `seal: ${fmt(digests)} feed digests over ${fmt(sealed)} events`, `${seconds(sealMs)}: ${perSecond(sealed, sealMs)}`);
+    }
+
+    // 4. verify integrity over the whole log.
+    {
+      const verifyStarted = performance.now();
+      const verified = await verifyIntegrity(database);
+      const verifyMs = performance.now() - verifyStarted;
+      report(target, `verify integrity: ${fmt(verified.events)} events, ${fmt(verified.streams)} streams, ${fmt(verified.digests)} digests`,
+        `${seconds(verifyMs)}: ${perSecond(verified.events, verifyMs)}; ${verified.ok ? 'intact' : `${verified.problems.length} PROBLEMS: ${verified.problems[0]?.message}`}`);
+    }
+    await service.close();
+    service = null;
+
+    // 5. The append path with and without the chain hash, alternated.
+    await compareAppends(target, database, report);
+  } finally {
+    await service?.close();
+  }
+}
+
+async function countEvents(database: Database): Promise<number> {
+  return Number((await database.query<{ n: string }>('SELECT count(*)::text AS n FROM events')).rows[0]!.n);
+}
+
+/** Runs `writers` loops of `work` for APPEND_SECONDS; answers appends done and elapsed ms. */
+async function timed(writers: number, work: (writer: number) => Promise<void>): Promise<[number, number]> {
+  const deadline = Date.now() + APPEND_SECONDS * 1000;
+  let done = 0;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: writers }, async (_, writer) => {
+    while (Date.now() < deadline) {
+      await work(writer);
+      done++;
+    }
+  }));
+  return [done, performance.now() - started];
+}
+
+async function compareAppends(target: string, database: Database, report: Report): Promise<void> {
+  const chained = new PostgresEventStore(database, { crossProcessWakeups: false });
+  const unchained = new PostgresEventStore(database, { crossProcessWakeups: false, hashChain: false });
+  // A payment-sized event: what the chain hashes grows with the data.
+  const data = {
+    amount: '1250.00', currency: 'USD', reference: 'bench', description: 'Order 4711, two items',
+    customer: { name: 'Ana Pérez', email: 'ana@example.com', document: '12345678909' },
+  };
+  const runs: Array<{ what: string; writers: number; events: number; work: (store: EventStore, writer: number) => Promise<unknown> }> = [
+    { what: '1 event per append, new streams, 8 writers', writers: 8, events: 1,
+      work: (store) => store.append(`bench-${randomUUID()}`, [{ type: 'BenchDeposited', data }], 'no_stream') },
+    { what: '10 events per append, new streams, 4 writers', writers: 4, events: 10,
+      work: (store) => store.append(`bench-${randomUUID()}`, Array.from({ length: 10 }, () => ({ type: 'BenchDeposited', data })), 'no_stream') },
+    { what: '1 event per append, 8 long streams (expected any)', writers: 8, events: 1,
+      work: (store, writer) => store.append(`bench-long-${store === chained ? 'c' : 'u'}-${writer}`, [{ type: 'BenchDeposited', data }], 'any') },
+  ];
+  try {
+    for (const run of runs) {
+      const totals = { chained: { events: 0, ms: 0 }, unchained: { events: 0, ms: 0 } };
+      for (let round = 0; round < APPEND_ROUNDS; round++) {
+        // Alternate which goes first, so neither always follows the other's autovacuum and checkpoints.
+        const order = round % 2 === 0 ? (['unchained', 'chained'] as const) : (['chained', 'unchained'] as const);
+        for (const variant of order) {
+          const store = variant === 'chained' ? chained : unchained;
+          const [n, ms] = await timed(run.writers, (writer) => run.work(store, writer).then(() => undefined));
+          totals[variant].events += n * run.events;
+          totals[variant].ms += ms;
+        }
+      }
+      const without = totals.unchained.events / (totals.unchained.ms / 1000);
+      const withChain = totals.chained.events / (totals.chained.ms / 1000);
+      report(target, `append ${run.what}: events/s without / with chain`,
+        `${fmt(without)}/s / ${fmt(withChain)}/s: the chain costs ${fmt((1 - withChain / without) * 100, 1)} % ` +
+        `(${APPEND_ROUNDS} alternated rounds of ${APPEND_SECONDS} s each; target ≤ 10 %)`);
+    }
+  } finally {
+    await chained.close();
+    await unchained.close();
+  }
+}
