@@ -72,6 +72,22 @@ for (const target of databaseTargets()) {
       expect(await recordFeedDigest(database, store, new Date())).to.equal(null);
     });
 
+    it('checks a long stream in revision order (revision 10 after 9, not after 1)', async () => {
+      const long = `long-${randomUUID()}`;
+      await store.append(long, Array.from({ length: 12 }, (_, i) => ping(i)), 'no_stream');
+      for (let i = 12; i < 25; i++) await store.append(long, [ping(i)], 'any');
+      const intact = await verifyIntegrity(database);
+      expect(intact.problems.filter((p) => p.stream === long)).to.deep.equal([]);
+
+      const { rows: [original] } = await database.query<{ data: string }>('SELECT data::text AS data FROM events WHERE stream = $1 AND revision = 11', [long]);
+      await tamper(database, `UPDATE events SET data = '{"n": 1100}' WHERE stream = $1 AND revision = 11`, [long]);
+      const edited = await verifyIntegrity(database);
+      expect(edited.problems.filter((p) => p.stream === long).map((p) => [p.kind, p.revision])).to.deep.equal([['altered', '11']]);
+      // Put it back, so the other tests of this store start from an intact history.
+      await tamper(database, 'UPDATE events SET data = $2::jsonb WHERE stream = $1 AND revision = 11', [long, original!.data]);
+      expect((await verifyIntegrity(database)).ok).to.equal(true);
+    });
+
     it('names an edited event, a deleted one, a stream cut short and an edited event from before the chain', async () => {
       const edited = `edited-${randomUUID()}`;
       const holed = `holed-${randomUUID()}`;

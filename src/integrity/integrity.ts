@@ -96,7 +96,8 @@ export async function verifyIntegrity(database: Database, options: VerifyOptions
   const report = (problem: IntegrityProblem) => { if (problems.length < maxProblems) problems.push(problem); };
   const total = Number((await database.query<{ n: string }>('SELECT count(*)::text AS n FROM events')).rows[0]!.n);
 
-  // Pass 1: every stream's revisions and chain, in (stream, revision) order.
+  // Pass 1: every stream's revisions and chain, in (stream, revision) order. The ORDER BY names the table's
+  // columns: a bare `revision` would sort by the text column of that name the SELECT prints (10 before 2).
   let events = 0;
   let streams = 0;
   let unchained = 0;
@@ -104,8 +105,8 @@ export async function verifyIntegrity(database: Database, options: VerifyOptions
   let after: [string, string] | null = null;
   for (;;) {
     const { rows }: { rows: EventRow[] } = await database.query<EventRow>(after
-      ? `SELECT ${ROW_COLUMNS} FROM events WHERE (stream, revision) > ($1, $2::bigint) ORDER BY stream, revision LIMIT ${PAGE_ROWS}`
-      : `SELECT ${ROW_COLUMNS} FROM events ORDER BY stream, revision LIMIT ${PAGE_ROWS}`, after ?? []);
+      ? `SELECT ${ROW_COLUMNS} FROM events WHERE (stream, revision) > ($1, $2::bigint) ORDER BY events.stream, events.revision LIMIT ${PAGE_ROWS}`
+      : `SELECT ${ROW_COLUMNS} FROM events ORDER BY events.stream, events.revision LIMIT ${PAGE_ROWS}`, after ?? []);
     for (const row of rows) {
       events++;
       const revision = BigInt(row.revision);
