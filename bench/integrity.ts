@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { comparePositions, type Position } from '../src/eventstore/position.ts';
+import { comparePositions, positionReached, type Position } from '../src/eventstore/position.ts';
 import type { EventStore } from '../src/eventstore/port.ts';
 import { allProjectors } from '../src/contexts.ts';
 import { recordFeedDigest, verifyIntegrity } from '../src/integrity/integrity.ts';
@@ -69,11 +69,20 @@ export async function benchIntegrity(target: string, database: Database, report:
 
     // 2. Replay: every projector from the first event, as the service starts on this log.
     const started = performance.now();
-    service = await startService(database);
+    const done = new Map<string, number>();
+    service = await startService(database, { beforeStart: (projections) => {
+      for (const runner of projections.projectionRunners) {
+        runner.on('advanced', () => {
+          if (!done.has(runner.name) && positionReached(runner.checkpoint, last!)) done.set(runner.name, performance.now() - started);
+        });
+      }
+    } });
     const caughtUp = await service.projections.waitFor(last!, 3_600_000);
     const replayMs = performance.now() - started;
     report(target, `replay: ${allProjectors().length} projectors rebuilt from the first event`,
       `${caughtUp ? '' : 'NOT CAUGHT UP: '}${seconds(replayMs)}: ${perSecond(events, replayMs)}`);
+    report(target, 'replay: each projector caught up after',
+      [...done].sort((a, b) => b[1] - a[1]).map(([name, at]) => `${name} ${seconds(at)}`).join(', '));
     const store = service.services.storage.store;
 
     // 3. Sealing the log with feed digests.
