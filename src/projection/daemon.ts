@@ -11,6 +11,7 @@ import type { Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { ProjectionRunner, type RunnerOptions } from './runner.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
+import { SharedFeed } from './sharedFeed.ts';
 
 export interface DaemonOptions extends Omit<RunnerOptions, 'owner'> {
   owner?: string;
@@ -26,15 +27,18 @@ export class ProjectionDaemon {
   /** Read-model views share one namespace: a table name belongs to exactly one projector. */
   private readonly tableOwners = new Map<string, string>();
   private readonly states: ProjectionStateStore;
+  /** One reading of the feed for every runner of this process. */
+  private readonly feed: SharedFeed;
   private started = false;
 
   constructor(
     private readonly database: Database,
-    private readonly store: EventStore,
+    store: EventStore,
     private readonly options: DaemonOptions = {},
   ) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.states = new ProjectionStateStore(database);
+    this.feed = new SharedFeed(store);
   }
 
   addProjector(projector: Projector): this {
@@ -43,11 +47,11 @@ export class ProjectionDaemon {
       if (owner) throw new Error(`table ${table} of projector ${projector.name} is already owned by ${owner}`);
       this.tableOwners.set(table, projector.name);
     }
-    return this.add(new ProjectionRunner(this.database, this.store, { kind: 'projector', projector }, this.runnerOptions()));
+    return this.add(new ProjectionRunner(this.database, this.feed, { kind: 'projector', projector }, this.runnerOptions()));
   }
 
   addReactor(reactor: Reactor): this {
-    return this.add(new ProjectionRunner(this.database, this.store, { kind: 'reactor', reactor }, this.runnerOptions()));
+    return this.add(new ProjectionRunner(this.database, this.feed, { kind: 'reactor', reactor }, this.runnerOptions()));
   }
 
   private add(runner: ProjectionRunner): this {

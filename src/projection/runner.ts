@@ -13,13 +13,14 @@ import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import type { Kysely } from 'kysely';
 import type { Database, NoTables } from '../db/database.ts';
-import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
+import type { RecordedEvent } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import { silentLogger, type Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { assertValidName } from './projector.ts';
 import { activateVersion, createFreshSchema, projectorSchemaName, searchPathOf } from './projectorSchema.ts';
 import { ProjectionStateStore } from './projectionState.ts';
+import type { FeedSource } from './sharedFeed.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
 
@@ -111,7 +112,7 @@ export class ProjectionRunner extends EventEmitter {
 
   constructor(
     private readonly database: Database,
-    private readonly store: EventStore,
+    private readonly store: FeedSource,
     private readonly subject: RunnerSubject,
     private readonly options: RunnerOptions,
   ) {

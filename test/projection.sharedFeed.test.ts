@@ -1,0 +1,68 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../src/db/database.ts';
+import type { ReadAllOptions } from '../src/eventstore/port.ts';
+import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import { SharedFeed } from '../src/projection/sharedFeed.ts';
+import { databaseTargets } from './support/targets.ts';
+
+for (const target of databaseTargets()) {
+  describe(`shared feed of a process's runners: ${target.name}`, () => {
+    let database: Database;
+    let store: PostgresEventStore;
+    /** The real store, counting the pages it was asked for. */
+    const counted = () => {
+      const reads: ReadAllOptions[] = [];
+      return { reads, source: { readAll: (options: ReadAllOptions) => { reads.push(options); return store.readAll(options); }, onAppended: store.onAppended.bind(store) } };
+    };
+
+    before(async () => {
+      database = await target.open();
+      store = new PostgresEventStore(database, { crossProcessWakeups: false });
+      await store.append(`shared-${randomUUID()}`, Array.from({ length: 30 }, (_, i) => ({ type: 'Ping', data: { i } })), 'no_stream');
+    });
+    after(async () => {
+      await store?.close();
+      await database?.close();
+    });
+
+    it('reads a page once for every runner that asks for it, and answers exactly what the store answers', async () => {
+      const { reads, source } = counted();
+      const feed = new SharedFeed(source);
+      const pages = await Promise.all(Array.from({ length: 11 }, () => feed.readAll({ after: null, limit: 10 })));
+      expect(reads).to.have.length(1);
+      const direct = await store.readAll({ after: null, limit: 10 });
+      for (const page of pages) expect(page.map((e) => e.id)).to.deep.equal(direct.map((e) => e.id));
+      // A runner behind the others gets the full page kept for it; another size is another page.
+      await feed.readAll({ after: null, limit: 10 });
+      await feed.readAll({ after: null, limit: 5 });
+      expect(reads).to.have.length(2);
+    });
+
+    it('keeps no short page (the feed’s end moves on), no failed read, and at most its bound of pages', async () => {
+      const { reads, source } = counted();
+      const feed = new SharedFeed(source, 2);
+      const head = (await store.headPosition())!;
+      expect(await feed.readAll({ after: head, limit: 10 })).to.deep.equal([]);
+      const appended = await store.append(`shared-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      const next = await feed.readAll({ after: head, limit: 10 });
+      expect(next.map((e) => e.position)).to.deep.equal([appended.position]);
+      expect(reads).to.have.length(2);
+
+      const all = await store.readAll({ after: null, limit: 30 });
+      for (const at of [0, 1, 2]) await feed.readAll({ after: all[at]!.position, limit: 3 });
+      const before = reads.length;
+      await feed.readAll({ after: all[0]!.position, limit: 3 }); // the oldest of three, past the bound of two: read again
+      await feed.readAll({ after: all[2]!.position, limit: 3 }); // still kept
+      expect(reads.length - before).to.equal(1);
+
+      let attempts = 0;
+      const failing = new SharedFeed({ readAll: async () => { attempts++; throw new Error('connection lost'); }, onAppended: () => () => undefined });
+      for (let i = 0; i < 2; i++) {
+        const outcome = await failing.readAll({ after: null, limit: 10 }).catch((error: Error) => error.message);
+        expect(outcome).to.equal('connection lost');
+      }
+      expect(attempts).to.equal(2);
+    });
+  });
+}
