@@ -79,7 +79,9 @@ const destinationMetadataSchema = {
 export const checkoutDestinationSchema = {
   title: 'PaymentLinkDestination',
   type: 'object', additionalProperties: false, required: ['type', 'amount'],
-  description: 'An ACCOUNT destination names one of your accounts (in the session’s currency): the payment is credited to the first.',
+  description: 'A part of what the payer pays: the destinations’ amounts add up to the session’s totalAmount. Each is an ACCOUNT '
+    + 'destination naming the one account the payment credits (one of yours, ACTIVE, in the session’s currency); several split the '
+    + 'total into labelled parts.',
   properties: {
     name: text(200),
     type: { ...nodeTypeSchema, examples: ['ACCOUNT'] },

@@ -89,13 +89,40 @@ for (const target of databaseTargets()) {
       expect(short.body.message).to.include('duration');
       const bobs = await post('/checkout-sessions', terms(), asBob);
       expect(bobs.status).to.equal(404);
-      const noAccount = await post('/checkout-sessions', terms({ destinations: [{ type: 'CARD', amount: '15400' }] }));
-      expect(noAccount.status).to.equal(400);
-      expect(noAccount.body.message).to.match(/^destinations: at least one ACCOUNT/);
     });
 
-    it('pays a session: the payment carries checkoutSessionId, the session follows it to FINISHED', async () => {
-      const session = await newSession();
+    it('refuses destinations that do not add up to the total, pay another account or another rail, naming the destination; nothing is recorded', async () => {
+      const account = (amount: string, accountNumber = clp.accountNumber) =>
+        ({ type: 'ACCOUNT', amount, account: { type: 'CHECKING', currency: 'CLP', accountNumber, accountHolder: 'Shop' } });
+      const other = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'CLP' })).body.accountNumber;
+      const before = (await get('/checkout-sessions?limit=1')).body.pagination.total;
+      const refusals: Array<[string, unknown[], RegExp]> = [
+        ['short of the total', [account('15000')], /^destinations: their amounts add up to 15000 CLP; they must add up to the session's totalAmount, 15400 CLP/],
+        ['beyond the total', [account('11900'), account('3501')], /^destinations: their amounts add up to 15401 CLP/],
+        ['a zero part', [account('15400'), account('0')], /^destinations\[1\]\.amount/],
+        ['beyond the scale', [account('15399.5'), account('0.5')], /^destinations\[0\]\.amount/],
+        ['a part below the ACCOUNT minimum', [account('15000'), account('400')], /^destinations\[1\]: amount 400 CLP is below the ACCOUNT minimum 500 CLP/],
+        ['another rail', [{ type: 'CARD', amount: '15400' }], /^destinations\[0\]\.type: a checkout pays your own accounts only/],
+        ['no account object', [{ type: 'ACCOUNT', amount: '15400' }], /^destinations\[0\]\.account: required/],
+        ['two accounts', [account('11900'), account('3500', other)], /^destinations\[1\]\.account\.accountNumber: a session's payment credits one account/],
+      ];
+      for (const [label, destinations, message] of refusals) {
+        for (const path of ['/checkout-sessions', '/payment-links']) {
+          const refused = await post(path, terms({ destinations }));
+          expect(refused.status, `${label} (${path}): ${refused.text}`).to.equal(400);
+          expect(refused.body.message, label).to.match(message);
+        }
+      }
+      expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(before);
+    });
+
+    it('pays a session: the payment carries checkoutSessionId and the destinations’ parts of the total, the session follows it to FINISHED', async () => {
+      const part = (name: string, amount: string) => ({
+        type: 'ACCOUNT', name, externalId: `part-${name}`, amount, metadata: { image: 'https://shop.example.com/i.png', description: name, category: 'shop' },
+        account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' },
+      });
+      const session = await newSession({ destinations: [part('goods', '11900'), part('shipping', '3500')] });
+      expect(session.destinations.map((d: { amount: string }) => d.amount)).to.deep.equal(['11900', '3500']);
       const missing = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: { email: 'ana@example.com' } });
       expect(missing.status).to.equal(400);
       expect(missing.body.message).to.equal('customer: missing required fields firstName');
@@ -107,6 +134,11 @@ for (const target of databaseTargets()) {
       const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
       expect(paid.status, paid.text).to.equal(200);
       expect(paid.body).to.include({ checkoutSessionId: session.id, totalAmount: '15400', currency: 'CLP', accountNumber: clp.accountNumber, type: 'PURCHASE' });
+      // The payment's destinations are the session's parts, ACCOUNT nodes of the credited account, adding up to its total.
+      expect(paid.body.destinations.map((d: Record<string, unknown>) => [d.type, d.name, d.externalId, d.amount, d.currency, (d.account as { accountNumber: string }).accountNumber]))
+        .to.deep.equal([['ACCOUNT', 'goods', 'part-goods', '11900', 'CLP', clp.accountNumber], ['ACCOUNT', 'shipping', 'part-shipping', '3500', 'CLP', clp.accountNumber]]);
+      const detailed = (await get(`/payments/${paid.body.id}`)).body;
+      expect(detailed.destinations.map((d: { amount: string }) => d.amount)).to.deep.equal(['11900', '3500']);
       expect(JSON.stringify(paid.body)).not.to.include(card.number);
       const after = (await get(`/checkout-sessions/${session.id}`)).body;
       expect(after).to.include({ status: 'PROCESSING_PAYMENT', paymentId: paid.body.id });

@@ -140,9 +140,10 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       description: 'The service computes each item’s tax (FIXED: the amount; PERCENTAGE: of preTaxAmount, half-up at the currency’s ' +
         'scale), totalAmount = preTaxAmount + tax, the sums, paymentConfigs (per currency the payer may pay in: product, catalog rate, ' +
         'and per allowed method enabled, requiredFields and purchaseAmount), checkoutToken, url (the hosted page) and expiresAt = ' +
-        'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). At least one destination is an ' +
-        'ACCOUNT destination naming one of your ACTIVE accounts in the session’s currency: the payment is credited to the first. ' +
-        'The session starts ACTIVE.',
+        'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). The destinations receive what ' +
+        'the payer pays: their amounts add up to totalAmount, and each is an ACCOUNT destination naming the one account the payment ' +
+        'credits (one of yours, ACTIVE, in the session’s currency); several split the total into labelled parts, each within the ' +
+        'catalog’s ACCOUNT limits (400 naming the destination otherwise). The session starts ACTIVE.',
       tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema },
       responses: {
         201: { description: 'the session', schema: checkoutSessionSchema },
@@ -156,8 +157,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/checkout-sessions/:id/payments', operationId: 'payCheckoutSession', summary: 'Pay a checkout session',
-      description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to its first ACCOUNT destination, carrying ' +
-        'checkoutSessionId) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
+      description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying ' +
+        'checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
         'expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer ' +
         'pushes the funds). customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
         'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once.',
