@@ -307,9 +307,12 @@ export const listPaymentLinksQuerySchema = {
   },
 } as const;
 
+/** The longest checkout token a path may carry, in characters (the service makes 32). */
+export const MAX_CHECKOUT_TOKEN_LENGTH = 64;
+
 export const checkoutTokenParamSchema = {
   type: 'object', additionalProperties: false, required: ['token'],
-  properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$', examples: ['k3J9x0aQ2mN5pL8rT1vW4yZ7'] } },
+  properties: { token: { type: 'string', pattern: `^[A-Za-z0-9_-]{16,${MAX_CHECKOUT_TOKEN_LENGTH}}$`, examples: ['k3J9x0aQ2mN5pL8rT1vW4yZ7'] } },
 } as const;
 
 /** The hosted page's pay call: the method and its node, and the payer's fields. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { databaseTargets } from './support/targets.ts';
-import type { TestService } from './support/testService.ts';
+import { startTestService, type TestService } from './support/testService.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { runSettlementBatch } from '../src/payments/jobs.ts';
 import { expireDueSessions } from '../src/checkout/jobs.ts';
@@ -284,6 +284,47 @@ for (const target of databaseTargets()) {
       const status = await service.request('GET', `/checkout/${session.checkoutToken}/status`);
       expect(status.body).to.deep.equal({ status: 'ACTIVE', paymentStatus: null, redirectTo: null });
       expect((await service.request('GET', '/checkout/unknownunknownunknown', { unchecked: true })).status).to.equal(404);
+    });
+
+    it('the page’s status poll draws on its checkout token’s budget, not its address’s: past the address’s limit it answers, and it is bounded itself', async () => {
+      const limited = await startTestService(tenants.database, { runtime: clock, env: {
+        ADDRESS_RATE_LIMIT_PER_SECOND: '1', ADDRESS_RATE_LIMIT_BURST: '3', CHECKOUT_STATUS_RATE_LIMIT_PER_SECOND: '1', CHECKOUT_STATUS_RATE_LIMIT_BURST: '10',
+      } });
+      try {
+        const session = await newSession();
+        const poll = (token: string = session.checkoutToken) => limited.request('GET', `/checkout/${token}/status`);
+        /** Spends the address's budget on the session's page (a public route), bounded; answers the last answer. */
+        const exhaustAddress = async () => {
+          let last = await limited.request('GET', `/checkout/${session.checkoutToken}`, { unchecked: true });
+          for (let i = 0; i < 10 && last.status !== 429; i++) last = await limited.request('GET', `/checkout/${session.checkoutToken}`, { unchecked: true });
+          return last;
+        };
+        expect((await poll()).status).to.equal(200);
+        expect((await exhaustAddress()).status).to.equal(429);
+        // More polls than the address's whole burst, each answered: the poll does not draw on the address's budget.
+        for (let n = 0; n < 6; n++) {
+          const answer = await poll();
+          expect(answer.status, `poll ${n}: ${answer.text}`).to.equal(200);
+          expect(answer.body.status).to.equal('ACTIVE');
+        }
+        // The poll's own budget (10, a token a second) runs out too: bounded, at most 40 polls here.
+        let last = await poll();
+        for (let i = 0; i < 40 && last.status !== 429; i++) last = await poll();
+        expect(last.status, last.text).to.equal(429);
+        expect(last.body.error).to.equal('tooManyRequests');
+        expect(Number(last.headers.get('retry-after'))).to.be.greaterThan(0);
+        // A token the poll has not seen needs a token left at its address: guessing tokens costs what any public request does.
+        // The address refills a token a second, so on a slow machine empty it again until a guess meets an empty bucket.
+        let guess = await poll('unknownunknownunknown');
+        for (let i = 0; i < 5 && guess.status !== 429; i++) {
+          expect(guess.status).to.equal(404);
+          await exhaustAddress();
+          guess = await poll('unknownunknownunknown');
+        }
+        expect(guess.status).to.equal(429);
+      } finally {
+        await limited.close();
+      }
     });
   });
 }

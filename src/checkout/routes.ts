@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import {
   checkoutSessionPageSchema, checkoutSessionSchema, checkoutTokenParamSchema, createCheckoutSessionSchema, createPaymentLinkSchema,
   hostedMethodSchema, hostedPaySchema, hostedSessionOpenedSchema, hostedStatusSchema, listCheckoutSessionsQuerySchema, listPaymentLinksQuerySchema,
-  MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
+  MAX_CHECKOUT_TOKEN_LENGTH, MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
 } from '../../schemas/checkout.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
@@ -306,8 +306,17 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'get', path: '/checkout/:token/status', operationId: 'checkoutPageStatus', summary: 'A session’s progress, for its page',
+      description: 'The page asks every second while the payment runs. The poll draws on a budget per checkout token ' +
+        '(CHECKOUT_STATUS_RATE_LIMIT_PER_SECOND, bursts up to CHECKOUT_STATUS_RATE_LIMIT_BURST), not on its address’s, so a payer ' +
+        'waiting on a payment is never limited by the page’s own polling; past the token’s budget, 429 with Retry-After. A token ' +
+        'new to the poll needs a token left at its address, and an unknown or malformed one (404, 400) costs its address one.',
       tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema },
-      responses: { 200: { description: 'the status, and where the payer goes now', schema: hostedStatusSchema }, 404: sessionNotFound },
+      // The token in the path, cut to the longest a token is: the key of this poll's budget.
+      budgetKey: (req) => String(req.params.token).slice(0, MAX_CHECKOUT_TOKEN_LENGTH),
+      responses: {
+        200: { description: 'the status, and where the payer goes now', schema: hostedStatusSchema }, 404: sessionNotFound,
+        429: { description: 'this checkout token’s poll budget is spent (or a new or unknown token’s address has none left)', schema: errorSchema },
+      },
       async handler({ params }) {
         const row = await sessionByToken(db, params.token);
         const status = effectiveStatus(row.status, row.expires_at, now());
