@@ -320,6 +320,10 @@ export const hostedPaySchema = {
   title: 'HostedPay', type: 'object', additionalProperties: false, required: ['method'],
   properties: {
     method: { ...nodeTypeSchema, examples: ['CARD'] },
+    currency: {
+      ...currencySchema, examples: ['USD'],
+      description: 'the currency the payer pays in: one of the session’s paymentConfigs in which the method is enabled (default: the session’s)',
+    },
     fields: {
       type: 'object', maxProperties: 20, propertyNames: { pattern: '^[A-Za-z]{1,40}$' },
       additionalProperties: { type: 'string', minLength: 1, maxLength: 200 }, ...freeFormBounds(1, 20),

@@ -160,6 +160,33 @@ for (const target of databaseTargets()) {
       expect(bad.status).to.equal(400);
     });
 
+    it('pays in another currency of its paymentConfigs: the payment carries that config’s purchaseCurrency, purchaseAmount and product', async () => {
+      const session = await newSession();
+      const usd = session.paymentConfigs.find((c: { currency: string }) => c.currency === 'USD');
+      expect(usd).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
+      const cardInUsd = usd.paymentMethods.find((m: { type: string }) => m.type === 'CARD');
+      expect(cardInUsd).to.include({ enabled: true, purchaseAmount: '16.17' });
+      expect(usd.paymentMethods.find((m: { type: string }) => m.type === 'FINTOC')).to.include({ enabled: false });
+
+      const fintocInUsd = await post(`/checkout-sessions/${session.id}/payments`, {
+        origins: [{ type: 'FINTOC', currency: 'USD', fintoc: { bank: '001', documentNumber: '12345678-5' } }], customer: payer,
+      });
+      expect(fintocInUsd.status).to.equal(400);
+      expect(fintocInUsd.body.message).to.equal('origins[0].currency: the session does not take FINTOC in USD (it does in CLP)');
+      const inEur = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', currency: 'EUR', card }], customer: payer });
+      expect(inEur.status).to.equal(400);
+      expect(inEur.body.message).to.equal('origins[0].currency: the session does not take CARD in EUR (it does in CLP, USD)');
+      expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('ACTIVE');
+
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', currency: 'USD', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+      expect(paid.body).to.include({ totalAmount: '15400', currency: 'CLP', purchaseCurrency: 'USD', purchaseAmount: '16.17', product: 'CLP:USD' });
+      expect(paid.body.origins[0]).to.include({ type: 'CARD', currency: 'USD', amount: '16.17' });
+      const detailed = (await get(`/payments/${paid.body.id}`)).body;
+      expect(detailed.originAmount).to.deep.equal({ amount: '16.17', currency: 'USD' });
+      expect(detailed.exchange).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
+    });
+
     it('a declined card fails the session', async () => {
       const session = await newSession();
       const paid = await post(`/checkout-sessions/${session.id}/payments`, {

@@ -26,7 +26,7 @@ import { validateNodes } from '../payments/nodes.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import { checkAllowedMethods, computeTotals, paymentConfigsFor } from './amounts.ts';
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
-import { linkStream, sessionStream, type CheckoutTerms, type SessionStatus } from './events.ts';
+import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
 
 /** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
 export const LINK_SESSION_DURATION_SECONDS = 1_800;
@@ -259,6 +259,25 @@ export function endSessionPayment(
   return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
 }
 
+/**
+ * What the payer pays with `method` in `currency`: the session's payment config for that currency, where the
+ * method must be enabled (400 naming the origin's currency otherwise). Null in the session's own currency (no
+ * exchange); otherwise the config's currency and purchaseAmount, the amount the page showed, which the payment
+ * takes as its quote (its product is the config's, from the catalog's rate).
+ */
+function chosenConfig(
+  session: Pick<CheckoutSessionCreatedData, 'currency' | 'paymentConfigs'>, method: string, currency: string,
+): { currency: string; purchaseAmount: string } | null {
+  const config = session.paymentConfigs.find((c) => c.currency === currency);
+  const enabled = config?.paymentMethods.find((m) => m.type === method && m.enabled);
+  if (!config || !enabled) {
+    const offered = session.paymentConfigs.filter((c) => c.paymentMethods.some((m) => m.type === method && m.enabled)).map((c) => c.currency);
+    throw domainInvalid(`origins[0].currency: the session does not take ${method} in ${currency} `
+      + `(${offered.length > 0 ? `it does in ${offered.join(', ')}` : `${method} is enabled in none of its paymentConfigs`})`);
+  }
+  return currency === session.currency ? null : { currency, purchaseAmount: enabled.purchaseAmount };
+}
+
 type PayerFields = NonNullable<PayCheckoutSession['customer']>;
 const PAYER_FIELDS = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'] as const;
 
@@ -305,13 +324,13 @@ export async function paySession(
   const account = await platform.readModels.selectFrom('accounts').select(['identity_id', 'account_number'])
     .where('client_id', '=', session.clientId).where('account_number', '=', credited).executeTakeFirst();
   if (!account) throw domainPrecondition(`account ${credited} of the session no longer exists`);
-  const purchaseCurrency = origin?.currency && origin.currency !== session.currency ? origin.currency : undefined;
+  const purchase = origin ? chosenConfig(session, origin.type, origin.currency ?? session.currency) : null;
   const clientId = session.clientId;
   const payment = await createPayment(platform, clientId, {
     externalId: `checkout-${sessionId}`, identityId: account.identity_id, accountNumber: account.account_number,
     totalAmount: session.totalAmount, currency: session.currency as CreatePayment['currency'], type: 'PURCHASE',
     description: input.description ?? `Checkout session ${sessionId}`,
-    ...(purchaseCurrency ? { purchaseCurrency: purchaseCurrency as CreatePayment['purchaseCurrency'] } : {}),
+    ...(purchase ? { purchaseCurrency: purchase.currency as CreatePayment['purchaseCurrency'], purchaseAmount: purchase.purchaseAmount } : {}),
     ...(input.origins ? { origins: input.origins } : {}),
     destinations,
     ...payerOf(customer),

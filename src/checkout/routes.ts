@@ -160,7 +160,9 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying ' +
         'checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
         'expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer ' +
-        'pushes the funds). customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
+        'pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the ' +
+        'method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, ' +
+        'purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
         'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema, body: payCheckoutSessionSchema },
       responses: {
@@ -343,7 +345,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/checkout/:token/pay', operationId: 'checkoutPagePay', summary: 'Pay from the hosted page',
-      description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, and the payer’s fields; as ' +
+      description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, `currency` (one of the ' +
+        'session’s paymentConfigs in which the method is enabled; the session’s own by default), and the payer’s fields; as ' +
         'POST /checkout-sessions/:id/payments. The card number reaches the event store masked; the cvv is checked for shape and dropped.',
       tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedPaySchema },
       responses: {
@@ -355,7 +358,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         const { cvv, ...fields } = body.fields ?? {};
         if (cvv !== undefined && !/^\d{3,4}$/.test(cvv)) throw invalidParam('fields.cvv: 3 or 4 digits');
         const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
-        const origin = { type: body.method, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
+        const currency = body.currency !== undefined && body.currency !== row.currency ? { currency: body.currency } : {};
+        const origin = { type: body.method, ...currency, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
         const metadata = { clientId: row.client_id, actor: 'payer', correlationId: req.id };
         const { row: payment, readModels } = await paySession(services, 'any', row.session_id, {
           origins: [origin], ...(body.customer ? { customer: body.customer } : {}),
