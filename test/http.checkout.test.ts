@@ -200,8 +200,12 @@ for (const target of databaseTargets()) {
 
     it('expires by time (readers at once, the job records it), refreshes, and expires on DELETE', async () => {
       const session = await newSession({ duration: 60 });
+      clock.advance(30_000);
       const refreshed = await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`);
       expect(refreshed.status).to.equal(200);
+      // now + duration: 30 s (the clock's move) or more later than the first expiresAt.
+      expect(Date.parse(refreshed.body.expiresAt) - Date.parse(session.expiresAt)).to.be.at.least(30_000);
+      expect(refreshed.body.status).to.equal('ACTIVE');
       expect((await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`, undefined, asBob)).status).to.equal(404);
       clock.advance(61_000);
       expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('EXPIRED');
@@ -239,6 +243,9 @@ for (const target of databaseTargets()) {
       const day = `${String(today.getUTCDate()).padStart(2, '0')}/${String(today.getUTCMonth() + 1).padStart(2, '0')}/${today.getUTCFullYear()}`;
       const all = await get(`/checkout-sessions?startDate=${day}&endDate=${day}&limit=500`);
       expect(all.status).to.equal(200);
+      // The interface's shape: {pagination {count, next, previous, total}, results}.
+      expect(Object.keys(all.body).sort()).to.deep.equal(['pagination', 'results']);
+      expect(Object.keys(all.body.pagination).sort()).to.deep.equal(['count', 'next', 'previous', 'total']);
       expect(all.body.pagination.total).to.be.at.least(4);
       const byAccount = await get(`/checkout-sessions?accountNumber=${clp.accountNumber}&limit=2&offset=1&sort=totalAmount:desc`);
       expect(byAccount.body.results).to.have.length(2);
@@ -282,6 +289,10 @@ for (const target of databaseTargets()) {
 
       const filtered = await get(`/payment-links?customerEmails=payer@example.com,other@example.com&identityIds=${identityId}&accountNumbers=${clp.accountNumber}&limit=1`);
       expect(filtered.body.results.map((l: { id: string }) => l.id)).to.deep.equal([link.id]);
+      expect(filtered.body.pagination).to.deep.equal({ count: 1, next: 1, previous: 0, total: 1 });
+      expect((await get('/payment-links', asBob)).body).to.deep.equal({ pagination: { count: 0, next: 0, previous: 0, total: 0 }, results: [] });
+      const bobsIdentity = await post('/payment-links', terms(), asBob);
+      expect(bobsIdentity.status, 'a link for another client’s identity and account').to.equal(404);
       expect((await get('/payment-links?statuses=maybe')).status).to.equal(400);
       expect((await get(`/payment-links?cursor=0&limit=500`)).body.results.length).to.be.at.least(1);
 
@@ -293,6 +304,42 @@ for (const target of databaseTargets()) {
       const page = await service.request('GET', `/pay/${link.checkoutToken}`, { unchecked: true });
       expect(page.status).to.equal(410);
       expect(page.text).to.include('This payment link is deactivated');
+    });
+
+    it('every session and link endpoint with an id or token: malformed is a 400 naming it, unknown or another client’s a 404, and nothing is recorded', async () => {
+      const session = await newSession();
+      const link = (await post('/payment-links', terms())).body;
+      const pay = { origins: [{ type: 'CARD', card }], customer: payer };
+      const endpoints: Array<{ method: string; path: (key: string) => string; own: string; param: 'id' | 'token'; body?: unknown }> = [
+        { method: 'GET', path: (id) => `/checkout-sessions/${id}`, own: session.id, param: 'id' },
+        { method: 'DELETE', path: (id) => `/checkout-sessions/${id}`, own: session.id, param: 'id' },
+        { method: 'POST', path: (id) => `/checkout-sessions/${id}/payments`, own: session.id, param: 'id', body: pay },
+        { method: 'POST', path: (token) => `/checkout-sessions/token/${token}/refresh`, own: session.checkoutToken, param: 'token' },
+        { method: 'POST', path: (token) => `/payment-links/token/${token}/checkout-sessions`, own: link.checkoutToken, param: 'token' },
+        { method: 'GET', path: (id) => `/payment-links/${id}`, own: link.id, param: 'id' },
+        { method: 'DELETE', path: (id) => `/payment-links/${id}`, own: link.id, param: 'id' },
+        { method: 'POST', path: (id) => `/payment-links/${id}/activate`, own: link.id, param: 'id' },
+      ];
+      const streams = async () => Promise.all([`checkout-session-${session.id}`, `payment-link-${link.id}`]
+        .map(async (stream) => (await service.services.storage.store.readStream(stream, { limit: 100 })).length));
+      const recorded = await streams();
+      const sessions = (await get('/checkout-sessions?limit=1')).body.pagination.total;
+      for (const { method, path, own, param, body } of endpoints) {
+        const call = (key: string, headers = asAlice) => service.request(method, path(key), { headers, body });
+        const malformed = await call(param === 'id' ? 'not%20an%20id' : 'short');
+        expect(malformed.status, `${method} ${path(':' + param)} malformed: ${malformed.text}`).to.equal(400);
+        expect(malformed.body.message).to.include(param);
+        const unknown = await call(param === 'id' ? 'no-such-object' : 'unknownunknownunknown');
+        expect(unknown.status, `${method} ${path(':' + param)} unknown`).to.equal(404);
+        expect(unknown.body.error).to.equal('notFound');
+        const bobs = await call(own, asBob);
+        expect(bobs.status, `${method} ${path(':' + param)} as another client`).to.equal(404);
+        expect(bobs.body.error).to.equal('notFound');
+      }
+      expect(await streams()).to.deep.equal(recorded);
+      expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(sessions);
+      expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('ACTIVE');
+      expect((await get(`/payment-links/${link.id}`)).body.status).to.equal(true);
     });
 
     it('serves the session page with a strict Content-Security-Policy and no inline script', async () => {
