@@ -23,6 +23,11 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
   }
 
+  /** Whether this limiter limits at all (a rate of 0 is no limit, and keeps no buckets). */
+  get limits(): boolean {
+    return this.perSecond > 0;
+  }
+
   /** Whether `key` has a bucket: it took a token lately (and was not forgotten since). */
   has(key: string): boolean {
     return this.buckets.has(key);

@@ -120,7 +120,8 @@ function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise
     if (countedUpFront) deps.addressRateLimiter.take(address);
     const budget = route.budgetKey?.(req);
     if (budget !== undefined) {
-      if (!deps.budgetRateLimiter.has(budget)) deps.addressRateLimiter.check(address);
+      // Without a limit there are no budgets to tell a new key by: the route's refusals still cost the address.
+      if (deps.budgetRateLimiter.limits && !deps.budgetRateLimiter.has(budget)) deps.addressRateLimiter.check(address);
       deps.budgetRateLimiter.take(budget);
     }
     try {
