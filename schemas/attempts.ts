@@ -6,7 +6,7 @@
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { nodeTypes } from './catalog.ts';
-import { pageOf, pageQueryProperties } from './common.ts';
+import { paginationSchema, pageQueryProperties } from './common.ts';
 import { currencySchema } from './currencies.ts';
 import { dayMonthYearSchema } from './accounts.ts';
 import { MAX_PAYMENT_NODES, paymentInitiationType, paymentNodeInputSchema } from './paymentNodes.ts';
@@ -133,4 +133,14 @@ export const getAttemptQuerySchema = {
   },
 } as const;
 
-export const attemptPageSchema = pageOf(attemptSchema);
+/**
+ * GET /payment-attempts answers the interface's shape for this list: the items as `data` (every other list
+ * answers them as `results`) beside the same pagination object.
+ */
+export const attemptPageSchema = {
+  title: 'PaymentAttemptPage',
+  type: 'object',
+  additionalProperties: false,
+  required: ['data', 'pagination'],
+  properties: { data: { type: 'array', items: attemptSchema }, pagination: paginationSchema },
+} as const;

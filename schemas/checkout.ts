@@ -79,7 +79,9 @@ const destinationMetadataSchema = {
 export const checkoutDestinationSchema = {
   title: 'PaymentLinkDestination',
   type: 'object', additionalProperties: false, required: ['type', 'amount'],
-  description: 'An ACCOUNT destination names one of your accounts (in the session’s currency): the payment is credited to the first.',
+  description: 'A part of what the payer pays: the destinations’ amounts add up to the session’s totalAmount. Each is an ACCOUNT '
+    + 'destination naming the one account the payment credits (one of yours, ACTIVE, in the session’s currency); several split the '
+    + 'total into labelled parts.',
   properties: {
     name: text(200),
     type: { ...nodeTypeSchema, examples: ['ACCOUNT'] },
@@ -305,9 +307,12 @@ export const listPaymentLinksQuerySchema = {
   },
 } as const;
 
+/** The longest checkout token a path may carry, in characters (the service makes 32). */
+export const MAX_CHECKOUT_TOKEN_LENGTH = 64;
+
 export const checkoutTokenParamSchema = {
   type: 'object', additionalProperties: false, required: ['token'],
-  properties: { token: { type: 'string', pattern: '^[A-Za-z0-9_-]{16,64}$', examples: ['k3J9x0aQ2mN5pL8rT1vW4yZ7'] } },
+  properties: { token: { type: 'string', pattern: `^[A-Za-z0-9_-]{16,${MAX_CHECKOUT_TOKEN_LENGTH}}$`, examples: ['k3J9x0aQ2mN5pL8rT1vW4yZ7'] } },
 } as const;
 
 /** The hosted page's pay call: the method and its node, and the payer's fields. */
@@ -315,6 +320,10 @@ export const hostedPaySchema = {
   title: 'HostedPay', type: 'object', additionalProperties: false, required: ['method'],
   properties: {
     method: { ...nodeTypeSchema, examples: ['CARD'] },
+    currency: {
+      ...currencySchema, examples: ['USD'],
+      description: 'the currency the payer pays in: one of the session’s paymentConfigs in which the method is enabled (default: the session’s)',
+    },
     fields: {
       type: 'object', maxProperties: 20, propertyNames: { pattern: '^[A-Za-z]{1,40}$' },
       additionalProperties: { type: 'string', minLength: 1, maxLength: 200 }, ...freeFormBounds(1, 20),

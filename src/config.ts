@@ -35,6 +35,12 @@ export interface Config {
    */
   addressRateLimitPerSecond: number;
   addressRateLimitBurst: number;
+  /**
+   * Requests per second per checkout token to the hosted page's status poll (0 = no limit), and the burst allowed
+   * above it: the poll draws on this budget instead of its address's.
+   */
+  checkoutStatusRateLimitPerSecond: number;
+  checkoutStatusRateLimitBurst: number;
   /** Largest request body accepted, in bytes. */
   bodyLimitBytes: number;
   /** USD-equivalent amounts from which a payment of a BASIC / STANDARD payer is reviewed. */
@@ -157,6 +163,8 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitBurst: integer(env, 'RATE_LIMIT_BURST', 200, 1, 1_000_000),
     addressRateLimitPerSecond: integer(env, 'ADDRESS_RATE_LIMIT_PER_SECOND', 20, 0, 1_000_000),
     addressRateLimitBurst: integer(env, 'ADDRESS_RATE_LIMIT_BURST', 100, 1, 1_000_000),
+    checkoutStatusRateLimitPerSecond: integer(env, 'CHECKOUT_STATUS_RATE_LIMIT_PER_SECOND', 2, 0, 1_000_000),
+    checkoutStatusRateLimitBurst: integer(env, 'CHECKOUT_STATUS_RATE_LIMIT_BURST', 20, 1, 1_000_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 1_048_576, 1_024, 16_777_216),
     reviewThresholdBasicUsd: decimal(env, 'REVIEW_THRESHOLD_BASIC_USD', '1000'),
     reviewThresholdStandardUsd: decimal(env, 'REVIEW_THRESHOLD_STANDARD_USD', '10000'),

@@ -147,6 +147,32 @@ const title = executablePath === null
     await page.close();
   });
 
+  it('the page shows each method’s total in every currency the session offers; paying in another one, the payment is in it', async () => {
+    const session = await post('/checkout-sessions', terms());
+    const { page, elsewhere, problems } = await newPage();
+    await page.goto(session.url);
+    const choices = await page.getByRole('radio').evaluateAll((radios) =>
+      radios.map((radio) => (radio as unknown as { labels: ArrayLike<{ textContent: string }> }).labels[0]!.textContent));
+    expect(choices).to.deep.equal(['Credit or debit card: 15400 CLP', 'Credit or debit card: 16.17 USD (1 CLP = 0.00105 USD)']);
+    await page.getByRole('button', { name: 'Pay 15400 CLP' }).waitFor();
+    await page.getByLabel(/16\.17 USD/).check();
+    await page.getByRole('button', { name: 'Pay 16.17 USD' }).waitFor();
+    await screenshot(page, 'session-page-currencies');
+    await fillCard(page, TEST_CARD.number);
+    await page.getByRole('button', { name: 'Pay 16.17 USD' }).click();
+    await page.getByText('Processing your payment…').waitFor();
+    await settleWhenReceived(session.checkoutToken);
+    await page.waitForURL(`${SHOP}/thanks`);
+    expect(elsewhere).to.deep.equal([]);
+    expect(problems).to.deep.equal([]);
+    const [payment] = (await service.request('GET', `/payments?checkoutSessionId=${session.id}`, { headers })).body.results;
+    expect(payment).to.include({
+      status: 'SETTLED', totalAmount: '15400', currency: 'CLP', purchaseCurrency: 'USD', purchaseAmount: '16.17', product: 'CLP:USD',
+    });
+    expect(payment.origins[0]).to.include({ type: 'CARD', currency: 'USD', amount: '16.17' });
+    await page.close();
+  });
+
   it('a declined card lands on failedUrl', async () => {
     const session = await post('/checkout-sessions', terms());
     const { page, elsewhere } = await newPage();

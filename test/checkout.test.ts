@@ -5,6 +5,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { computeTotals, type ItemInput } from '../src/checkout/amounts.ts';
+import { paymentDestinations } from '../src/checkout/handlers.ts';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
 import {
@@ -211,5 +212,19 @@ describe('the payment link decider', () => {
     expect(refusal(() => run([start, ...deleted], { type: 'Activate', now: plus(2) }))).to.equal('notFound');
     expect(refusal(() => run([start, ...deleted], { type: 'Delete', now: plus(2) }))).to.equal('notFound');
     expect(refusal(() => linkDecider.decide({ type: 'Activate', tenant: OTHER_CLIENT, now: plus(1) }, foldEvents(linkDecider, [start])))).to.equal('notFound');
+  });
+});
+
+describe('a session payment’s destinations', () => {
+  const account = (amount: string, accountNumber = '100') =>
+    ({ type: 'ACCOUNT', amount, account: { type: 'CHECKING', currency: 'CLP', accountNumber, accountHolder: 'Shop' } });
+
+  it('are the session’s parts, adding up to its total; a session recorded before they had to pays its first account the whole total', () => {
+    expect(paymentDestinations({ currency: 'CLP', totalAmount: '1500', destinations: [{ ...account('1000'), name: 'a' }, account('500')] })
+      .map((node) => [node.type, node.name, node.amount, node.currency])).to.deep.equal([['ACCOUNT', 'a', '1000', 'CLP'], ['ACCOUNT', undefined, '500', 'CLP']]);
+    for (const destinations of [[account('1000')], [{ type: 'CARD', amount: '500' }, account('1000')], [account('1000'), account('500', '200')]]) {
+      const nodes = paymentDestinations({ currency: 'CLP', totalAmount: '1500', destinations });
+      expect(nodes.map((node) => [node.amount, (node.account as { accountNumber: string }).accountNumber])).to.deep.equal([['1500', '100']]);
+    }
   });
 });

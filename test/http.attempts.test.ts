@@ -220,7 +220,7 @@ for (const target of databaseTargets()) {
       expect((await get(`${path}?type=NOPE`)).status).to.equal(400);
     });
 
-    it('GET /payment-attempts lists a client’s own attempts newest first, filtered, paged with next (cursor)', async () => {
+    it('GET /payment-attempts lists a client’s own attempts newest first as {data, pagination}, filtered, paged with next (cursor)', async () => {
       const bobIdentity = (await tenants.service.request('POST', '/identities', { headers: tenants.asBob, body: { type: 'USER', name: 'Bob' } })).body.id;
       const bobAccount = (await tenants.service.request('POST', '/accounts', { headers: tenants.asBob, body: { identityId: bobIdentity, type: 'CHECKING', currency: 'EUR' } })).body.accountNumber;
       expect((await attempt({ identityId: bobIdentity, accountNumber: bobAccount, currency: 'EUR', type: 'P2P', totalAmount: '5.00' }, tenants.asBob)).status).to.equal(201);
@@ -233,19 +233,24 @@ for (const target of databaseTargets()) {
       const filter = `accountNumber=${accounts.get('EUR')}&type=P2P`;
       const first = await get(`/payment-attempts?${filter}&limit=2`);
       expect(first.status, first.text).to.equal(200);
+      // The interface's shape for this list: the items in `data`, beside the pagination object.
+      expect(Object.keys(first.body).sort()).to.deep.equal(['data', 'pagination']);
       expect(first.body.pagination).to.deep.equal({ count: 2, next: 2, previous: 0, total: 3 });
       const second = await get(`/payment-attempts?${filter}&limit=2&next=${first.body.pagination.next}`);
-      expect(second.body.pagination).to.include({ count: 1, total: 3 });
-      expect([...first.body.results, ...second.body.results].map((a: { id: string }) => a.id)).to.deep.equal(mine);
-      expect((await get(`/payment-attempts?${filter}&limit=2&cursor=2`)).body.results.map((a: { id: string }) => a.id)).to.deep.equal([mine[2]]);
+      expect(second.body.pagination).to.deep.equal({ count: 1, next: 3, previous: 0, total: 3 });
+      expect([...first.body.data, ...second.body.data].map((a: { id: string }) => a.id)).to.deep.equal(mine);
+      expect((await get(`/payment-attempts?${filter}&limit=2&cursor=2`)).body.data.map((a: { id: string }) => a.id)).to.deep.equal([mine[2]]);
+      expect((await get(`/payment-attempts?${filter}&limit=1&offset=1`)).body).to.deep.equal({
+        data: [(await get(`/payment-attempts/${mine[1]}`)).body], pagination: { count: 1, next: 2, previous: 0, total: 3 },
+      });
 
       const today = new Date();
       const day = `${String(today.getUTCDate()).padStart(2, '0')}/${String(today.getUTCMonth() + 1).padStart(2, '0')}/${today.getUTCFullYear()}`;
       expect((await get(`/payment-attempts?${filter}&startDate=${day}&endDate=${day}`)).body.pagination.total).to.equal(3);
       expect((await get(`/payment-attempts?${filter}&endDate=01/01/2020`)).body.pagination.total).to.equal(0);
       expect((await get(`/payment-attempts?identityId=${bobIdentity}`)).body.pagination.total).to.equal(0);
-      expect((await get('/payment-attempts?accountNumber=' + bobAccount)).body.results).to.deep.equal([]);
-      expect((await get('/payment-attempts?type=P2P', tenants.asBob)).body.results.map((a: { totalAmount: string }) => a.totalAmount)).to.deep.equal(['5.00']);
+      expect((await get('/payment-attempts?accountNumber=' + bobAccount)).body.data).to.deep.equal([]);
+      expect((await get('/payment-attempts?type=P2P', tenants.asBob)).body.data.map((a: { totalAmount: string }) => a.totalAmount)).to.deep.equal(['5.00']);
       expect400(await get('/payment-attempts?startDate=31/02/2025'), /startDate/);
       expect400(await get('/payment-attempts?next=abc'), /next/);
     });

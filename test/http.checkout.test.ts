@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { databaseTargets } from './support/targets.ts';
-import type { TestService } from './support/testService.ts';
+import { startTestService, type TestService } from './support/testService.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { runSettlementBatch } from '../src/payments/jobs.ts';
 import { expireDueSessions } from '../src/checkout/jobs.ts';
@@ -89,13 +89,40 @@ for (const target of databaseTargets()) {
       expect(short.body.message).to.include('duration');
       const bobs = await post('/checkout-sessions', terms(), asBob);
       expect(bobs.status).to.equal(404);
-      const noAccount = await post('/checkout-sessions', terms({ destinations: [{ type: 'CARD', amount: '15400' }] }));
-      expect(noAccount.status).to.equal(400);
-      expect(noAccount.body.message).to.match(/^destinations: at least one ACCOUNT/);
     });
 
-    it('pays a session: the payment carries checkoutSessionId, the session follows it to FINISHED', async () => {
-      const session = await newSession();
+    it('refuses destinations that do not add up to the total, pay another account or another rail, naming the destination; nothing is recorded', async () => {
+      const account = (amount: string, accountNumber = clp.accountNumber) =>
+        ({ type: 'ACCOUNT', amount, account: { type: 'CHECKING', currency: 'CLP', accountNumber, accountHolder: 'Shop' } });
+      const other = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'CLP' })).body.accountNumber;
+      const before = (await get('/checkout-sessions?limit=1')).body.pagination.total;
+      const refusals: Array<[string, unknown[], RegExp]> = [
+        ['short of the total', [account('15000')], /^destinations: their amounts add up to 15000 CLP; they must add up to the session's totalAmount, 15400 CLP/],
+        ['beyond the total', [account('11900'), account('3501')], /^destinations: their amounts add up to 15401 CLP/],
+        ['a zero part', [account('15400'), account('0')], /^destinations\[1\]\.amount/],
+        ['beyond the scale', [account('15399.5'), account('0.5')], /^destinations\[0\]\.amount/],
+        ['a part below the ACCOUNT minimum', [account('15000'), account('400')], /^destinations\[1\]: amount 400 CLP is below the ACCOUNT minimum 500 CLP/],
+        ['another rail', [{ type: 'CARD', amount: '15400' }], /^destinations\[0\]\.type: a checkout pays your own accounts only/],
+        ['no account object', [{ type: 'ACCOUNT', amount: '15400' }], /^destinations\[0\]\.account: required/],
+        ['two accounts', [account('11900'), account('3500', other)], /^destinations\[1\]\.account\.accountNumber: a session's payment credits one account/],
+      ];
+      for (const [label, destinations, message] of refusals) {
+        for (const path of ['/checkout-sessions', '/payment-links']) {
+          const refused = await post(path, terms({ destinations }));
+          expect(refused.status, `${label} (${path}): ${refused.text}`).to.equal(400);
+          expect(refused.body.message, label).to.match(message);
+        }
+      }
+      expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(before);
+    });
+
+    it('pays a session: the payment carries checkoutSessionId and the destinations’ parts of the total, the session follows it to FINISHED', async () => {
+      const part = (name: string, amount: string) => ({
+        type: 'ACCOUNT', name, externalId: `part-${name}`, amount, metadata: { image: 'https://shop.example.com/i.png', description: name, category: 'shop' },
+        account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' },
+      });
+      const session = await newSession({ destinations: [part('goods', '11900'), part('shipping', '3500')] });
+      expect(session.destinations.map((d: { amount: string }) => d.amount)).to.deep.equal(['11900', '3500']);
       const missing = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: { email: 'ana@example.com' } });
       expect(missing.status).to.equal(400);
       expect(missing.body.message).to.equal('customer: missing required fields firstName');
@@ -107,6 +134,11 @@ for (const target of databaseTargets()) {
       const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
       expect(paid.status, paid.text).to.equal(200);
       expect(paid.body).to.include({ checkoutSessionId: session.id, totalAmount: '15400', currency: 'CLP', accountNumber: clp.accountNumber, type: 'PURCHASE' });
+      // The payment's destinations are the session's parts, ACCOUNT nodes of the credited account, adding up to its total.
+      expect(paid.body.destinations.map((d: Record<string, unknown>) => [d.type, d.name, d.externalId, d.amount, d.currency, (d.account as { accountNumber: string }).accountNumber]))
+        .to.deep.equal([['ACCOUNT', 'goods', 'part-goods', '11900', 'CLP', clp.accountNumber], ['ACCOUNT', 'shipping', 'part-shipping', '3500', 'CLP', clp.accountNumber]]);
+      const detailed = (await get(`/payments/${paid.body.id}`)).body;
+      expect(detailed.destinations.map((d: { amount: string }) => d.amount)).to.deep.equal(['11900', '3500']);
       expect(JSON.stringify(paid.body)).not.to.include(card.number);
       const after = (await get(`/checkout-sessions/${session.id}`)).body;
       expect(after).to.include({ status: 'PROCESSING_PAYMENT', paymentId: paid.body.id });
@@ -128,6 +160,33 @@ for (const target of databaseTargets()) {
       expect(bad.status).to.equal(400);
     });
 
+    it('pays in another currency of its paymentConfigs: the payment carries that config’s purchaseCurrency, purchaseAmount and product', async () => {
+      const session = await newSession();
+      const usd = session.paymentConfigs.find((c: { currency: string }) => c.currency === 'USD');
+      expect(usd).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
+      const cardInUsd = usd.paymentMethods.find((m: { type: string }) => m.type === 'CARD');
+      expect(cardInUsd).to.include({ enabled: true, purchaseAmount: '16.17' });
+      expect(usd.paymentMethods.find((m: { type: string }) => m.type === 'FINTOC')).to.include({ enabled: false });
+
+      const fintocInUsd = await post(`/checkout-sessions/${session.id}/payments`, {
+        origins: [{ type: 'FINTOC', currency: 'USD', fintoc: { bank: '001', documentNumber: '12345678-5' } }], customer: payer,
+      });
+      expect(fintocInUsd.status).to.equal(400);
+      expect(fintocInUsd.body.message).to.equal('origins[0].currency: the session does not take FINTOC in USD (it does in CLP)');
+      const inEur = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', currency: 'EUR', card }], customer: payer });
+      expect(inEur.status).to.equal(400);
+      expect(inEur.body.message).to.equal('origins[0].currency: the session does not take CARD in EUR (it does in CLP, USD)');
+      expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('ACTIVE');
+
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', currency: 'USD', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+      expect(paid.body).to.include({ totalAmount: '15400', currency: 'CLP', purchaseCurrency: 'USD', purchaseAmount: '16.17', product: 'CLP:USD' });
+      expect(paid.body.origins[0]).to.include({ type: 'CARD', currency: 'USD', amount: '16.17' });
+      const detailed = (await get(`/payments/${paid.body.id}`)).body;
+      expect(detailed.originAmount).to.deep.equal({ amount: '16.17', currency: 'USD' });
+      expect(detailed.exchange).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
+    });
+
     it('a declined card fails the session', async () => {
       const session = await newSession();
       const paid = await post(`/checkout-sessions/${session.id}/payments`, {
@@ -141,8 +200,12 @@ for (const target of databaseTargets()) {
 
     it('expires by time (readers at once, the job records it), refreshes, and expires on DELETE', async () => {
       const session = await newSession({ duration: 60 });
+      clock.advance(30_000);
       const refreshed = await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`);
       expect(refreshed.status).to.equal(200);
+      // now + duration: 30 s (the clock's move) or more later than the first expiresAt.
+      expect(Date.parse(refreshed.body.expiresAt) - Date.parse(session.expiresAt)).to.be.at.least(30_000);
+      expect(refreshed.body.status).to.equal('ACTIVE');
       expect((await post(`/checkout-sessions/token/${session.checkoutToken}/refresh`, undefined, asBob)).status).to.equal(404);
       clock.advance(61_000);
       expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('EXPIRED');
@@ -180,6 +243,9 @@ for (const target of databaseTargets()) {
       const day = `${String(today.getUTCDate()).padStart(2, '0')}/${String(today.getUTCMonth() + 1).padStart(2, '0')}/${today.getUTCFullYear()}`;
       const all = await get(`/checkout-sessions?startDate=${day}&endDate=${day}&limit=500`);
       expect(all.status).to.equal(200);
+      // The interface's shape: {pagination {count, next, previous, total}, results}.
+      expect(Object.keys(all.body).sort()).to.deep.equal(['pagination', 'results']);
+      expect(Object.keys(all.body.pagination).sort()).to.deep.equal(['count', 'next', 'previous', 'total']);
       expect(all.body.pagination.total).to.be.at.least(4);
       const byAccount = await get(`/checkout-sessions?accountNumber=${clp.accountNumber}&limit=2&offset=1&sort=totalAmount:desc`);
       expect(byAccount.body.results).to.have.length(2);
@@ -223,6 +289,10 @@ for (const target of databaseTargets()) {
 
       const filtered = await get(`/payment-links?customerEmails=payer@example.com,other@example.com&identityIds=${identityId}&accountNumbers=${clp.accountNumber}&limit=1`);
       expect(filtered.body.results.map((l: { id: string }) => l.id)).to.deep.equal([link.id]);
+      expect(filtered.body.pagination).to.deep.equal({ count: 1, next: 1, previous: 0, total: 1 });
+      expect((await get('/payment-links', asBob)).body).to.deep.equal({ pagination: { count: 0, next: 0, previous: 0, total: 0 }, results: [] });
+      const bobsIdentity = await post('/payment-links', terms(), asBob);
+      expect(bobsIdentity.status, 'a link for another client’s identity and account').to.equal(404);
       expect((await get('/payment-links?statuses=maybe')).status).to.equal(400);
       expect((await get(`/payment-links?cursor=0&limit=500`)).body.results.length).to.be.at.least(1);
 
@@ -234,6 +304,42 @@ for (const target of databaseTargets()) {
       const page = await service.request('GET', `/pay/${link.checkoutToken}`, { unchecked: true });
       expect(page.status).to.equal(410);
       expect(page.text).to.include('This payment link is deactivated');
+    });
+
+    it('every session and link endpoint with an id or token: malformed is a 400 naming it, unknown or another client’s a 404, and nothing is recorded', async () => {
+      const session = await newSession();
+      const link = (await post('/payment-links', terms())).body;
+      const pay = { origins: [{ type: 'CARD', card }], customer: payer };
+      const endpoints: Array<{ method: string; path: (key: string) => string; own: string; param: 'id' | 'token'; body?: unknown }> = [
+        { method: 'GET', path: (id) => `/checkout-sessions/${id}`, own: session.id, param: 'id' },
+        { method: 'DELETE', path: (id) => `/checkout-sessions/${id}`, own: session.id, param: 'id' },
+        { method: 'POST', path: (id) => `/checkout-sessions/${id}/payments`, own: session.id, param: 'id', body: pay },
+        { method: 'POST', path: (token) => `/checkout-sessions/token/${token}/refresh`, own: session.checkoutToken, param: 'token' },
+        { method: 'POST', path: (token) => `/payment-links/token/${token}/checkout-sessions`, own: link.checkoutToken, param: 'token' },
+        { method: 'GET', path: (id) => `/payment-links/${id}`, own: link.id, param: 'id' },
+        { method: 'DELETE', path: (id) => `/payment-links/${id}`, own: link.id, param: 'id' },
+        { method: 'POST', path: (id) => `/payment-links/${id}/activate`, own: link.id, param: 'id' },
+      ];
+      const streams = async () => Promise.all([`checkout-session-${session.id}`, `payment-link-${link.id}`]
+        .map(async (stream) => (await service.services.storage.store.readStream(stream, { limit: 100 })).length));
+      const recorded = await streams();
+      const sessions = (await get('/checkout-sessions?limit=1')).body.pagination.total;
+      for (const { method, path, own, param, body } of endpoints) {
+        const call = (key: string, headers = asAlice) => service.request(method, path(key), { headers, body });
+        const malformed = await call(param === 'id' ? 'not%20an%20id' : 'short');
+        expect(malformed.status, `${method} ${path(':' + param)} malformed: ${malformed.text}`).to.equal(400);
+        expect(malformed.body.message).to.include(param);
+        const unknown = await call(param === 'id' ? 'no-such-object' : 'unknownunknownunknown');
+        expect(unknown.status, `${method} ${path(':' + param)} unknown`).to.equal(404);
+        expect(unknown.body.error).to.equal('notFound');
+        const bobs = await call(own, asBob);
+        expect(bobs.status, `${method} ${path(':' + param)} as another client`).to.equal(404);
+        expect(bobs.body.error).to.equal('notFound');
+      }
+      expect(await streams()).to.deep.equal(recorded);
+      expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(sessions);
+      expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('ACTIVE');
+      expect((await get(`/payment-links/${link.id}`)).body.status).to.equal(true);
     });
 
     it('serves the session page with a strict Content-Security-Policy and no inline script', async () => {
@@ -252,6 +358,47 @@ for (const target of databaseTargets()) {
       const status = await service.request('GET', `/checkout/${session.checkoutToken}/status`);
       expect(status.body).to.deep.equal({ status: 'ACTIVE', paymentStatus: null, redirectTo: null });
       expect((await service.request('GET', '/checkout/unknownunknownunknown', { unchecked: true })).status).to.equal(404);
+    });
+
+    it('the page’s status poll draws on its checkout token’s budget, not its address’s: past the address’s limit it answers, and it is bounded itself', async () => {
+      const limited = await startTestService(tenants.database, { runtime: clock, env: {
+        ADDRESS_RATE_LIMIT_PER_SECOND: '1', ADDRESS_RATE_LIMIT_BURST: '3', CHECKOUT_STATUS_RATE_LIMIT_PER_SECOND: '1', CHECKOUT_STATUS_RATE_LIMIT_BURST: '10',
+      } });
+      try {
+        const session = await newSession();
+        const poll = (token: string = session.checkoutToken) => limited.request('GET', `/checkout/${token}/status`);
+        /** Spends the address's budget on the session's page (a public route), bounded; answers the last answer. */
+        const exhaustAddress = async () => {
+          let last = await limited.request('GET', `/checkout/${session.checkoutToken}`, { unchecked: true });
+          for (let i = 0; i < 10 && last.status !== 429; i++) last = await limited.request('GET', `/checkout/${session.checkoutToken}`, { unchecked: true });
+          return last;
+        };
+        expect((await poll()).status).to.equal(200);
+        expect((await exhaustAddress()).status).to.equal(429);
+        // More polls than the address's whole burst, each answered: the poll does not draw on the address's budget.
+        for (let n = 0; n < 6; n++) {
+          const answer = await poll();
+          expect(answer.status, `poll ${n}: ${answer.text}`).to.equal(200);
+          expect(answer.body.status).to.equal('ACTIVE');
+        }
+        // The poll's own budget (10, a token a second) runs out too: bounded, at most 40 polls here.
+        let last = await poll();
+        for (let i = 0; i < 40 && last.status !== 429; i++) last = await poll();
+        expect(last.status, last.text).to.equal(429);
+        expect(last.body.error).to.equal('tooManyRequests');
+        expect(Number(last.headers.get('retry-after'))).to.be.greaterThan(0);
+        // A token the poll has not seen needs a token left at its address: guessing tokens costs what any public request does.
+        // The address refills a token a second, so on a slow machine empty it again until a guess meets an empty bucket.
+        let guess = await poll('unknownunknownunknown');
+        for (let i = 0; i < 5 && guess.status !== 429; i++) {
+          expect(guess.status).to.equal(404);
+          await exhaustAddress();
+          guess = await poll('unknownunknownunknown');
+        }
+        expect(guess.status).to.equal(429);
+      } finally {
+        await limited.close();
+      }
     });
   });
 }

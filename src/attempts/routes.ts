@@ -32,7 +32,9 @@ export function attemptRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'get', path: '/payment-attempts', operationId: 'listPaymentAttempts', summary: 'List payment attempts', tags, access: 'client',
       description: 'Newest first (ties broken by id). Filters are exact matches; startDate and endDate bound the creation day '
-        + '(dd/mm/yyyy, UTC, inclusive). Page with `limit` and `next` (or `cursor`: the `next` of the previous page) or `offset`.',
+        + '(dd/mm/yyyy, UTC, inclusive). Page with `limit` and `next` (or `cursor`: the `next` of the previous page) or `offset`. '
+        + 'As the interface has it, the attempts are in `data` (other lists answer `results`), beside `pagination` '
+        + '{count, next, previous, total}.',
       schemas: { query: listAttemptsQuerySchema },
       responses: { 200: { description: 'a page of attempts', schema: attemptPageSchema } },
       async handler({ query, req }) {
@@ -49,7 +51,8 @@ export function attemptRoutes(services: Services): AnyRoute[] {
           filtered.orderBy('created_at', 'desc').orderBy('attempt_id', 'desc').limit(page.limit).offset(page.offset).execute(),
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
         ]);
-        return { status: 200, body: pageOfResults(await recordsOf(clientId, rows), Number(count.n), page) };
+        const { pagination, results } = pageOfResults(await recordsOf(clientId, rows), Number(count.n), page);
+        return { status: 200, body: { data: results, pagination } };
       },
     }),
     defineRoute({

@@ -18,13 +18,15 @@ import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid, domainNotFound, domainPrecondition, DomainError } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
-import { AmountError, formatAmount, parseAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import type { Platform } from '../platform.ts';
 import { customerOfClient } from '../customers/handlers.ts';
-import { createPayment } from '../payments/handlers.ts';
+import { amountIn, createPayment } from '../payments/handlers.ts';
+import { validateNodes } from '../payments/nodes.ts';
+import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import { checkAllowedMethods, computeTotals, paymentConfigsFor } from './amounts.ts';
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
-import { linkStream, sessionStream, type CheckoutTerms, type SessionStatus } from './events.ts';
+import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
 
 /** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
 export const LINK_SESSION_DURATION_SECONDS = 1_800;
@@ -69,19 +71,77 @@ export function loadLink(platform: Platform, linkId: string): Promise<LinkState>
   return readState(platform.storage.store, linkStream(linkId), linkDecider);
 }
 
-function amountIn(field: string, text: string, currency: string): string {
-  try {
-    return formatAmount(parseAmount(text, currency), currency);
-  } catch (error) {
-    if (error instanceof AmountError) throw domainInvalid(`${field}: ${error.message}`);
-    throw error;
+type CheckoutDestination = CreateCheckoutSession['destinations'][number];
+
+/** A destination as the payment's destination node: an ACCOUNT node of the account credited, with its part of the total. */
+function destinationNode(destination: CheckoutDestination, amount: string, currency: string): PaymentNodeInput {
+  const { name, externalId, metadata, account } = destination;
+  return {
+    type: 'ACCOUNT', amount, currency,
+    ...(name !== undefined ? { name } : {}), ...(externalId !== undefined ? { externalId } : {}), ...(metadata ? { metadata } : {}),
+    account: { ...account! },
+  } as PaymentNodeInput;
+}
+
+/**
+ * The destinations receive what the payer pays, so their amounts (each positive, at the currency's scale) add
+ * up to the session's totalAmount. A session's payment credits one account: every destination is an ACCOUNT
+ * destination naming that account (one of the client's, ACTIVE, in the session's currency); several split the
+ * total into labelled parts (name, externalId, metadata), each within the catalog's ACCOUNT limits, as the
+ * payment's destination nodes will be. Anything else is refused (400 naming the destination), never dropped.
+ */
+async function checkDestinations(platform: Platform, clientId: string, input: CreateCheckoutSession, totalAmount: string): Promise<void> {
+  const { currency, destinations } = input;
+  let sum = toDecimal(zeroAmount(currency));
+  destinations.forEach((destination, n) => {
+    const at = `destinations[${n}]`;
+    sum = sum.plus(toDecimal(amountIn(`${at}.amount`, destination.amount, currency)));
+    if (destination.type !== 'ACCOUNT') {
+      throw domainInvalid(`${at}.type: a checkout pays your own accounts only (ACCOUNT destinations); it makes no ${destination.type} payout`);
+    }
+    if (!destination.account) throw domainInvalid(`${at}.account: required for an ACCOUNT destination`);
+    const first = destinations[0]!.account!.accountNumber;
+    if (destination.account.accountNumber !== first) {
+      throw domainInvalid(`${at}.account.accountNumber: a session's payment credits one account (${first}, named by destinations[0]); `
+        + 'destinations may split its amount into parts, not between accounts');
+    }
+    if (destination.account.currency !== currency) {
+      throw domainInvalid(`${at}.account.currency: ${destination.account.currency}; the session is in ${currency}`);
+    }
+  });
+  if (!sum.equals(toDecimal(totalAmount))) {
+    throw domainInvalid(`destinations: their amounts add up to ${formatAmount(sum, currency)} ${currency}; they must add up to the `
+      + `session's totalAmount, ${totalAmount} ${currency}, what the payer pays`);
   }
+  validateNodes(platform.catalog, destinations.map((d) => destinationNode(d, d.amount, currency)), 'destinations', { currency, amount: totalAmount });
+  const accountNumber = destinations[0]!.account!.accountNumber;
+  const account = await platform.readModels.selectFrom('accounts').select(['currency', 'status']).where('client_id', '=', clientId)
+    .where('account_number', '=', accountNumber).executeTakeFirst();
+  if (!account) throw domainNotFound(`account ${accountNumber} not found`);
+  if (account.currency !== currency) {
+    throw domainInvalid(`destinations[0].account.currency: account ${accountNumber} holds ${account.currency}; the session is in ${currency}`);
+  }
+  if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${accountNumber} is ${account.status}; it cannot be paid`);
+}
+
+/**
+ * The destination nodes of a session's payment: the session's destinations, which add up to its total. A session
+ * recorded before destinations were held to that (parts of other types or accounts, or amounts that do not add up)
+ * pays its first ACCOUNT destination the whole total, as it always did, in one node.
+ */
+export function paymentDestinations(session: Pick<CheckoutTerms, 'destinations' | 'currency' | 'totalAmount'>): PaymentNodeInput[] {
+  const destinations = session.destinations as CheckoutDestination[];
+  const first = destinations.find((d) => d.type === 'ACCOUNT' && d.account)!;
+  const parts = destinations.every((d) => d.type === 'ACCOUNT' && d.account?.accountNumber === first.account!.accountNumber)
+    && destinations.reduce((sum, d) => sum.plus(toDecimal(d.amount)), toDecimal('0')).equals(toDecimal(session.totalAmount));
+  return parts
+    ? destinations.map((d) => destinationNode(d, formatAmount(d.amount, session.currency), session.currency))
+    : [destinationNode(first, session.totalAmount, session.currency)];
 }
 
 /**
  * The terms of a session or link, checked: amounts from the items, pay-in methods, the owner (one of the
- * client's identities), the destinations (an ACCOUNT destination names one of the client's ACTIVE accounts in
- * the session's currency, and at least one does: it receives the payment), the customer (one of the client's).
+ * client's identities), the destinations (see checkDestinations), the customer (one of the client's).
  */
 async function checkedTerms(platform: Platform, clientId: string, input: CreateCheckoutSession): Promise<CheckoutTerms> {
   const db = platform.readModels;
@@ -89,22 +149,7 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
   const totals = computeTotals(input.items, currency, input);
   checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
   await findOwned(db, 'identities', { clientId }, 'identity_id', input.owner.identityId, 'identity');
-  let accounts = 0;
-  for (const [n, destination] of input.destinations.entries()) {
-    const at = `destinations[${n}]`;
-    amountIn(`${at}.amount`, destination.amount, currency);
-    if (destination.type !== 'ACCOUNT') continue;
-    if (!destination.account) throw domainInvalid(`${at}.account: required for an ACCOUNT destination`);
-    const account = await db.selectFrom('accounts').select(['currency', 'status']).where('client_id', '=', clientId)
-      .where('account_number', '=', destination.account.accountNumber).executeTakeFirst();
-    if (!account) throw domainNotFound(`account ${destination.account.accountNumber} not found`);
-    if (account.currency !== currency || destination.account.currency !== currency) {
-      throw domainInvalid(`${at}.account.currency: account ${destination.account.accountNumber} holds ${account.currency}; the session is in ${currency}`);
-    }
-    if (account.status !== 'ACTIVE') throw domainPrecondition(`account ${destination.account.accountNumber} is ${account.status}; it cannot be paid`);
-    accounts++;
-  }
-  if (accounts === 0) throw domainInvalid('destinations: at least one ACCOUNT destination (one of your accounts) must receive the payment');
+  await checkDestinations(platform, clientId, input, totals.totalAmount);
   if (input.customer?.id && !(await customerOfClient(platform, clientId, input.customer.id))) {
     throw domainNotFound(`customer ${input.customer.id} not found`);
   }
@@ -214,6 +259,25 @@ export function endSessionPayment(
   return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
 }
 
+/**
+ * What the payer pays with `method` in `currency`: the session's payment config for that currency, where the
+ * method must be enabled (400 naming the origin's currency otherwise). Null in the session's own currency (no
+ * exchange); otherwise the config's currency and purchaseAmount, the amount the page showed, which the payment
+ * takes as its quote (its product is the config's, from the catalog's rate).
+ */
+function chosenConfig(
+  session: Pick<CheckoutSessionCreatedData, 'currency' | 'paymentConfigs'>, method: string, currency: string,
+): { currency: string; purchaseAmount: string } | null {
+  const config = session.paymentConfigs.find((c) => c.currency === currency);
+  const enabled = config?.paymentMethods.find((m) => m.type === method && m.enabled);
+  if (!config || !enabled) {
+    const offered = session.paymentConfigs.filter((c) => c.paymentMethods.some((m) => m.type === method && m.enabled)).map((c) => c.currency);
+    throw domainInvalid(`origins[0].currency: the session does not take ${method} in ${currency} `
+      + `(${offered.length > 0 ? `it does in ${offered.join(', ')}` : `${method} is enabled in none of its paymentConfigs`})`);
+  }
+  return currency === session.currency ? null : { currency, purchaseAmount: enabled.purchaseAmount };
+}
+
 type PayerFields = NonNullable<PayCheckoutSession['customer']>;
 const PAYER_FIELDS = ['firstName', 'lastName', 'email', 'phoneNumber', 'phoneNumberPrefix', 'documentType', 'documentNumber'] as const;
 
@@ -237,9 +301,10 @@ function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'cus
 }
 
 /**
- * Pays a session: its one payment, to its first ACCOUNT destination, for its total, with the payer's method
- * (one of paymentMethodsAllowed) and fields (meeting customerRequirements). The payment's externalId is derived
- * from the session, so two pays at once create one payment (the other is a 409).
+ * Pays a session: its one payment, to the account its destinations name (carrying them as its destination
+ * nodes, whose amounts add up to the total), for its total, with the payer's method (one of
+ * paymentMethodsAllowed) and fields (meeting customerRequirements). The payment's externalId is derived from
+ * the session, so two pays at once create one payment (the other is a 409).
  */
 export async function paySession(
   platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata,
@@ -254,18 +319,20 @@ export async function paySession(
   const customer: PayerFields = { ...(session.customer as PayerFields | null ?? {}), ...(input.customer ?? {}) };
   const missing = missingRequirements(session.customerRequirements, customer);
   if (missing.length > 0) throw domainInvalid(`customer: missing required fields ${missing.join(', ')}`);
-  const destination = (session.destinations as Array<{ type: string; account?: { accountNumber: string } }>).find((d) => d.type === 'ACCOUNT')!;
+  const destinations = paymentDestinations(session);
+  const credited = (destinations[0]!.account as { accountNumber: string }).accountNumber;
   const account = await platform.readModels.selectFrom('accounts').select(['identity_id', 'account_number'])
-    .where('client_id', '=', session.clientId).where('account_number', '=', destination.account!.accountNumber).executeTakeFirst();
-  if (!account) throw domainPrecondition(`account ${destination.account!.accountNumber} of the session no longer exists`);
-  const purchaseCurrency = origin?.currency && origin.currency !== session.currency ? origin.currency : undefined;
+    .where('client_id', '=', session.clientId).where('account_number', '=', credited).executeTakeFirst();
+  if (!account) throw domainPrecondition(`account ${credited} of the session no longer exists`);
+  const purchase = origin ? chosenConfig(session, origin.type, origin.currency ?? session.currency) : null;
   const clientId = session.clientId;
   const payment = await createPayment(platform, clientId, {
     externalId: `checkout-${sessionId}`, identityId: account.identity_id, accountNumber: account.account_number,
     totalAmount: session.totalAmount, currency: session.currency as CreatePayment['currency'], type: 'PURCHASE',
     description: input.description ?? `Checkout session ${sessionId}`,
-    ...(purchaseCurrency ? { purchaseCurrency: purchaseCurrency as CreatePayment['purchaseCurrency'] } : {}),
+    ...(purchase ? { purchaseCurrency: purchase.currency as CreatePayment['purchaseCurrency'], purchaseAmount: purchase.purchaseAmount } : {}),
     ...(input.origins ? { origins: input.origins } : {}),
+    destinations,
     ...payerOf(customer),
   }, metadata, { checkoutSessionId: sessionId });
   try {

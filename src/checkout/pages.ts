@@ -104,7 +104,10 @@ export function linkPage(row: PaymentLinkRow): string {
 </div>`, true);
 }
 
-/** The session page: what is bought, taxes and totals, the methods, the payer's required fields, and pay. */
+/**
+ * The session page: what is bought, taxes and totals, the methods with what each costs in every currency the
+ * session offers (its paymentConfigs: the session's own first), the payer's required fields, and pay.
+ */
 export function sessionPage(row: CheckoutSessionRow, catalog: Catalog, now: Date): string {
   const status = effectiveStatus(row.status, row.expires_at, now);
   if (status === 'EXPIRED') return expiredPage();
@@ -115,10 +118,11 @@ export function sessionPage(row: CheckoutSessionRow, catalog: Catalog, now: Date
   const items = row.items.map((item) => `<tr><th scope="row">${escapeHtml(item.description)}</th><td>${money(item.preTaxAmount)}</td>
 <td>${item.tax ? `${escapeHtml(item.tax.name)} (${item.tax.type === 'PERCENTAGE' ? `${escapeHtml(item.tax.value)}%` : 'fixed'}): ${money(item.tax.amount)}` : 'none'}</td>
 <td>${money(item.totalAmount)}</td></tr>`).join('\n');
-  const own = row.payment_configs.find((config) => config.currency === currency);
-  const methods = (own?.paymentMethods ?? []).filter((method) => method.enabled);
-  const otherTotals = row.payment_configs.filter((config) => config.currency !== currency && config.paymentMethods.some((m) => m.enabled))
-    .map((config) => `<li>${escapeHtml(config.paymentMethods.find((m) => m.enabled)!.purchaseAmount)} ${escapeHtml(config.currency)} (rate ${escapeHtml(config.exchangeRate)})</li>`);
+  // Every enabled method in every currency the session offers (its own first): the payer sees each one's total and picks one.
+  const choices = row.payment_configs.flatMap((config) => config.paymentMethods.filter((method) => method.enabled)
+    .map((method) => ({ config, method, id: `method-${method.type}-${config.currency}` })));
+  const methods = [...new Map(choices.map(({ method }) => [method.type, method])).values()];
+  const title = (type: string) => catalog.nodeType(type)?.description.title ?? type;
   const customer = (row.customer ?? {}) as Record<string, unknown>;
   const required = row.customer_requirements.map((field) => {
     const spec = CUSTOMER_FIELDS[field]!;
@@ -126,13 +130,14 @@ export function sessionPage(row: CheckoutSessionRow, catalog: Catalog, now: Date
     return `<div class="field"><label for="customer-${field}">${escapeHtml(spec.label)}</label>
 <input id="customer-${field}" name="${field}" type="${spec.type}" autocomplete="${spec.autocomplete}" required aria-required="true" value="${escapeHtml(value)}"></div>`;
   }).join('\n');
-  const radios = methods.map((method, n) => {
-    const title = catalog.nodeType(method.type)?.description.title ?? method.type;
-    return `<div class="choice"><input type="radio" name="method" id="method-${method.type}" value="${method.type}"${n === 0 ? ' checked' : ''}>
-<label for="method-${method.type}">${escapeHtml(title)}</label></div>`;
+  const radios = choices.map(({ config, method, id }, n) => {
+    const total = `${method.purchaseAmount} ${config.currency}`;
+    const rate = config.currency === currency ? '' : ` (1 ${currency} = ${config.exchangeRate} ${config.currency})`;
+    return `<div class="choice"><input type="radio" name="method" id="${id}" value="${method.type}" data-currency="${escapeHtml(config.currency)}" data-total="${escapeHtml(total)}"${n === 0 ? ' checked' : ''}>
+<label for="${id}">${escapeHtml(title(method.type))}: ${escapeHtml(total)}${escapeHtml(rate)}</label></div>`;
   }).join('\n');
   const methodFields = methods.map((method, n) => `<fieldset class="method-fields" data-method="${method.type}"${n === 0 ? '' : ' hidden disabled'}>
-<legend>${escapeHtml(catalog.nodeType(method.type)?.description.title ?? method.type)} details</legend>
+<legend>${escapeHtml(title(method.type))} details</legend>
 ${method.requiredFields.map((field) => {
     const spec = METHOD_FIELDS[field] ?? { label: field, autocomplete: 'off' };
     const id = `field-${method.type}-${field}`;
@@ -156,15 +161,14 @@ ${items}
 <tr><th scope="row">Total</th><td colspan="3" id="total">${money(row.total_amount)}</td></tr>
 </tfoot>
 </table>
-${otherTotals.length ? `<p>The total in other currencies, at the catalog’s rate:</p><ul>${otherTotals.join('')}</ul>` : ''}
 <form id="pay-form" novalidate${processing ? ' hidden' : ''}>
 ${required ? `<fieldset><legend>Your details</legend>\n${required}\n</fieldset>` : ''}
-<fieldset><legend>Payment method</legend>
+<fieldset><legend>Payment method and currency</legend>
 ${radios || '<p>No payment method is available for this amount.</p>'}
 </fieldset>
 ${methodFields}
 <p id="error" class="error" role="alert" tabindex="-1"></p>
-<button type="submit" id="pay"${methods.length ? '' : ' disabled'}>Pay ${money(row.total_amount)}</button>
+<button type="submit" id="pay"${choices.length ? '' : ' disabled'}>Pay ${escapeHtml(choices[0] ? `${choices[0].method.purchaseAmount} ${choices[0].config.currency}` : `${formatAmount(row.total_amount, currency)} ${currency}`)}</button>
 </form>
 <p id="progress" role="status" aria-live="polite" tabindex="-1">${processing ? 'Processing your payment…' : ''}</p>
 </div>`, true);
@@ -246,9 +250,11 @@ const SCRIPT = `(function () {
   var first = document.querySelector('input[name=method]:checked');
   if (checkout.dataset.status === 'ATTEMPT' && first) choose(first.value);
 
+  var payButton = document.getElementById('pay');
   Array.prototype.forEach.call(document.querySelectorAll('input[name=method]'), function (radio) {
     radio.addEventListener('change', function () {
       choose(radio.value);
+      payButton.textContent = 'Pay ' + radio.dataset.total;
       Array.prototype.forEach.call(document.querySelectorAll('.method-fields'), function (fieldset) {
         var chosen = fieldset.dataset.method === radio.value;
         fieldset.hidden = !chosen;
@@ -282,7 +288,7 @@ const SCRIPT = `(function () {
     var button = document.getElementById('pay');
     button.disabled = true;
     show('Processing your payment…');
-    post('/checkout/' + token + '/pay', { method: checked.value, fields: fields, customer: customer }).then(function (answer) {
+    post('/checkout/' + token + '/pay', { method: checked.value, currency: checked.dataset.currency, fields: fields, customer: customer }).then(function (answer) {
       if (!answer.ok) {
         show('');
         error.textContent = answer.body.message || 'The payment could not be started.';

@@ -7,7 +7,7 @@ import type { Request } from 'express';
 import {
   checkoutSessionPageSchema, checkoutSessionSchema, checkoutTokenParamSchema, createCheckoutSessionSchema, createPaymentLinkSchema,
   hostedMethodSchema, hostedPaySchema, hostedSessionOpenedSchema, hostedStatusSchema, listCheckoutSessionsQuerySchema, listPaymentLinksQuerySchema,
-  MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
+  MAX_CHECKOUT_TOKEN_LENGTH, MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
 } from '../../schemas/checkout.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
@@ -140,9 +140,10 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       description: 'The service computes each item’s tax (FIXED: the amount; PERCENTAGE: of preTaxAmount, half-up at the currency’s ' +
         'scale), totalAmount = preTaxAmount + tax, the sums, paymentConfigs (per currency the payer may pay in: product, catalog rate, ' +
         'and per allowed method enabled, requiredFields and purchaseAmount), checkoutToken, url (the hosted page) and expiresAt = ' +
-        'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). At least one destination is an ' +
-        'ACCOUNT destination naming one of your ACTIVE accounts in the session’s currency: the payment is credited to the first. ' +
-        'The session starts ACTIVE.',
+        'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). The destinations receive what ' +
+        'the payer pays: their amounts add up to totalAmount, and each is an ACCOUNT destination naming the one account the payment ' +
+        'credits (one of yours, ACTIVE, in the session’s currency); several split the total into labelled parts, each within the ' +
+        'catalog’s ACCOUNT limits (400 naming the destination otherwise). The session starts ACTIVE.',
       tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema },
       responses: {
         201: { description: 'the session', schema: checkoutSessionSchema },
@@ -156,10 +157,12 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/checkout-sessions/:id/payments', operationId: 'payCheckoutSession', summary: 'Pay a checkout session',
-      description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to its first ACCOUNT destination, carrying ' +
-        'checkoutSessionId) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
+      description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying ' +
+        'checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
         'expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer ' +
-        'pushes the funds). customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
+        'pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the ' +
+        'method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, ' +
+        'purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
         'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema, body: payCheckoutSessionSchema },
       responses: {
@@ -305,8 +308,17 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'get', path: '/checkout/:token/status', operationId: 'checkoutPageStatus', summary: 'A session’s progress, for its page',
+      description: 'The page asks every second while the payment runs. The poll draws on a budget per checkout token ' +
+        '(CHECKOUT_STATUS_RATE_LIMIT_PER_SECOND, bursts up to CHECKOUT_STATUS_RATE_LIMIT_BURST), not on its address’s, so a payer ' +
+        'waiting on a payment is never limited by the page’s own polling; past the token’s budget, 429 with Retry-After. A token ' +
+        'new to the poll needs a token left at its address, and an unknown or malformed one (404, 400) costs its address one.',
       tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema },
-      responses: { 200: { description: 'the status, and where the payer goes now', schema: hostedStatusSchema }, 404: sessionNotFound },
+      // The token in the path, cut to the longest a token is: the key of this poll's budget.
+      budgetKey: (req) => String(req.params.token).slice(0, MAX_CHECKOUT_TOKEN_LENGTH),
+      responses: {
+        200: { description: 'the status, and where the payer goes now', schema: hostedStatusSchema }, 404: sessionNotFound,
+        429: { description: 'this checkout token’s poll budget is spent (or a new or unknown token’s address has none left)', schema: errorSchema },
+      },
       async handler({ params }) {
         const row = await sessionByToken(db, params.token);
         const status = effectiveStatus(row.status, row.expires_at, now());
@@ -333,7 +345,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/checkout/:token/pay', operationId: 'checkoutPagePay', summary: 'Pay from the hosted page',
-      description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, and the payer’s fields; as ' +
+      description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, `currency` (one of the ' +
+        'session’s paymentConfigs in which the method is enabled; the session’s own by default), and the payer’s fields; as ' +
         'POST /checkout-sessions/:id/payments. The card number reaches the event store masked; the cvv is checked for shape and dropped.',
       tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedPaySchema },
       responses: {
@@ -345,7 +358,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         const { cvv, ...fields } = body.fields ?? {};
         if (cvv !== undefined && !/^\d{3,4}$/.test(cvv)) throw invalidParam('fields.cvv: 3 or 4 digits');
         const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
-        const origin = { type: body.method, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
+        const currency = body.currency !== undefined && body.currency !== row.currency ? { currency: body.currency } : {};
+        const origin = { type: body.method, ...currency, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
         const metadata = { clientId: row.client_id, actor: 'payer', correlationId: req.id };
         const { row: payment, readModels } = await paySession(services, 'any', row.session_id, {
           origins: [origin], ...(body.customer ? { customer: body.customer } : {}),

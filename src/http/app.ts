@@ -39,6 +39,7 @@ export function createApp(services: Services, options: AppOptions = {}): { app: 
     auth: { clients: services.clients, tokens: services.tokens, operatorApiKey: services.config.operatorApiKey },
     rateLimiter: services.rateLimiter,
     addressRateLimiter: services.addressRateLimiter,
+    budgetRateLimiter: services.budgetRateLimiter,
     idempotency: services.idempotency,
     freshness: services.freshness,
   });

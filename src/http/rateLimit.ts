@@ -23,6 +23,21 @@ export class RateLimiter {
     return Math.max(1, Math.ceil((1 - bucket.tokens) / this.perSecond));
   }
 
+  /** Whether this limiter limits at all (a rate of 0 is no limit, and keeps no buckets). */
+  get limits(): boolean {
+    return this.perSecond > 0;
+  }
+
+  /** Whether `key` has a bucket: it took a token lately (and was not forgotten since). */
+  has(key: string): boolean {
+    return this.buckets.has(key);
+  }
+
+  /** Drops `key`'s bucket: the next request for it starts a new one. */
+  forget(key: string): void {
+    this.buckets.delete(key);
+  }
+
   /** Throws 429 when `key` has no token left, without taking one. */
   check(key: string): void {
     if (this.perSecond <= 0) return;

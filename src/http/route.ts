@@ -83,6 +83,13 @@ export interface RouteDefinition<S extends RouteSchemas> {
   /** Answers itself (HTML, text) instead of returning a JSON result. */
   raw?: boolean;
   /**
+   * `public` routes only: the budget a request draws on instead of its address's, named from the request (the
+   * hosted checkout's status poll: its checkout token). A key without a budget yet is let in only while its
+   * address has a token left; a request the route refuses (4xx: a malformed or unknown key) forgets the key's
+   * budget and takes one of its address's tokens, so guessing keys costs what any public request costs.
+   */
+  budgetKey?(req: Request): string;
+  /**
    * Top-level response fields that are shown once (credentials, tokens): never stored for idempotent
    * replays. A replay answers the same status and body without them.
    */

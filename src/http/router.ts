@@ -8,6 +8,8 @@
  * caller is known (a wrong key or signature, a bad provider body) takes one, and past the budget the answer
  * is a 429. A credential that needs a slow verification (scrypt) is verified only while the address has a
  * token left; a client whose key was verified before is served whatever its address's budget.
+ * A public route may name a budget of its own instead (`budgetKey`: the checkout status poll, per checkout token);
+ * a key new to it needs a token left at its address, and a refusal takes one.
  * A write's answer says `X-Read-Models: stale` when its wait for the read models ran out.
  */
 import type { Express, Request, Response } from 'express';
@@ -27,6 +29,7 @@ export interface RouterDeps {
   auth: AuthenticationDeps;
   rateLimiter: RateLimiter;
   addressRateLimiter: RateLimiter;
+  budgetRateLimiter: RateLimiter;
   idempotency: IdempotencyStore;
   freshness: ReadModelFreshness;
 }
@@ -105,13 +108,22 @@ function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise
   if ((route.access === 'provider') !== (route.verify !== undefined)) {
     throw new Error(`${route.method.toUpperCase()} ${route.path}: provider routes, and only they, declare verify`);
   }
-  const countedUpFront = route.access === 'public' || route.access === 'apiKey';
+  if (route.budgetKey && route.access !== 'public') {
+    throw new Error(`${route.method.toUpperCase()} ${route.path}: only public routes name a budget of their own`);
+  }
+  const countedUpFront = (route.access === 'public' && !route.budgetKey) || route.access === 'apiKey';
   const validateParams = compileValidator('path', route.schemas.params ?? emptyObjectSchema);
   const validateQuery = compileValidator('query', route.schemas.query ?? emptyObjectSchema);
   const validateBody = route.schemas.body ? compileValidator('body', route.schemas.body) : null;
   return async (req) => {
     const address = addressKey(req.socket.remoteAddress);
     if (countedUpFront) deps.addressRateLimiter.take(address);
+    const budget = route.budgetKey?.(req);
+    if (budget !== undefined) {
+      // Without a limit there are no budgets to tell a new key by: the route's refusals still cost the address.
+      if (deps.budgetRateLimiter.limits && !deps.budgetRateLimiter.has(budget)) deps.addressRateLimiter.check(address);
+      deps.budgetRateLimiter.take(budget);
+    }
     try {
       await authenticate(req, route.access, deps.auth, countedUpFront ? undefined : () => deps.addressRateLimiter.check(address));
       if (req.caller.kind === 'client' || req.caller.kind === 'operator') {
@@ -129,6 +141,7 @@ function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise
       return { params, query, body };
     } catch (error) {
       const refusedBeforeCallerKnown = req.caller.kind === 'anonymous' && error instanceof HttpError && error.statusCode < 500;
+      if (refusedBeforeCallerKnown && budget !== undefined) deps.budgetRateLimiter.forget(budget);
       if (refusedBeforeCallerKnown && !countedUpFront) deps.addressRateLimiter.take(address);
       throw error;
     }
@@ -153,7 +166,13 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
           await result?.readModels;
           if (!route.raw && result) send(res, result, false, deps.freshness.isStale(req.id));
         } catch (error) {
-          throw toHttpError(error);
+          const httpError = toHttpError(error);
+          if (route.budgetKey && httpError instanceof HttpError && httpError.statusCode < 500) {
+            // A key the route refused (no such session): its budget goes, and the guess costs its address a token.
+            deps.budgetRateLimiter.forget(route.budgetKey(req));
+            deps.addressRateLimiter.take(addressKey(req.socket.remoteAddress));
+          }
+          throw httpError;
         }
         return;
       }

@@ -19,6 +19,8 @@ export interface Services extends Platform {
   rateLimiter: RateLimiter;
   /** Per source address, for requests not authenticated as a client, operator or provider. */
   addressRateLimiter: RateLimiter;
+  /** Per key a route names (`budgetKey`): the hosted checkout's status poll, per checkout token. */
+  budgetRateLimiter: RateLimiter;
 }
 
 export async function createServices(platform: Platform, edge: { metrics: Metrics; freshness: ReadModelFreshness }): Promise<Services> {
@@ -32,5 +34,6 @@ export async function createServices(platform: Platform, edge: { metrics: Metric
     idempotency: new IdempotencyStore(storage.database),
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),
     addressRateLimiter: new RateLimiter(config.addressRateLimitPerSecond, config.addressRateLimitBurst),
+    budgetRateLimiter: new RateLimiter(config.checkoutStatusRateLimitPerSecond, config.checkoutStatusRateLimitBurst),
   };
 }
