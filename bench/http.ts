@@ -49,7 +49,7 @@ import { Profiler, type Profile, type Statement } from './profile.ts';
 export type Report = (target: string, what: string, value: string) => void;
 
 const OPERATOR_KEY = 'bench-operator-key-0123456789';
-const CONNECTIONS = 16;
+export const CONNECTIONS = 16;
 /**
  * Diagnose mode traces every request (where its time goes, its SQL, the plans of the list queries) in an
  * AsyncLocalStorage context, whose promise hooks cost the service a third of its throughput on a list, and adds
@@ -69,7 +69,7 @@ const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
 // ---------------------------------------------------------------------------------------------- service
 
-interface BenchService {
+export interface BenchService {
   baseUrl: string;
   services: Services;
   projections: ProjectionDaemon;
@@ -77,7 +77,7 @@ interface BenchService {
 }
 
 /** The service as src/main.ts assembles it (logs formatted as in production, written to /dev/null). */
-async function startService(
+export async function startService(
   database: Database, profiler: Profiler, beforeStart?: (projections: ProjectionDaemon) => void,
 ): Promise<BenchService> {
   const config = loadConfig({
@@ -109,7 +109,7 @@ async function startService(
   };
 }
 
-async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
+export async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
   const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { 'user-agent': 'bench', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
@@ -122,12 +122,12 @@ async function call(baseUrl: string, method: string, path: string, headers: Reco
 
 // -------------------------------------------------------------------------------------- load generator
 
-interface LoadGenerator {
+export interface LoadGenerator {
   run(spec: Omit<LoadSpec, 'kind'>): Promise<LoadResult>;
   close(): void;
 }
 
-async function startLoadGenerator(): Promise<LoadGenerator> {
+export async function startLoadGenerator(): Promise<LoadGenerator> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./loadgen.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -157,14 +157,14 @@ async function startLoadGenerator(): Promise<LoadGenerator> {
 
 // ------------------------------------------------------------------------------------------- dataset
 
-interface Merchant {
+export interface Merchant {
   clientId: string;
   headers: Record<string, string>;
   identityId: string;
   accounts: Array<{ id: string; accountNumber: string }>;
 }
 
-async function provisionMerchant(baseUrl: string): Promise<Merchant> {
+export async function provisionMerchant(baseUrl: string): Promise<Merchant> {
   const credentials = await call(baseUrl, 'POST', '/operator/clients', { 'x-operator-key': OPERATOR_KEY }, { name: 'Bench merchant' });
   const { accessToken } = await call(baseUrl, 'POST', '/auth', { 'x-api-key': credentials.apiKey },
     { clientId: credentials.clientId, clientSecret: credentials.clientSecret });
@@ -323,7 +323,7 @@ async function settledParents(baseUrl: string, merchant: Merchant, count: number
 
 // -------------------------------------------------------------------------------------------- runs
 
-function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
+export function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
   report(target, `${what}: requests/s`,
     `${fmt(result.requestsPerSecond)}/s (${fmt(result.completed)} in ${fmt(result.seconds, 1)} s)${targets.rate ? `  ${targets.rate}` : ''}`);
   report(target, `${what}: latency p50 / p99`,
@@ -336,7 +336,7 @@ function reportLoad(target: string, what: string, result: LoadResult, report: Re
   }
 }
 
-function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
+export function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
   if (DIAGNOSE) reportTraces(target, what, profile, report);
   else report(target, `${what}: projection runners meanwhile`, `${fmt(profile.runnerBatchesPerSecond)} batches/s`);
   const pgCpu = profile.postgresCpu === null || target !== 'postgres' ? '' : `, postgres ${fmt(profile.postgresCpu * 100)}%`;
@@ -404,7 +404,7 @@ function describePlan(node: PlanNode): string {
  * One measured run: a warm-up, then the run itself with the service profiled (and its CPU profile written when
  * asked for); answers the load figures and what the service did meanwhile.
  */
-async function measure(
+export async function measure(
   loadgen: LoadGenerator, profiler: Profiler, spec: Omit<LoadSpec, 'kind' | 'seconds'>, name: string,
   target: string, what: string, report: Report,
 ): Promise<{ result: LoadResult; profile: Profile }> {

@@ -5,7 +5,8 @@
  *
  * Sections: `startup` (`npm start` on a new and on an existing embedded data directory, bench/startup.ts),
  * `store` (event store and projection catch-up), `http` (the whole service under autocannon, bench/http.ts) and
- * `webhooks` (deliveries/s and append-to-first-attempt latency, bench/webhooks.ts).
+ * `webhooks` (deliveries/s and append-to-first-attempt latency, bench/webhooks.ts) and `deposits` (provider deposit
+ * notifications matched and unmatched, and assignments, over HTTP: bench/deposits.ts).
  * BENCH_ONLY=store (or http, startup, or a comma-separated list) runs those; BENCH_TARGETS=pglite or postgres
  * one target.
  * BENCH_SECONDS (store figures), BENCH_HTTP_SECONDS, BENCH_HTTP_WARMUP_SECONDS, BENCH_HTTP_PAYMENTS (dataset
@@ -24,9 +25,10 @@ import { defineProjector, type Projector } from '../src/projection/projector.ts'
 import { benchHttp } from './http.ts';
 import { benchStartup } from './startup.ts';
 import { benchWebhooks } from './webhooks.ts';
+import { benchDeposits } from './deposits.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks,deposits').split(',').map((s) => s.trim()));
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'pglite,postgres').split(',').map((s) => s.trim()));
 const HTTP_PAYMENTS = Number(process.env.BENCH_HTTP_PAYMENTS ?? 100_000);
 // PGlite is single-session and its figures are for information: a smaller dataset keeps the run short.
@@ -217,6 +219,21 @@ async function main(): Promise<void> {
         await benchWebhooks(target, database, report);
       } catch (error) {
         console.log(`${target.padEnd(9)} webhook benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
+      } finally {
+        await database.close();
+      }
+    }
+    console.log('');
+  }
+
+  if (SECTIONS.has('deposits')) {
+    console.log('deposits: the whole service in this process, autocannon in another on the same machine');
+    for (const target of targets) {
+      const database = await scratchDatabase(target, url);
+      try {
+        await benchDeposits(target, database, report);
+      } catch (error) {
+        console.log(`${target.padEnd(9)} deposits benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
       } finally {
         await database.close();
       }
