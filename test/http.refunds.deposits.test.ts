@@ -208,6 +208,9 @@ for (const target of databaseTargets()) {
       const v2 = await service.request('GET', '/payments?type=REFUND&limit=500', { headers: { ...late, 'service-api-version': '24-04-2025' } });
       expect(v2.status, v2.text).to.equal(200);
       expect(v2.body.results.map((p: { id: string }) => p.id)).to.include(toOriginator);
+      // Its history for auditors: the child's own stream.
+      const history = await service.request('GET', `/payments/${ofPayment}/events`, { headers: late });
+      expect(history.body.events.map((e: { type: string }) => e.type)).to.deep.equal(['RefundCreated', 'RefundFailed']);
       // Settled, its row says so.
       expect((await notify(ofDeposit, 'SETTLED')).status).to.equal(200);
       const settled = (await get(`/payments?type=REFUND&status=SETTLED&limit=500`, late)).body.results.find((p: { id: string }) => p.id === ofDeposit);
