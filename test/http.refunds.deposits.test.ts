@@ -122,6 +122,20 @@ for (const target of databaseTargets()) {
       expect(await unbalanced()).to.deep.equal([]);
     });
 
+    it('refunds of one deposit sent together never exceed what it brought: its stream decides the ceiling', async () => {
+      const account = await open();
+      const { id } = await assigned(account.id, '1000.00');
+      const answers = await Promise.all(Array.from({ length: 20 }, (_, i) => post(`/payments/${id}/refund`, i % 5 === 4 ? {} : { amount: '90.00' })));
+      for (const answer of answers) expect(answer.status, answer.text).to.be.oneOf([201, 422]);
+      const accepted = answers.filter((a) => a.status === 201).reduce((sum, a) => sum + Number(a.body.totalAmount), 0);
+      expect(accepted).to.be.at.most(1000);
+      const summary = (await get(`/payments/${id}/refunds`)).body;
+      expect(Number(summary.totalInProgress)).to.equal(accepted);
+      expect(Number(summary.maxRefundable)).to.equal(1000 - accepted);
+      expect(await balances(account.id)).to.deep.equal({ balance: 1000, available: 1000 - accepted });
+      expect(await unbalanced()).to.deep.equal([]);
+    });
+
     it('a deposit matched on arrival is refunded the same way; the account’s funds bound it', async () => {
       const account = await open();
       const id = await deposit(account.accountNumber, '1500.00');
