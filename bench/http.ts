@@ -39,7 +39,7 @@ import { ACCOUNTS, card, paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, see
 
 export type Report = (target: string, what: string, value: string) => void;
 
-const CONNECTIONS = 16;
+export const CONNECTIONS = 16;
 /**
  * Diagnose mode traces every request (where its time goes, its SQL, the plans of the list queries) in an
  * AsyncLocalStorage context, whose promise hooks cost the service a third of its throughput on a list, and adds
@@ -55,12 +55,12 @@ const ms = (n: number) => `${fmt(n, n < 10 ? 2 : 1)} ms`;
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
 
 
-interface LoadGenerator {
+export interface LoadGenerator {
   run(spec: Omit<LoadSpec, 'kind'>): Promise<LoadResult>;
   close(): void;
 }
 
-async function startLoadGenerator(): Promise<LoadGenerator> {
+export async function startLoadGenerator(): Promise<LoadGenerator> {
   const child: ChildProcess = fork(fileURLToPath(new URL('./loadgen.ts', import.meta.url)), [], {
     execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -143,7 +143,7 @@ async function settledParents(baseUrl: string, merchant: Merchant, count: number
 
 // -------------------------------------------------------------------------------------------- runs
 
-function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
+export function reportLoad(target: string, what: string, result: LoadResult, report: Report, targets: { rate?: string; latency: string }): void {
   report(target, `${what}: requests/s`,
     `${fmt(result.requestsPerSecond)}/s (${fmt(result.completed)} in ${fmt(result.seconds, 1)} s)${targets.rate ? `  ${targets.rate}` : ''}`);
   report(target, `${what}: latency p50 / p99`,
@@ -156,7 +156,7 @@ function reportLoad(target: string, what: string, result: LoadResult, report: Re
   }
 }
 
-function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
+export function reportProfile(target: string, what: string, profile: Profile, load: LoadResult, report: Report): void {
   if (DIAGNOSE) reportTraces(target, what, profile, report);
   else report(target, `${what}: projection runners meanwhile`, `${fmt(profile.runnerBatchesPerSecond)} batches/s`);
   const pgCpu = profile.postgresCpu === null || target !== 'postgres' ? '' : `, postgres ${fmt(profile.postgresCpu * 100)}%`;
@@ -224,7 +224,7 @@ function describePlan(node: PlanNode): string {
  * One measured run: a warm-up, then the run itself with the service profiled (and its CPU profile written when
  * asked for); answers the load figures and what the service did meanwhile.
  */
-async function measure(
+export async function measure(
   loadgen: LoadGenerator, profiler: Profiler, spec: Omit<LoadSpec, 'kind' | 'seconds'>, name: string,
   target: string, what: string, report: Report,
 ): Promise<{ result: LoadResult; profile: Profile }> {

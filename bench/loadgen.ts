@@ -22,6 +22,11 @@ export interface LoadSpec {
    * cursor (a warm-up and its measured run never send the same body twice); past the last, from the first again.
    */
   bodies?: Array<Record<string, unknown>>;
+  /**
+   * POST only, with `bodies`: the path of each body (same length), for requests that may each be sent once (an
+   * assignment of one deposit); `paths` is then ignored.
+   */
+  bodyPaths?: string[];
   bodiesKey?: string;
   idempotencyKeys?: boolean;
 }
@@ -59,7 +64,9 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
         const key = spec.bodiesKey ?? '';
         const at = cursors.get(key) ?? 0;
         cursors.set(key, at + 1);
-        return { ...request, headers: { ...request.headers, 'content-type': 'application/json' }, body: JSON.stringify(spec.bodies![at % spec.bodies!.length]) };
+        const i = at % spec.bodies!.length;
+        return { ...request, ...(spec.bodyPaths ? { path: spec.bodyPaths[i] } : {}),
+          headers: { ...request.headers, 'content-type': 'application/json' }, body: JSON.stringify(spec.bodies![i]) };
       },
     } : spec.body ? {
       setupRequest: (request: { headers: Record<string, string> }) => {

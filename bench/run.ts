@@ -5,9 +5,10 @@
  *
  * Sections: `startup` (`npm start` on a new and on an existing embedded data directory, bench/startup.ts),
  * `store` (event store and projection catch-up), `http` (the whole service under autocannon, bench/http.ts) and
- * `webhooks` (deliveries/s and append-to-first-attempt latency, bench/webhooks.ts) and `integrity` (replay, sealing
- * and `verify integrity` on a log of a million events, and what the chain hash costs an append; Postgres only,
- * bench/integrity.ts).
+ * `webhooks` (deliveries/s and append-to-first-attempt latency, bench/webhooks.ts), `deposits` (provider deposit
+ * notifications matched and unmatched, and assignments, over HTTP: bench/deposits.ts) and `integrity` (replay,
+ * sealing and `verify integrity` on a log of a million events, and what the chain hash costs an append; Postgres
+ * only, bench/integrity.ts).
  * BENCH_ONLY=store (or http, startup, or a comma-separated list) runs those; BENCH_TARGETS=pglite or postgres
  * one target.
  * BENCH_SECONDS (store figures), BENCH_HTTP_SECONDS, BENCH_HTTP_WARMUP_SECONDS, BENCH_HTTP_PAYMENTS (dataset
@@ -26,10 +27,11 @@ import { defineProjector, type Projector } from '../src/projection/projector.ts'
 import { benchHttp } from './http.ts';
 import { benchStartup } from './startup.ts';
 import { benchWebhooks } from './webhooks.ts';
+import { benchDeposits } from './deposits.ts';
 import { benchIntegrity } from './integrity.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks,integrity').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks,deposits,integrity').split(',').map((s) => s.trim()));
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'pglite,postgres').split(',').map((s) => s.trim()));
 const HTTP_PAYMENTS = Number(process.env.BENCH_HTTP_PAYMENTS ?? 100_000);
 // PGlite is single-session and its figures are for information: a smaller dataset keeps the run short.
@@ -220,6 +222,21 @@ async function main(): Promise<void> {
         await benchWebhooks(target, database, report);
       } catch (error) {
         console.log(`${target.padEnd(9)} webhook benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
+      } finally {
+        await database.close();
+      }
+    }
+    console.log('');
+  }
+
+  if (SECTIONS.has('deposits')) {
+    console.log('deposits: the whole service in this process, autocannon in another on the same machine');
+    for (const target of targets) {
+      const database = await scratchDatabase(target, url);
+      try {
+        await benchDeposits(target, database, report);
+      } catch (error) {
+        console.log(`${target.padEnd(9)} deposits benchmark stopped: ${error instanceof Error ? error.stack : String(error)}`);
       } finally {
         await database.close();
       }

@@ -11,6 +11,8 @@ import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from 
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { depositPaymentRows } from './deposits.ts';
+import type { RefundEventData } from '../src/payments/refunds/events.ts';
+import { zeroAmount } from '../src/ledger/money.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
 export const EXPIRABLE_STATUSES: readonly PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'REQUIRES_REVIEW'];
@@ -71,7 +73,7 @@ export interface PaymentsTable {
   reconciliation_status: string | null;
   /** A deposit's companion child, and the companion's deposit. */
   related_payment_id: string | null;
-  /** A child's parent (a deposit's companion). */
+  /** A child's parent (a deposit's companion, a refund child). */
   parent_payment_id: string | null;
 }
 
@@ -151,7 +153,10 @@ export type PaymentRow = Selectable<PaymentsTable>;
 
 async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   const columns = Object.entries(paymentColumns).map(([column, definition]) => `${column} ${definition}`);
-  await sql.raw(`CREATE TABLE payments (${[...columns, 'UNIQUE (client_id, external_id)'].join(', ')})`).execute(trx);
+  await sql.raw(`CREATE TABLE payments (${columns.join(', ')})`).execute(trx);
+  // A client's externalId names one payment. A refund child's externalId is its own id, which the client did not
+  // choose and may have used for a payment of its own: children are left out (their ids are unique anyway).
+  await sql.raw(`CREATE UNIQUE INDEX payments_client_external ON payments (client_id, external_id) WHERE ${NOT_A_REFUND_CHILD}`).execute(trx);
   // The default listing order, and each filter followed by that order, so a filtered page is an index range.
   await sql`CREATE INDEX payments_client_created ON payments (client_id, created_at DESC, payment_id DESC)`.execute(trx);
   for (const column of ['status', 'identity_id', 'account_number', 'type']) {
@@ -176,6 +181,35 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
 }
 
 type Data<T extends PaymentEventType> = PaymentEventData<T>;
+
+const NOT_A_REFUND_CHILD = `NOT (type = 'REFUND' AND parent_payment_id IS NOT NULL)`;
+
+/**
+ * A refund child (src/payments/refunds) as a payment of type REFUND (interface, States: the refund child): its
+ * parent named as `parent_payment_id` and `related_payment_id`, its own id as `external_id`, the account that pays
+ * it out (none when funded from suspense); the parent's account number is copied in by `applyBatch`.
+ */
+function refundChildRow(d: RefundEventData<'RefundCreated'>): NewPayment {
+  return {
+    payment_id: d.refundId, client_id: d.clientId, external_id: d.refundId, identity_id: d.identityId, identity_external_id: null,
+    identity_email: d.identityEmail, account_id: d.funding.source === 'ACCOUNT' ? d.funding.accountId : null, account_number: null,
+    total_amount: d.totalAmount, currency: d.currency, description: d.description, product: null, type: 'REFUND', status: 'RECEIVED',
+    resume_status: null, purchase_amount: null, purchase_currency: null, exchange: null, origins: '[]', destinations: '[]', fees: '[]',
+    fee_amount: zeroAmount(d.currency), flow: 'PUSH', method: null, settlement: 'INSTANT', customer_id: d.customerId,
+    checkout_session_id: null, expires_at: null, payable_until: null, created_at: d.createdAt, updated_at: d.createdAt,
+    authorized_at: null, captured_at: null, received_at: d.createdAt, received_amount: null, settled_at: null, expired_at: null,
+    unsettled_at: null, unsettled_reason: null, failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
+    refunded_at: null, reconciliation_status: null, related_payment_id: d.parentPaymentId, parent_payment_id: d.parentPaymentId,
+  };
+}
+
+/** What a refund child's end sets on its row. */
+const refundEndStamps: Record<string, (d: RefundEventData<'RefundFailed'>) => PaymentChanges> = {
+  RefundSettled: (d) => ({ settled_at: d.at }),
+  RefundFailed: (d) => ({ failed_at: d.at, failure_reason: d.reason }),
+  RefundUnsettled: (d) => ({ unsettled_at: d.at, unsettled_reason: d.reason }),
+  RefundExpired: (d) => ({ expired_at: d.at }),
+};
 
 /** Columns a status change or a document can set after creation. */
 const PATCHABLE = [
@@ -242,14 +276,23 @@ type DocumentRow = Omit<Insertable<PaymentDocumentsTable>, 'client_id'>;
  * applied), the others one patch each; documents are rows of their own. Three statements for any batch size
  * instead of one per event, which is what a rebuild or a burst of creates needs.
  */
-function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { created: Map<string, NewPayment>; patches: Map<string, Patch>; documents: DocumentRow[] } {
+function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): {
+  created: Map<string, NewPayment>; patches: Map<string, Patch>; documents: DocumentRow[]; refundChildren: string[];
+} {
   const created = new Map<string, NewPayment>();
   const patches = new Map<string, Patch>();
   const documents: DocumentRow[] = [];
+  const refundChildren: string[] = [];
   for (const event of events) {
     if (event.type === 'PaymentCreated') {
       const d = event.data as Data<'PaymentCreated'>;
       created.set(d.paymentId, createdRow(d));
+      continue;
+    }
+    if (event.type === 'RefundCreated') {
+      const row = refundChildRow(event.data as RefundEventData<'RefundCreated'>);
+      created.set(row.payment_id, row);
+      refundChildren.push(row.payment_id);
       continue;
     }
     const depositRow = depositPaymentRows.created[event.type];
@@ -272,6 +315,10 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       const d = event.data as { paymentId: string; at: string };
       paymentId = d.paymentId;
       Object.assign(change.set, { refunded_at: d.at, updated_at: d.at });
+    } else if (refundEndStamps[event.type]) {
+      const d = event.data as RefundEventData<'RefundFailed'>;
+      paymentId = d.refundId;
+      Object.assign(change.set, { status: d.to as PaymentStatus, updated_at: d.at }, refundEndStamps[event.type]!(d));
     } else if (depositPaymentRows.patches[event.type]) {
       paymentId = (event.data as { paymentId: string }).paymentId;
       Object.assign(change.set, depositPaymentRows.patches[event.type]!(event.data));
@@ -293,7 +340,7 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): { create
       patches.set(paymentId, patch);
     }
   }
-  return { created, patches, documents };
+  return { created, patches, documents, refundChildren };
 }
 
 const patchAssignments = PATCHABLE
@@ -301,7 +348,7 @@ const patchAssignments = PATCHABLE
   .join(',\n    ');
 
 async function applyBatch(trx: Kysely<PaymentTables>, events: readonly RecordedEvent[]): Promise<void> {
-  const { created, patches, documents } = fold(events);
+  const { created, patches, documents, refundChildren } = fold(events);
   const rows = [...created.values()];
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     await trx.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).execute();
@@ -319,6 +366,13 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly RecordedE
     if (Number(updated.numAffectedRows) !== ids.length) {
       throw new Error(`payments projector: ${ids.length - Number(updated.numAffectedRows)} status change(s) for payments without a row`);
     }
+  }
+  if (refundChildren.length > 0) {
+    // A refund child shows the account number of its parent's (which pays it out); the parent's row is older.
+    await sql`
+      UPDATE payments AS r SET account_number = p.account_number
+        FROM payments AS p
+       WHERE r.payment_id = ANY(${refundChildren}::text[]) AND p.payment_id = r.parent_payment_id`.execute(trx);
   }
   if (documents.length > 0) {
     const inserted = await sql`
@@ -355,9 +409,10 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
 export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
   // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
-  version: 2,
+  // 3: refund children as payments of type REFUND.
+  version: 3,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', ...Object.keys(stamps),
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...Object.keys(refundEndStamps), ...Object.keys(stamps),
     ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],
   setup,
   apply: applyBatch,

@@ -265,7 +265,8 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
   });
 }
 
-export const webhooksProjector = createWebhooksProjector(1);
+/** 2: refund children (payment.refund.*, and the facts of each child): rebuilt, so a child created before has its facts. */
+export const webhooksProjector = createWebhooksProjector(2);
 
 async function setup(trx: Kysely<WebhookTables>): Promise<void> {
   await trx.schema.createTable('webhook_endpoints')

@@ -88,7 +88,10 @@ const lifecycleProperties = {
   settledAt: nullableTime,
   expiredAt: nullableTime,
   unsettledAt: nullableTime,
-  unsettledReason: { type: ['string', 'null'], enum: ['ACCOUNT_NOT_ACTIVE', 'AMOUNT_MISMATCH', null] },
+  unsettledReason: {
+    type: ['string', 'null'], enum: ['ACCOUNT_NOT_ACTIVE', 'AMOUNT_MISMATCH', 'REVERSAL_NOT_RECONCILED', null],
+    description: 'REVERSAL_NOT_RECONCILED: a refund child whose reversal the provider could not reconcile',
+  },
   failedAt: nullableTime,
   failureReason: nullableText,
   settlementBatchId: nullableText,
@@ -99,8 +102,11 @@ const lifecycleProperties = {
     type: ['string', 'null'], enum: ['PAID', 'UNDERPAID', 'OVERPAID', null],
     description: 'an assigned deposit: its amount against the expectedAmount of the assignment',
   },
-  relatedPaymentId: { ...nullableText, description: 'an under- or overpaid deposit: its companion child holding the difference; the companion: its deposit' },
-  parentPaymentId: { ...nullableText, description: 'a child payment (a deposit’s companion): its parent' },
+  relatedPaymentId: {
+    ...nullableText,
+    description: 'an under- or overpaid deposit: its companion child holding the difference; the companion: its deposit; a refund child: the refunded payment',
+  },
+  parentPaymentId: { ...nullableText, description: 'a child payment (a deposit’s companion, a refund child of type REFUND): its parent' },
 } as const;
 const lifecycleRequired = Object.keys(lifecycleProperties) as Array<keyof typeof lifecycleProperties>;
 

@@ -234,7 +234,10 @@ export const transactionEventPayloadSchema = {
     },
     identity: {
       type: 'object', additionalProperties: false, required: ['id', 'email'],
-      properties: { id: { ...nullableString, description: 'null while a deposit awaits assignment' }, email: nullableString },
+      properties: {
+        id: { ...nullableString, description: 'null while a deposit awaits assignment, and on the refund child of an expired deposit (no identity owns that money)' },
+        email: nullableString,
+      },
     },
   },
 } as const;

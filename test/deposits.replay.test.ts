@@ -1,8 +1,9 @@
 /**
  * Replay of deposits: matched and unassigned deposits of two clients, assigned PAID, UNDERPAID and OVERPAID,
- * one refused by a blocked account, some left waiting (inside and outside the urgent window) and some expired;
- * then every read model rebuilt from zero by a version bump of every projector, and the deposits, the list, the
- * widget, the payments and every balance compared with what was answered before.
+ * one refused by a blocked account, one refunded (settled, failed, in progress), some left waiting (inside and
+ * outside the urgent window) and some expired (their refunds to the originators issued); then every read model
+ * rebuilt from zero by a version bump of every projector, and the deposits, the list, the widget, the payments,
+ * the refunds and every balance compared with what was answered before.
  */
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
@@ -19,6 +20,7 @@ import { depositDecider } from '../src/deposits/decider.ts';
 import { finishAssignment } from '../src/deposits/handlers.ts';
 import { expireUnassignedDeposits } from '../src/deposits/jobs.ts';
 import { depositSignature } from '../src/deposits/routes.ts';
+import { refundNotificationSignature } from '../src/payments/refunds/routes.ts';
 import { handleCommand } from '../src/eventstore/commandHandler.ts';
 import { paymentStream } from '../src/payments/events.ts';
 import { toDecimal } from '../src/ledger/money.ts';
@@ -72,9 +74,19 @@ for (const target of databaseTargets()) {
       };
       await deposit(ars.accountNumber, '2000.00');
       await deposit(usd.accountNumber, '15.00', 'USD');
+      const assignedIds: string[] = [];
       for (const expectedAmount of [undefined, '6000.00', '4000.00']) {
         const id = await deposit('unknown', '5000.00');
         ok(await call('POST', `/payments/${id}/assign`, { accountId: ars.id, ...(expectedAmount ? { expectedAmount } : {}) }), 'assign');
+        assignedIds.push(id);
+      }
+      // Refunds of an assigned deposit: one paid out, one failed, one in progress.
+      for (const [amount, outcome] of [['1000.00', 'SETTLED'], ['500.00', 'FAILED'], ['700.00', null]] as const) {
+        const refundId = ok(await call('POST', `/payments/${assignedIds[0]}/refund`, { amount }), 'refund').id as string;
+        if (outcome) {
+          ok(await service.request('POST', '/refunds/notifications', { body: { refundId, outcome,
+            signature: refundNotificationSignature(PROVIDER_SECRET, refundId, outcome) } }), 'refund notification');
+        }
       }
       ok(await call('POST', `/payments/${await deposit('unknown', '25.00', 'USD')}/assign`, { accountId: usd.id, expectedAmount: '20.00' }), 'assign usd');
       // Refused by the account blocked before the credit: the deposit waits again.
@@ -113,12 +125,16 @@ for (const target of databaseTargets()) {
           payments: await get('/payments?limit=500'),
           deposits: Object.fromEntries(await Promise.all(deposits.map(async (id) => [id, await get(`/payments/${id}`)]))),
           accounts: await get('/accounts?limit=500'),
+          refunds: await get('/refunds?limit=500'),
+          refundSummaries: Object.fromEntries(await Promise.all(deposits.map(async (id) => [id, await get(`/payments/${id}/refunds`)]))),
+          refundChildren: await get('/payments?type=REFUND&limit=500'),
         };
       }
       const sql = async (text: string) => (await database.query(text)).rows;
       return {
         answers,
         deposits: await sql('SELECT * FROM deposits ORDER BY payment_id'),
+        refunds: await sql('SELECT * FROM refunds ORDER BY refund_id'),
         accountBalances: await sql(`SELECT account_id, currency, balance::text, available_funds::text, held::text, is_system
           FROM account_balances ORDER BY account_id, currency`),
         trialBalance: await sql('SELECT currency, balance_sum::text, accounts, balanced FROM trial_balance ORDER BY currency'),
@@ -142,7 +158,7 @@ for (const target of databaseTargets()) {
       await database?.close();
     });
 
-    it('the mix reached every state: matched, assigned three ways, refused and waiting, urgent, expired', () => {
+    it('the mix reached every state: matched, assigned three ways, refunded, refused and waiting, urgent, expired', () => {
       const ada = captured.answers.Ada;
       const statuses = Object.values(ada.deposits as Record<string, { body: { status: string; reconciliationStatus: string | null } }>)
         .map((d) => `${d.body.status}:${d.body.reconciliationStatus}`);
@@ -153,10 +169,13 @@ for (const target of databaseTargets()) {
       expect(ada.widget.body.urgent).to.have.length(1);
       expect(ada.widgetUsd.body).to.include({ currency: 'USD', count: 1, totalAmount: '30.00' });
       expect(ada.urgent.body.pagination.total).to.equal(1);
+      // Refunds of an assigned deposit in three states, and the expired deposits' refunds to their originators.
+      expect(ada.refunds.body.refunds.map((r: { status: string }) => r.status).sort()).to.deep.equal(['FAILED', 'RECEIVED', 'RECEIVED', 'RECEIVED', 'SETTLED']);
+      expect(ada.refundChildren.body.pagination.total).to.equal(5);
       for (const row of captured.trialBalance as Array<{ currency: string; balanced: boolean }>) expect(row.balanced, row.currency).to.equal(true);
     });
 
-    it('a version bump of every projector rebuilds from zero and reproduces deposits, the widget and every balance exactly', async () => {
+    it('a version bump of every projector rebuilds from zero and reproduces deposits, their refunds, the widget and every balance exactly', async () => {
       const eventsBefore = await service.eventCount();
       const serving = service;
       service = undefined as unknown as TestService;
@@ -183,6 +202,7 @@ for (const target of databaseTargets()) {
       expect(await service.eventCount(), 'the rebuild appended nothing').to.equal(eventsBefore);
 
       expect(rebuilt.deposits).to.deep.equal(captured.deposits);
+      expect(rebuilt.refunds).to.deep.equal(captured.refunds);
       expect(rebuilt.answers).to.deep.equal(captured.answers);
       expect(rebuilt.accountBalances).to.deep.equal(captured.accountBalances);
       expect(rebuilt.entryLines).to.deep.equal(captured.entryLines);

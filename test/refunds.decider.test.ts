@@ -10,6 +10,8 @@ import { foldEvents } from '../src/domain/decider.ts';
 import type { DomainError } from '../src/domain/errors.ts';
 import type { PaymentCreatedData, PaymentEvent } from '../src/payments/events.ts';
 import { paymentDecider } from '../src/payments/decider.ts';
+import { depositDecider } from '../src/deposits/decider.ts';
+import type { DepositStreamEvent } from '../src/deposits/events.ts';
 import {
   parentRefundDecider, refundableRemainder, refundDecider, type ParentRefundCommand, type RefundCommand,
 } from '../src/payments/refunds/decider.ts';
@@ -119,6 +121,44 @@ describe('refund of a payment: the parent decides the ceiling', () => {
         expect(reserved).to.be.at.most(1000);
       });
     }));
+  });
+});
+
+describe('refund of a deposit: its own stream decides the ceiling', () => {
+  const deposit = { paymentId: 'p1', clientId: 'c1', totalAmount: '1000', currency: 'CLP', createdAt: at, externalId: 'sandbox:d1',
+    provider: 'sandbox', providerDepositId: 'd1', reference: 'unknown', customerId: 'cu1', expiresAt: at,
+    originator: { firstName: 'Ana', lastName: null, documentType: null, documentNumber: '1' } };
+  const target = { accountId: 'a1', accountNumber: '100000000001', identityId: 'i1' };
+  const purchase = { paymentId: 'p1', clientId: 'c1', externalId: 'sandbox:d1', totalAmount: '1000', currency: 'CLP', customerId: 'cu1', at };
+  const waiting = [{ type: 'DepositReceived', data: deposit }, { type: 'PurchasePendingAssignment', data: { ...purchase, expiresAt: at } },
+    { type: 'DepositAssignmentRequested', data: { paymentId: 'p1', clientId: 'c1', ...target, expectedAmount: null, at } }];
+  const assignedDeposit = [...waiting,
+    { type: 'DepositAssigned', data: { ...purchase, ...target, expectedAmount: '1000', reconciliationStatus: 'PAID', relatedPaymentId: null, creditEventId: 'credit-1' } },
+    { type: 'PaymentSettled', data: { paymentId: 'p1', from: 'CREATED', to: 'SETTLED', at, clientId: 'c1', accountId: 'a1', currency: 'CLP',
+      totalAmount: '1000', feeAmount: '0', netAmount: '1000', settlementBatchId: null, creditEventId: 'credit-1' } },
+  ] as unknown as ParentHistory;
+
+  it('reserves on an assigned deposit as on a payment, the account it was assigned to paying out', () => {
+    expect(decideParent(assignedDeposit, request('r1', '300'))).to.deep.equal([requested('r1', '300')]);
+    const state = parentOf([...assignedDeposit, requested('r1', '300')]);
+    expect(state.payment).to.include({ accountId: 'a1', identityId: 'i1', identityEmail: null, customerId: 'cu1' });
+    expect(refundableRemainder(state)).to.equal('700');
+    parentRefused([...assignedDeposit, requested('r1', '300')], request('r2', '701'), 'failedPrecondition', /exceeds what is left .*: 700 CLP/);
+  });
+
+  it('refuses a deposit awaiting assignment or expired, and a companion child; another client\'s deposit is not found', () => {
+    parentRefused(waiting as unknown as ParentHistory, request('r1', '1'), 'failedPrecondition', /is CREATED; only a SETTLED payment can be refunded/);
+    const expired = [...waiting.slice(0, 2), { type: 'PaymentExpired', data: { paymentId: 'p1', from: 'CREATED', to: 'EXPIRED', at, reason: 'EXPIRES_AT' } }];
+    parentRefused(expired as unknown as ParentHistory, request('r1', '1'), 'failedPrecondition', /is EXPIRED/);
+    const companion = [{ type: 'DepositCompanionCreated', data: { paymentId: 'c2', clientId: 'c1', externalId: 'sandbox:d1:difference', parentPaymentId: 'p1',
+      kind: 'OVERPAID', status: 'SETTLED', totalAmount: '200', currency: 'CLP', ...target, customerId: 'cu1', createdAt: at } }] as unknown as ParentHistory;
+    parentRefused(companion, { ...request('r1', '1') }, 'failedPrecondition', /holds the difference of deposit p1; refund the deposit instead/);
+    parentRefused(assignedDeposit, { ...request('r1', '1'), tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
+  });
+
+  it('leaves the deposit\'s own state alone: its decider skips the refund events on its stream', () => {
+    const history = [...assignedDeposit, requested('r1', '400'), accepted('r1', '400')] as unknown as DepositStreamEvent[];
+    expect(foldEvents(depositDecider, history)).to.deep.equal(foldEvents(depositDecider, assignedDeposit as unknown as DepositStreamEvent[]));
   });
 });
 

@@ -193,7 +193,7 @@ for (const target of databaseTargets()) {
       await until(() => hooks.received.length === 3, { what: 'the deliveries before the bump' });
       const count = await outboxCount();
 
-      // Version 2 also sends purchase.attempted for every payment created: history must not get it.
+      // The next version also sends purchase.attempted for every payment created: history must not get it.
       const attempted: Mapping = (event, facts) => {
         const mapped = webhookMappings.PaymentCreated!(event, facts);
         const f = mapped.facts!;
@@ -201,16 +201,16 @@ for (const target of databaseTargets()) {
           objectId: f.id, sequence: Number(event.revision) + 1, occurredAt: f.settledAt ?? new Date(0).toISOString(),
           body: JSON.stringify({ eventType: 'purchase.attempted', id: f.id }) }] };
       };
-      const bumped = createWebhooksProjector(2, { ...webhookMappings, PaymentCreated: attempted });
+      const bumped = createWebhooksProjector(webhooksProjector.version + 1, { ...webhookMappings, PaymentCreated: attempted });
       const store = new PostgresEventStore(database, { upcasters: storedEvents.upcasters });
       const rebuild = new ProjectionDaemon(database, store, { owner: 'rebuild', idlePollMs: 20 });
       rebuild.addProjector(bumped);
       rebuild.start();
       try {
         await until(async () => (await database.query(
-          `SELECT status FROM projection_state WHERE name = 'webhooks' AND version = 2`)).rows[0]?.status === 'active', { what: 'version 2 active' });
+          `SELECT status FROM projection_state WHERE name = 'webhooks' AND version = $1`, [bumped.version])).rows[0]?.status === 'active', { what: 'the next version active' });
         expect(await outboxCount(), 'no delivery added by the rebuild').to.equal(count);
-        // From now on version 2 emits, and the new type reaches the endpoint for new payments.
+        // From now on the next version emits, and the new type reaches the endpoint for new payments.
         const fresh = await settledPayment();
         await until(() => hooks.received.some((r) => r.body.eventType === 'purchase.attempted' && r.body.id === fresh), { what: 'the new type for a new payment' });
         expect(hooks.received.filter((r) => r.body.eventType === 'purchase.attempted')).to.have.length(1);

@@ -13,6 +13,7 @@ import type { Decider } from '../domain/decider.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { PARENT_REFUND_EVENT_TYPES } from '../payments/refunds/events.ts';
 import type { DepositReceivedData, DepositStreamEvent, ReconciliationStatus } from './events.ts';
 
 /** The account the deposit is being assigned to, as its own stream describes it. */
@@ -185,6 +186,8 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
       case 'PurchasePendingAssignment':
         return state;
       default:
+        // The refunds of a settled deposit are decided on this stream by the refunds' decider; nothing here.
+        if (state.deposit && (PARENT_REFUND_EVENT_TYPES as readonly string[]).includes(event.type)) return state;
         // Any other event (PaymentCreated, a companion's creation): this stream is not an unassigned deposit.
         return { ...state, foreign: true };
     }

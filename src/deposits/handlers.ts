@@ -332,8 +332,8 @@ export async function refundExpiredDeposit(platform: Platform, paymentId: string
   const { firstName, lastName, documentNumber } = deposit.originator;
   return issueRefundChild(platform, {
     refundId: state.refundDue, parentPaymentId: paymentId, clientId: deposit.clientId,
-    // An unassigned deposit reached no account, so no identity: the refund's contract asks for a string.
-    identityId: '', identityEmail: null, customerId: deposit.customerId, totalAmount: deposit.totalAmount, currency: deposit.currency,
+    // An unassigned deposit reached no account, so no identity owns the money.
+    identityId: null, identityEmail: null, customerId: deposit.customerId, totalAmount: deposit.totalAmount, currency: deposit.currency,
     description: `unassigned deposit ${deposit.externalId} expired: back to ${[firstName, lastName].filter(Boolean).join(' ')} (${documentNumber})`,
     funding: { source: 'SUSPENSE' },
   }, metadata);

@@ -182,8 +182,11 @@ export const refundTransitionProperties = {
   fundingSource: { type: 'string', enum: refundFundingSources },
   /** The funding account (fundingSource ACCOUNT), else null. */
   accountId: nullableTextSchema,
-  /** Not the ledger's: who the refund concerns (the parent's payee identity, its email, its payer), for webhooks. */
-  identityId: textSchema,
+  /**
+   * Not the ledger's: who the refund concerns (the parent's payee identity, its email, its payer), for webhooks.
+   * The identity is null when none owns the refunded money (a refund funded from suspense).
+   */
+  identityId: nullableTextSchema,
   identityEmail: nullableTextSchema,
   customerId: nullableTextSchema,
   from: textSchema,

@@ -20,6 +20,7 @@ import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
 import { MAX_READ_LIMIT } from '../eventstore/port.ts';
 import { paymentStream } from './events.ts';
+import { refundStream } from './refunds/events.ts';
 import { detailedPayment, merchantsOf, paymentRecord } from './records.ts';
 import {
   anyPayment, attachPaymentDocument, authorizePayment, capturePayment, createPayment, ownedPayment, receivePayment,
@@ -69,7 +70,10 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       method: 'get', path: '/payments', operationId: 'listPayments', summary: 'List payments', tags, access: 'client',
       description: 'Filters are exact matches; startDate and endDate bound the creation day (dd/mm/yyyy, UTC, inclusive). ' +
         'Sort is field:asc or field:desc (default createdAt:desc), ties broken by id; absent values sort last. ' +
-        'With service-api-version 24-04-2025 the results are in the detailed transaction shape (v2).',
+        'With service-api-version 24-04-2025 the results are in the detailed transaction shape (v2). ' +
+        'Refund children are payments too: type REFUND, parentPaymentId and relatedPaymentId naming the refunded payment (or deposit), ' +
+        'their own id as externalId, the status of the refund (RECEIVED, SETTLED, FAILED, UNSETTLED, EXPIRED) and the account number of ' +
+        'the account that pays them out (null for a refund from suspense, such as an expired deposit’s); type=REFUND lists only them.',
       schemas: { query: listPaymentsQuerySchema }, headers: [apiVersionHeaderDoc],
       responses: { 200: { description: 'a page of payments (flat records in v1, detailed shapes in v2)', schema: paymentListSchema } },
       async handler({ query, req }) {
@@ -191,13 +195,16 @@ export function paymentRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'get', path: '/payments/:id/events', operationId: 'getPaymentEvents', summary: 'The immutable history of a payment',
-      description: 'For auditors: every event of the payment, in order, with its time, actor and data, read from the event store.',
+      description: 'For auditors: every event of the payment, in order, with its time, actor and data, read from the event store ' +
+        '(a refund child’s: the events of its own stream).',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the events', schema: paymentHistorySchema }, 404: notFoundResponse },
       async handler({ params, req }) {
         const { id } = params;
-        await ownedPayment(db, tenantOf(req), id);
-        const events = await services.storage.store.readStream(paymentStream(id), { limit: MAX_READ_LIMIT });
+        const row = await ownedPayment(db, tenantOf(req), id);
+        // A refund child's lifecycle is recorded on its own stream (src/payments/refunds/events.ts).
+        const stream = row.type === 'REFUND' && row.parent_payment_id !== null ? refundStream(id) : paymentStream(id);
+        const events = await services.storage.store.readStream(stream, { limit: MAX_READ_LIMIT });
         return { status: 200, body: { paymentId: id, events: events.map((event) => ({
           revision: Number(event.revision), type: event.type, occurredAt: event.recordedAt.toISOString(),
           actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: event.data as Record<string, unknown>,

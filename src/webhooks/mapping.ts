@@ -12,6 +12,7 @@ import type { RecordedEvent } from '../eventstore/port.ts';
 import type { PaymentEventData } from '../payments/events.ts';
 import type { CustomerLevelChangedData } from '../customers/events.ts';
 import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../deposits/events.ts';
+import type { RefundEventData } from '../payments/refunds/events.ts';
 import type { WebhookEventType } from '../../schemas/webhooks.ts';
 
 /** What the emitter keeps of a payment, to fill its payloads: the interface's transaction and identity fields. */
@@ -33,7 +34,10 @@ export interface PaymentFacts {
   settlementBatchId: string | null;
   /** null until a document is attached to the payment (during a review); then SUBMITTED. */
   documentationStatus: string | null;
-  /** Null while a deposit awaits assignment (no account, so no identity yet). */
+  /**
+   * Null while a deposit awaits assignment (no account, so no identity yet), and on the refund child of an expired
+   * deposit (its money goes back to the originator from suspense: no identity owns it).
+   */
   identityId: string | null;
   identityEmail: string | null;
 }
@@ -145,6 +149,45 @@ const depositMappings: Readonly<Record<string, Mapping>> = {
   },
 };
 
+type RefundEnd = RefundEventData<'RefundSettled'> & { reason?: string };
+
+/**
+ * A refund child's end: `transaction.status_changed` (a refund child is a payment of type REFUND), then the
+ * interface's refund event where it names one (payment.refund.settled, payment.refund.failed; an UNSETTLED or
+ * EXPIRED child has none).
+ */
+function refundEnd(specific: readonly WebhookEventType[], changes: (d: RefundEnd) => Partial<PaymentFacts>): Mapping {
+  return (event, facts) => {
+    const d = event.data as RefundEnd;
+    if (!facts) throw new Error(`webhooks: ${event.type} of refund ${d.refundId} before its RefundCreated`);
+    const next: PaymentFacts = { ...facts, status: d.to, ...changes(d) };
+    const types: WebhookEventType[] = ['transaction.status_changed', ...specific];
+    return { facts: next, emissions: types.map((type) => emission(event, type, next.clientId, next.id, d.at, transactionPayload(type, d.at, next))) };
+  };
+}
+
+/**
+ * Refund children (src/payments/refunds/events.ts): the payment payload with `type` REFUND, `parentPaymentId` and
+ * `relatedPaymentId` naming the refunded payment, and the child's id as its `externalId` (the client named none).
+ */
+const refundMappings: Readonly<Record<string, Mapping>> = {
+  RefundCreated(event) {
+    const d = event.data as RefundEventData<'RefundCreated'>;
+    const facts: PaymentFacts = {
+      id: d.refundId, clientId: d.clientId, externalId: d.refundId, status: 'RECEIVED', totalAmount: d.totalAmount, currency: d.currency,
+      type: 'REFUND', parentPaymentId: d.parentPaymentId, relatedPaymentId: d.parentPaymentId, customerId: d.customerId, settledAt: null,
+      expiredAt: null, unsettledAt: null, unsettledReason: null, settlementBatchId: null, documentationStatus: null,
+      identityId: d.identityId, identityEmail: d.identityEmail,
+    };
+    const type = 'payment.refund.created';
+    return { facts, emissions: [emission(event, type, d.clientId, d.refundId, d.createdAt, transactionPayload(type, d.createdAt, facts))] };
+  },
+  RefundSettled: refundEnd(['payment.refund.settled'], (d) => ({ settledAt: d.at })),
+  RefundFailed: refundEnd(['payment.refund.failed'], () => ({})),
+  RefundUnsettled: refundEnd([], (d) => ({ unsettledAt: d.at, unsettledReason: d.reason ?? null })),
+  RefundExpired: refundEnd([], (d) => ({ expiredAt: d.at })),
+};
+
 /** Every domain event type the webhooks follow, and what each becomes. */
 export const webhookMappings: Readonly<Record<string, Mapping>> = {
   PaymentCreated(event) {
@@ -190,10 +233,13 @@ export const webhookMappings: Readonly<Record<string, Mapping>> = {
     return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
   },
   ...depositMappings,
+  ...refundMappings,
 };
 
 /** The payment a mapped event is about (its facts are loaded before the mapping runs), if any. */
 export function paymentIdOf(event: RecordedEvent): string | null {
+  // A refund child's events name it by `refundId` (its facts are kept like a payment's).
+  if (refundMappings[event.type]) return (event.data as { refundId: string }).refundId;
   if (!event.type.startsWith('Payment') && !event.type.startsWith('Deposit') && !event.type.startsWith('Purchase')) return null;
   return (event.data as { paymentId?: string }).paymentId ?? null;
 }

@@ -18,6 +18,7 @@ import { refuseOtherTenants, type TenantScoped } from '../../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../ledger/money.ts';
 import type { PaymentCreatedData, PaymentStatus } from '../events.ts';
 import type { AccountHoldRefusedData } from '../../accounts/events.ts';
+import type { DepositEventData, DepositReceivedData } from '../../deposits/events.ts';
 import {
   OUTCOME_EVENTS, type ParentRefundEvent, type RefundCreatedData, type RefundEvent, type RefundOutcome, type RefundStatus,
 } from './events.ts';
@@ -32,9 +33,31 @@ export interface ParentRefund {
   detail: string | null;
 }
 
+/**
+ * What a refund needs of its parent: a payment (from its `PaymentCreated`), or a deposit (from its
+ * `DepositReceived`; its account and identity from the `DepositAssigned` that settled it). Both live on the
+ * parent's stream (`payment-<id>`), so the ceiling is decided there either way.
+ */
+export interface RefundableParent {
+  paymentId: string;
+  clientId: string;
+  totalAmount: string;
+  currency: string;
+  /** The account that took the funds and pays the refund out; null while a deposit awaits assignment. */
+  accountId: string | null;
+  identityId: string | null;
+  identityEmail: string | null;
+  customerId: string | null;
+}
+
 export interface ParentRefundState {
-  payment: Pick<PaymentCreatedData, 'paymentId' | 'clientId' | 'totalAmount' | 'currency' | 'accountId' | 'identityId' | 'identityEmail' | 'customerId'> | null;
+  payment: RefundableParent | null;
   status: PaymentStatus | null;
+  /**
+   * Why this payment can never be refunded, whatever its status: a deposit's companion child (its amount was
+   * part of the deposit, which is what is refunded). Null for every other payment.
+   */
+  notRefundable: string | null;
   /** Sum of the refunds that hold a reservation, canonical at the currency's scale. */
   reserved: string;
   /**
@@ -80,19 +103,20 @@ const reserve = (state: ParentRefundState, amount: string, sign: 1 | -1) => {
 };
 
 export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent, ParentRefundState> = {
-  initialState: { payment: null, status: null, reserved: '0', refunds: new Map() },
+  initialState: { payment: null, status: null, notRefundable: null, reserved: '0', refunds: new Map() },
 
   decide(command, state) {
     const at = command.now.toISOString();
     refuseOtherTenants(command.tenant, state.payment?.clientId ?? null, 'payment not found');
     const payment = state.payment;
     if (!payment || !state.status) throw domainNotFound('payment not found');
+    if (state.notRefundable) throw domainPrecondition(state.notRefundable);
     const base = { paymentId: payment.paymentId, refundId: command.refundId, at };
     const refund = state.refunds.get(command.refundId);
     switch (command.type) {
       case 'RequestRefund': {
         if (refund) return [];
-        if (state.status !== 'SETTLED') {
+        if (state.status !== 'SETTLED' || payment.accountId === null) {
           throw domainPrecondition(`payment ${payment.paymentId} is ${state.status}; only a SETTLED payment can be refunded`);
         }
         const remainder = refundableRemainder(state);
@@ -136,6 +160,26 @@ export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent
           paymentId: d.paymentId, clientId: d.clientId, totalAmount: d.totalAmount, currency: d.currency, accountId: d.accountId,
           identityId: d.identityId, identityEmail: d.identityEmail, customerId: d.customerId,
         }, refunds: new Map() };
+      }
+      // A deposit without a destination (src/deposits): refundable like any payment once assigned and SETTLED.
+      case 'DepositReceived': {
+        const d = data as unknown as DepositReceivedData;
+        return { ...state, status: 'CREATED', reserved: zeroAmount(d.currency), payment: {
+          paymentId: d.paymentId, clientId: d.clientId, totalAmount: d.totalAmount, currency: d.currency, accountId: null,
+          identityId: null, identityEmail: null, customerId: d.customerId,
+        }, refunds: new Map() };
+      }
+      case 'DepositAssigned': {
+        const d = data as unknown as DepositEventData<'DepositAssigned'>;
+        return state.payment ? { ...state, payment: { ...state.payment, accountId: d.accountId, identityId: d.identityId } } : state;
+      }
+      case 'DepositCompanionCreated': {
+        const d = data as unknown as DepositEventData<'DepositCompanionCreated'>;
+        return { ...state, status: d.status, reserved: zeroAmount(d.currency), payment: {
+          paymentId: d.paymentId, clientId: d.clientId, totalAmount: d.totalAmount, currency: d.currency, accountId: d.accountId,
+          identityId: d.identityId, identityEmail: null, customerId: d.customerId,
+        }, notRefundable: `payment ${d.paymentId} holds the difference of deposit ${d.parentPaymentId}; refund the deposit instead`,
+        refunds: new Map() };
       }
       case 'PaymentRefundRequested': {
         const d = data as Extract<ParentRefundEvent, { type: 'PaymentRefundRequested' }>['data'];

@@ -38,8 +38,12 @@ const refundCreatedSchema = closed({
   refundId: textSchema,
   parentPaymentId: textSchema,
   clientId: textSchema,
-  /** The parent's payee identity and its email, and its payer: what webhook payloads of the child carry. */
-  identityId: textSchema,
+  /**
+   * The parent's payee identity and its email, and its payer: what webhook payloads of the child carry. The
+   * identity is null when no identity owns the refunded money (an expired deposit's refund to its originator,
+   * which never reached an account). Version 1 wrote '' there; its upcaster reads that as null.
+   */
+  identityId: nullableTextSchema,
   identityEmail: nullableTextSchema,
   customerId: nullableTextSchema,
   totalAmount: amountSchema,
@@ -90,6 +94,11 @@ export type ParentRefundEvent =
   /** The child failed, could not be reconciled or expired: the reservation is given back. */
   | { type: 'PaymentRefundReleased'; data: Data<'PaymentRefundReleased'> };
 
+/** The refund events a parent's stream holds (a payment's, or a settled deposit's), beside its own. */
+export const PARENT_REFUND_EVENT_TYPES = [
+  'PaymentRefundRequested', 'PaymentRefundAccepted', 'PaymentRefundRefused', 'PaymentRefundSettled', 'PaymentRefundReleased',
+] as const satisfies readonly ParentRefundEvent['type'][];
+
 /** Events of a refund child's own stream. */
 export type RefundEvent =
   | { type: 'RefundCreated'; data: RefundCreatedData }
@@ -100,7 +109,17 @@ export type RefundEvent =
 
 export type RefundEventData<T extends RefundEvent['type']> = Extract<RefundEvent, { type: T }>['data'];
 
-export const refundEvents: ContextEvents = { schemas: refundEventSchemas };
+/**
+ * Version 1 of the child's events stored `identityId: ''` for a refund no identity owns (funded from suspense);
+ * version 2 stores null. The same step for each type that carries it.
+ */
+const identityIdNullable = (data: { identityId: string | null }) => ({ ...data, identityId: data.identityId === '' ? null : data.identityId });
+const CHILD_EVENT_TYPES = ['RefundCreated', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'] as const satisfies readonly RefundEvent['type'][];
+
+export const refundEvents: ContextEvents = {
+  schemas: refundEventSchemas,
+  upcasters: CHILD_EVENT_TYPES.map((type) => ({ type, fromVersion: 1, upcaster: identityIdNullable })),
+};
 
 export const refundStream = (refundId: string) => `refund-${refundId}`;
 

@@ -106,9 +106,12 @@ export async function advanceRefund(
   let refund = parent.refunds.get(refundId);
   if (!refund || !parent.payment) return null;
   const payment = parent.payment;
+  const accountId = payment.accountId;
+  // The parent reserves a refund only once SETTLED into an account (src/payments/refunds/decider.ts).
+  if (accountId === null) throw new Error(`payment ${parentId} holds refund ${refundId} but names no account`);
   let position: Position | null = null;
   if (refund.state === 'REQUESTED') {
-    const held = await requestHold(platform, payment.accountId,
+    const held = await requestHold(platform, accountId,
       { holdId: refundId, amount: refund.amount, reason: `refund ${refundId} of payment ${parentId}` }, metadata);
     const answer: HoldAnswer = held.outcome === 'HELD'
       ? { outcome: 'HELD' }
@@ -123,7 +126,7 @@ export async function advanceRefund(
   const created = await issueRefundChild(platform, {
     refundId, parentPaymentId: parentId, clientId: payment.clientId, identityId: payment.identityId,
     identityEmail: payment.identityEmail, customerId: payment.customerId, totalAmount: refund.amount, currency: payment.currency,
-    description: refund.description, funding: { source: 'ACCOUNT', accountId: payment.accountId, holdId: refundId },
+    description: refund.description, funding: { source: 'ACCOUNT', accountId, holdId: refundId },
   }, metadata);
   // A child another process created (the reactor, running beside the request) is somewhere before the head.
   return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created) };

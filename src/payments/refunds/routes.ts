@@ -64,7 +64,9 @@ export function refundRoutes(services: Services): AnyRoute[] {
         'so concurrent requests can never refund more than the payment took; then the parent’s destination account holds the amount ' +
         '(its available funds drop) and the child is created. The parent stays SETTLED. 422 (naming the reason) when the parent is not ' +
         'SETTLED, the amount exceeds what is left, or the account is not ACTIVE or its available funds are short; then nothing is held ' +
-        'and nothing is reserved. The sandbox provider then settles the child (see the README for the triggers of every other end).',
+        'and nothing is reserved. The sandbox provider then settles the child (see the README for the triggers of every other end). ' +
+        'A LOCAL_DEPOSIT settled into an account (matched on arrival, or assigned) is refunded the same way, from that account; a deposit ' +
+        'awaiting assignment or expired is not SETTLED (422), and a deposit’s companion child is refused (422: refund the deposit).',
       tags, access: 'client', schemas: { params: idParamSchema, body: createRefundSchema },
       responses: {
         201: { description: 'the refund child as created (RECEIVED; reads show where the provider has taken it since)', schema: refundSchema },
