@@ -185,6 +185,20 @@ for (const target of eventStoreTargets()) {
         expect(await store.readStream(stream)).to.have.length(2);
       });
 
+      it('appending an earlier batch again expecting any or stream_exists is a harmless repeat, after later appends too', async () => {
+        const stream = uniqueStream();
+        const first = randomUUID();
+        const answered = await store.append(stream, [ev('A', { n: 1 }, first)], 'any');
+        await store.append(stream, [ev('B', { n: 2 })], 'any');
+        const again = await store.append(stream, [ev('A', { n: 1 }, first)], 'any');
+        const thrice = await store.append(stream, [ev('A', { n: 1 }, first)], 'stream_exists');
+        for (const repeat of [again, thrice]) {
+          expect(repeat.nextRevision).to.equal(answered.nextRevision);
+          expect(comparePositions(repeat.position, answered.position)).to.equal(0);
+        }
+        expect((await store.readStream(stream)).map((e) => e.type)).to.deep.equal(['A', 'B']);
+      });
+
       it('an event id already used on another stream is refused', async () => {
         const id = randomUUID();
         await store.append(uniqueStream(), [ev('A', {}, id)], 'no_stream');

@@ -48,6 +48,12 @@ for (const target of databaseTargets()) {
       const next = await feed.readAll({ after: head, limit: 10 });
       expect(next.map((e) => e.position)).to.deep.equal([appended.position]);
       expect(reads).to.have.length(2);
+      // Readers that joined a read which came back short read again themselves: it may have started before
+      // the append that woke them.
+      const late = await store.append(`shared-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      const joined = await Promise.all([0, 1, 2].map(() => feed.readAll({ after: appended.position, limit: 10 })));
+      for (const page of joined) expect(page.map((e) => e.position)).to.deep.equal([late.position]);
+      expect(reads).to.have.length(5);
 
       const all = await store.readAll({ after: null, limit: 30 });
       for (const at of [0, 1, 2]) await feed.readAll({ after: all[at]!.position, limit: 3 });

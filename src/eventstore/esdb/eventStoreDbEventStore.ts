@@ -37,6 +37,13 @@ export const MAX_EVENTS_PER_APPEND = 1_000;
 const MIN_PAGE = 64;
 /** Retries of an 'any' or 'stream_exists' append that another process's append beat to the revision. */
 const MAX_APPEND_RETRIES = 20;
+/** Streams whose last chain hash is remembered (about 200 bytes each). */
+const MAX_CHAIN_TIPS = 10_000;
+/**
+ * Events at a stream's end searched for a batch appended again with 'any' or 'stream_exists' (a repeat further
+ * back than that is appended again: best effort, as EventStoreDB's own check for 'any' is).
+ */
+const REPEAT_WINDOW = 32;
 /** Records read per round trip while verifying the chains. */
 const VERIFY_PAGE = 4_096;
 
@@ -115,6 +122,8 @@ export class EventStoreDbEventStore implements EventStore {
 
   /** Tail of the queue of this process's 'any'/'stream_exists' appends, per stream. */
   private readonly streamQueues = new Map<string, Promise<unknown>>();
+  /** The chain hash this process last appended per stream, so the next exact append need not read it back. */
+  private readonly chainTips = new Map<string, { revision: bigint; chain: string | null }>();
 
   /**
    * Re-appending events with the same ids is idempotent: at an exact revision or no_stream EventStoreDB answers
@@ -135,8 +144,11 @@ export class EventStoreDbEventStore implements EventStore {
       const metadata = { ...(event.metadata ?? {}) };
       delete metadata.schemaVersion;
       delete metadata[CHAIN_METADATA_KEY];
+      // The server reads ids as GUIDs and prints them lower-case: hash them as it will give them back.
+      const id = (event.id ?? randomUUID()).toLowerCase();
+      if (!CANONICAL_UUID.test(id)) throw new RangeError(`event id ${JSON.stringify(event.id)}: must be a UUID (8-4-4-4-12 hex digits)`);
       return {
-        id: event.id ?? randomUUID(),
+        id,
         type: event.type,
         // JSON.stringify(undefined) is not JSON: store null like the Postgres adapter does.
         data: event.data ?? null,
@@ -158,13 +170,10 @@ export class EventStoreDbEventStore implements EventStore {
   /** 'any' / 'stream_exists': at the stream's current end, again if another process appended meanwhile. */
   private async appendAtTip(stream: string, batch: readonly BatchEvent[], expected: 'any' | 'stream_exists'): Promise<AppendResult> {
     for (let attempt = 0; ; attempt++) {
-      const tail = await this.lastEvents(stream, batch.length);
+      const tail = await this.lastEvents(stream, Math.max(batch.length, REPEAT_WINDOW));
       if (tail.length === 0 && expected === 'stream_exists') throw new WrongExpectedRevisionError(stream, expected, 'no_stream');
-      const repeated = tail.length === batch.length && tail.every((event, i) => event.id === batch[i]!.id);
-      if (repeated) {
-        const last = tail[tail.length - 1]!;
-        return { nextRevision: toBigInt(last.revision), position: normalisePosition(last.position!) };
-      }
+      const repeat = repeatIn(tail, batch);
+      if (repeat) return { nextRevision: toBigInt(repeat.revision), position: positionOfRecord(repeat) };
       const tip = tail.length === 0 ? 'no_stream' : toBigInt(tail[tail.length - 1]!.revision);
       try {
         return await this.appendAt(stream, batch, tip, expected, tail.at(-1) ?? null);
@@ -177,17 +186,26 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /**
-   * Appends at an exact place (after revision `at`, or as a new stream), chaining from the event there (`tip`
-   * when the caller has read it already). `asked` is what the caller expected, for the error it gets.
+   * Appends at an exact place (after revision `at`, or as a new stream), chaining from the event there: `tip`
+   * when the caller has read it already, else the hash this process last wrote or read at that revision, else
+   * read from the server. `asked` is what the caller expected, for the error it gets.
    */
   private async appendAt(
     stream: string, batch: readonly BatchEvent[], at: bigint | 'no_stream', asked: ExpectedRevision,
     tip?: ClientRecordedEvent | null,
   ): Promise<AppendResult> {
-    const before = tip !== undefined ? tip : at === 'no_stream' ? null : (await this.lastEvents(stream, 1, at))[0] ?? null;
-    // When the stream does not end at `at` the server refuses the append, or answers a repeat of a batch it
-    // holds already without writing: the chain computed here is then never stored.
-    let chain = before && at !== 'no_stream' && toBigInt(before.revision) === at ? chainHashIn(before.metadata) : null;
+    let chain: string | null = null;
+    if (at !== 'no_stream') {
+      const known = this.chainTips.get(stream);
+      if (tip === undefined && known?.revision === at) {
+        chain = known.chain;
+      } else {
+        const before = tip !== undefined ? tip : (await this.lastEvents(stream, 1, at))[0] ?? null;
+        // When the stream does not end at `at` the server refuses the append, or answers a repeat of a batch it
+        // holds already without writing: the chain computed here is then never stored.
+        chain = before && toBigInt(before.revision) === at ? chainHashIn(before.metadata) : null;
+      }
+    }
     let revision = at === 'no_stream' ? 0n : at + 1n;
     const proposed = batch.map((event) => {
       chain = esdbChainHash(chain, { ...event, stream, revision: revision++ });
@@ -213,6 +231,8 @@ export class EventStoreDbEventStore implements EventStore {
       throw new WrongExpectedRevisionError(stream, asked, normaliseActual(result.nextExpectedRevision));
     }
     const nextRevision = toBigInt(result.nextExpectedRevision);
+    // The hash computed here is the stored one when the events sit where they were numbered.
+    if (nextRevision === revision - 1n) this.rememberChainTip(stream, nextRevision, chain);
     this.notify();
 
     // For a single new event the server's answer is that event's position. A batch of several events, or an
@@ -223,6 +243,16 @@ export class EventStoreDbEventStore implements EventStore {
     const position = await this.positionOf(stream, nextRevision) ?? (reported && isRealPosition(reported) ? reported : null);
     if (!position) throw new Error(`stream ${stream}: EventStoreDB reported no position for revision ${nextRevision}`);
     return { nextRevision, position };
+  }
+
+  /** The event at a revision never changes, so a remembered hash stays true; the oldest are forgotten first. */
+  private rememberChainTip(stream: string, revision: bigint, chain: string | null): void {
+    this.chainTips.delete(stream);
+    this.chainTips.set(stream, { revision, chain });
+    for (const oldest of this.chainTips.keys()) {
+      if (this.chainTips.size <= MAX_CHAIN_TIPS) break;
+      this.chainTips.delete(oldest);
+    }
   }
 
   /** The stream's last `count` events up to revision `upTo` (its end when omitted), oldest first; [] for no stream. */
@@ -380,11 +410,7 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   private toRecorded(event: ClientRecordedEvent): RecordedEvent {
-    const position = event.position ? normalisePosition(event.position) : null;
-    if (!position || !isRealPosition(position)) {
-      // Stream reads carry the $all position only from server 22.6 on (and never for explicit transactions).
-      throw new Error(`event ${event.id} came without its position: EventStoreDB 22.6 or later is needed`);
-    }
+    const position = positionOfRecord(event);
     const { schemaVersion, metadata } = splitMetadata(event.metadata);
     return this.upcasters.upcast({
       id: event.id,
@@ -398,6 +424,25 @@ export class EventStoreDbEventStore implements EventStore {
       recordedAt: event.created instanceof Date ? event.created : new Date(event.created),
     });
   }
+}
+
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** The last event of `batch.length` events in `tail` (oldest first) whose ids are the batch's, in order. */
+function repeatIn(tail: readonly ClientRecordedEvent[], batch: readonly BatchEvent[]): ClientRecordedEvent | null {
+  for (let start = tail.length - batch.length; start >= 0; start--) {
+    if (batch.every((event, i) => tail[start + i]!.id === event.id)) return tail[start + batch.length - 1]!;
+  }
+  return null;
+}
+
+/** Stream reads carry the $all position only from server 22.6 on (and never for explicit transactions). */
+function positionOfRecord(event: ClientRecordedEvent): Position {
+  const position = event.position ? normalisePosition(event.position) : null;
+  if (!position || !isRealPosition(position)) {
+    throw new Error(`event ${event.id} came without its position: EventStoreDB 22.6 or later is needed`);
+  }
+  return position;
 }
 
 function toClientExpected(expected: ExpectedRevision): AppendExpectedRevision {
