@@ -2,9 +2,11 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import type { ReadAllOptions } from '../src/eventstore/port.ts';
+import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { SharedFeed } from '../src/projection/sharedFeed.ts';
 import { databaseTargets } from './support/targets.ts';
+import { until } from './support/until.ts';
 
 for (const target of databaseTargets()) {
   describe(`shared feed of a process's runners: ${target.name}`, () => {
@@ -16,10 +18,17 @@ for (const target of databaseTargets()) {
       return { reads, source: { readAll: (options: ReadAllOptions) => { reads.push(options); return store.readAll(options); }, onAppended: store.onAppended.bind(store) } };
     };
 
+    /** The feed shows an append once every older transaction of the database has ended (others run beside us). */
+    const visible = async (position: Position) => until(async () => {
+      const events = await store.readAll({ after: null, limit: 1_000 });
+      return events.some((e) => comparePositions(e.position, position) === 0);
+    }, { what: 'the append visible in the feed' });
+
     before(async () => {
       database = await target.open();
       store = new PostgresEventStore(database, { crossProcessWakeups: false });
-      await store.append(`shared-${randomUUID()}`, Array.from({ length: 30 }, (_, i) => ({ type: 'Ping', data: { i } })), 'no_stream');
+      const { position } = await store.append(`shared-${randomUUID()}`, Array.from({ length: 30 }, (_, i) => ({ type: 'Ping', data: { i } })), 'no_stream');
+      await visible(position);
     });
     after(async () => {
       await store?.close();
@@ -45,12 +54,14 @@ for (const target of databaseTargets()) {
       const head = (await store.headPosition())!;
       expect(await feed.readAll({ after: head, limit: 10 })).to.deep.equal([]);
       const appended = await store.append(`shared-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      await visible(appended.position);
       const next = await feed.readAll({ after: head, limit: 10 });
       expect(next.map((e) => e.position)).to.deep.equal([appended.position]);
       expect(reads).to.have.length(2);
       // Readers that joined a read which came back short read again themselves: it may have started before
       // the append that woke them.
       const late = await store.append(`shared-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      await visible(late.position);
       const joined = await Promise.all([0, 1, 2].map(() => feed.readAll({ after: appended.position, limit: 10 })));
       for (const page of joined) expect(page.map((e) => e.position)).to.deep.equal([late.position]);
       expect(reads).to.have.length(5);
