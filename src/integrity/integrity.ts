@@ -101,8 +101,9 @@ export async function verifyIntegrity(database: Database, options: VerifyOptions
   let after: [string, string] | null = null;
   for (;;) {
     const { rows }: { rows: EventRow[] } = await database.query<EventRow>(after
-      ? `SELECT ${ROW_COLUMNS} FROM events WHERE (stream, revision) > ($1, $2::bigint) ORDER BY stream, revision LIMIT ${PAGE_ROWS}`
-      : `SELECT ${ROW_COLUMNS} FROM events ORDER BY stream, revision LIMIT ${PAGE_ROWS}`, after ?? []);
+      // events.revision, the bigint: a bare `revision` would sort by the text column of that name (10 before 2).
+      ? `SELECT ${ROW_COLUMNS} FROM events WHERE (stream, revision) > ($1, $2::bigint) ORDER BY stream, events.revision LIMIT ${PAGE_ROWS}`
+      : `SELECT ${ROW_COLUMNS} FROM events ORDER BY stream, events.revision LIMIT ${PAGE_ROWS}`, after ?? []);
     for (const row of rows) {
       events++;
       const revision = BigInt(row.revision);
