@@ -299,7 +299,10 @@ async function main(argv: string[]): Promise<void> {
     if (unknown.length > 0) throw new UsageError(`no such projector: ${unknown.join(', ')} (known: ${known.map((p) => p.name).join(', ')})`);
     const chosen = rest.length > 0 ? known.filter((p) => rest.includes(p.name)) : known;
     const results = await withStorage(config, (storage) =>
-      verifyReadModels(storage.database, storage.store, chosen, (message) => process.stderr.write(`${message}\n`)));
+      verifyReadModels(storage.database, storage.store, chosen, {
+        started: (name, scratch) => process.stderr.write(`${name}: rebuilding into ${scratch}\n`),
+        checked: (check) => process.stderr.write(`${check.projector}: ${check.status}\n`),
+      }));
     if (values.json) process.stdout.write(`${JSON.stringify(results, null, 2)}\n`);
     else {
       for (const r of results) {
