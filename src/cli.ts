@@ -33,6 +33,7 @@ import type { Projector } from './projection/projector.ts';
 import { readModelsOf } from '../projections/readModels.ts';
 import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from './ledger/statements.ts';
 import { paymentStream } from './payments/events.ts';
+import { currencyScale, formatAmount, toDecimal } from './ledger/money.ts';
 import { progressOnStderr, type Progress } from './cli/progress.ts';
 import type {
   BalancesJson, ClientsCreateJson, ExportedEventJson, IntegritySealJson, ProjectionsStatusJson, ReplayJson,
@@ -283,12 +284,17 @@ async function sealCommand(config: Config): Promise<void> {
 
 // ---- finance: the ledger ----
 
+/** An amount as the API writes it: at its currency's scale (a sum of numerics comes back with more digits). */
+function atScale(amount: string, currency: string): string {
+  return formatAmount(toDecimal(amount).toDecimalPlaces(currencyScale(currency)), currency);
+}
+
 async function trialBalance(config: Config, options: GlobalOptions): Promise<void> {
   refuseWhileServiceRuns(config);
   const rows = await withStorage(config, async (storage) => (await sql<TrialBalanceJson[number]>`
     SELECT currency, balance_sum::text AS "balanceSum", accounts, balanced FROM trial_balance ORDER BY currency`
     .execute(readModelsOf(storage.database))).rows);
-  printRows(rows, !!options.json);
+  printRows(rows.map((row) => ({ ...row, balanceSum: atScale(row.balanceSum, row.currency) })), !!options.json);
 }
 
 async function balancesAsOf(config: Config, asOf: Date, options: GlobalOptions): Promise<void> {
@@ -297,7 +303,7 @@ async function balancesAsOf(config: Config, asOf: Date, options: GlobalOptions):
   const rows = await withStorage(config, async (storage) => (await sql<BalancesJson[number]>`
     SELECT account_id AS "accountId", currency, balance::text AS balance, is_system AS "isSystem"
       FROM ledger_balances_at(${asOf}) ORDER BY account_id, currency`.execute(readModelsOf(storage.database))).rows);
-  printRows(rows, !!options.json);
+  printRows(rows.map((row) => ({ ...row, balance: atScale(row.balance, row.currency) })), !!options.json);
 }
 
 interface StatementOptions extends GlobalOptions { from: Date; to: Date; format: 'json' | 'csv' }
