@@ -176,9 +176,10 @@ async function verifyHistory(config: Config, progress: Progress): Promise<void> 
     let phase = '';
     let reported = 0;
     try {
-      return await verifyIntegrity(storage.database, {
+      const checked = await verifyIntegrity(storage.database, {
         onProgress: (done, total, name) => {
           if (name !== phase) {
+            progress.complete();
             phase = name;
             reported = 0;
             progress.start(name === 'streams' ? 'verify integrity: chains' : 'verify integrity: digests', total);
@@ -187,6 +188,8 @@ async function verifyHistory(config: Config, progress: Progress): Promise<void> 
           reported = done;
         },
       });
+      progress.complete();
+      return checked;
     } finally {
       progress.stop();
     }
@@ -222,7 +225,7 @@ async function verifyReadModelsCommand(config: Config, names: string[], options:
       return await verifyReadModels(storage.database, storage.store, chosen, {
         started: (name) => progress.start(`verify read-models: ${name}`, total),
         read: (n) => progress.advance(n),
-        checked: () => progress.stop(),
+        checked: () => progress.complete(),
       });
     } finally {
       progress.stop();
@@ -257,6 +260,7 @@ async function replayCommand(config: Config, names: string[], options: GlobalOpt
       progress.start(`replay ${projector.name}`, total);
       try {
         output.replayed.push(await replayProjector(storage.database, storage.store, projector, { read: (n) => progress.advance(n) }));
+        progress.complete();
       } catch (error) {
         const done = output.replayed.map((r) => r.projector);
         if (done.length > 0) process.stderr.write(`replayed before the failure: ${done.join(', ')}\n`);
@@ -341,6 +345,7 @@ async function statement(config: Config, accountId: string, options: StatementOp
       });
       const end: Pick<StatementJson, 'closingBalance'> = { closingBalance: closing };
       await write(csv ? edge('closing balance', options.to.toISOString(), closing) : `],${JSON.stringify(end).slice(1)}\n`);
+      progress.complete();
     } finally {
       progress.stop();
     }
@@ -392,6 +397,7 @@ async function exportEvents(config: Config, options: { from: Date; to: Date; str
         if (page.length < MAX_READ_LIMIT) break;
         after = page[page.length - 1]!.position;
       }
+      progress.complete();
     } finally {
       progress.stop();
     }

@@ -19,6 +19,8 @@ export interface Progress {
   advance(n: number): void;
   /** Ends the phase (done or failed): the bar's last state stays on the terminal; elsewhere a final line. */
   stop(): void;
+  /** Ends the phase as done: what was done was all there was (a total foreseen too large shrinks to it). */
+  complete(): void;
 }
 
 interface Phase {
@@ -119,5 +121,12 @@ export function progressOnStderr(options: { quiet: boolean }): Progress {
       }
     },
     stop,
+    complete() {
+      if (phase && phase.total !== null) {
+        phase.total = phase.done;
+        phase.bar?.setTotal(phase.total);
+      }
+      stop();
+    },
   };
 }
