@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { Database, NoTables } from '../db/database.ts';
-import type { EventStore } from '../eventstore/port.ts';
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
 import { comparePositions, type Position } from '../eventstore/position.ts';
 import type { Projector } from './projector.ts';
 import { searchPathOf } from './projectorSchema.ts';
@@ -27,6 +27,20 @@ export interface CaughtUp {
   applied: number;
 }
 
+/**
+ * Applies the events of `page` (feed events, in feed order) that the projector handles to the tables in `schema`,
+ * inside `trx` (whose search_path it changes); answers how many it applied.
+ */
+export async function applyPage(
+  trx: Kysely<NoTables>, database: Database, projector: Projector, schema: string, page: readonly RecordedEvent[],
+): Promise<number> {
+  const events = page.filter((e) => projector.handles.includes(e.type));
+  if (events.length === 0) return 0;
+  await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, database.schema)}`).execute(trx);
+  await projector.apply(trx, events);
+  return events.length;
+}
+
 /** Applies the feed after `from` up to and including `to` to the tables in `schema`. */
 export async function catchUp(
   database: Database, store: EventStore, projector: Projector, schema: string, from: Position | null, to: Position,
@@ -34,21 +48,13 @@ export async function catchUp(
 ): Promise<CaughtUp> {
   let after = from;
   let applied = 0;
-  const handles = new Set(projector.handles);
-  const apply = async (trx: Kysely<NoTables>, events: Parameters<Projector['apply']>[1]) => {
-    await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, database.schema)}`).execute(trx);
-    await projector.apply(trx, events);
-  };
   for (;;) {
     if (after && comparePositions(after, to) >= 0) return { position: after, applied };
     const page = (await store.readAll({ after, limit: REBUILD_BATCH_EVENTS })).filter((e) => comparePositions(e.position, to) <= 0);
     if (page.length === 0) return { position: after, applied };
-    const events = page.filter((e) => handles.has(e.type));
-    if (events.length > 0) {
-      if (options.trx) await apply(options.trx, events);
-      else await database.db.transaction().execute((trx) => apply(trx, events));
-    }
-    applied += events.length;
+    applied += options.trx
+      ? await applyPage(options.trx, database, projector, schema, page)
+      : await database.db.transaction().execute((trx) => applyPage(trx, database, projector, schema, page));
     after = page[page.length - 1]!.position;
     options.onRead?.(page.length);
   }

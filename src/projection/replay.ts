@@ -24,16 +24,17 @@ import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Database, NoTables } from '../db/database.ts';
 import { quoteIdent } from '../db/sql.ts';
-import type { EventStore } from '../eventstore/port.ts';
+import type { EventStore, RecordedEvent } from '../eventstore/port.ts';
 import { comparePositions, formatPosition, type Position } from '../eventstore/position.ts';
-import { catchUp } from './catchUp.ts';
+import { applyPage, catchUp, REBUILD_BATCH_EVENTS } from './catchUp.ts';
 import type { Projector } from './projector.ts';
 import { createFreshSchema, replaySchemaName, swapInRebuilt } from './projectorSchema.ts';
 
 /**
  * Attempts at the swap. On Postgres the first one finishes unless it deadlocks with a reader (Postgres then
- * aborts one of the two). PGlite is a single session: the swap cannot read the feed while it holds it, so when
- * a runner of the same process moved the checkpoint since the catch-up, the swap gives way and catches up again.
+ * aborts one of the two). PGlite is a single session: the swap cannot read the feed while it holds it, so it
+ * brings with it the feed read just before; when a runner of the same process moved the checkpoint beyond that
+ * meanwhile, the swap gives way and catches up again.
  */
 const MAX_SWAP_ATTEMPTS = 50;
 
@@ -159,8 +160,9 @@ export async function replayProjector(
           applied = caught.position;
           eventsApplied += caught.applied;
         }
+        const ahead = database.kind === 'pglite' ? await store.readAll({ after: applied, limit: REBUILD_BATCH_EVENTS }) : [];
         try {
-          const swapped = await database.db.transaction().execute((trx) => swap(trx));
+          const swapped = await database.db.transaction().execute((trx) => swap(trx, ahead));
           if (swapped) return { ...swapped, eventsRead, eventsApplied, ...rate(eventsRead, startedAt) };
         } catch (error) {
           if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt >= MAX_SWAP_ATTEMPTS) throw error;
@@ -175,8 +177,11 @@ export async function replayProjector(
       throw error;
     }
 
-    /** Locks the row, brings the rebuild to its checkpoint and swaps; null when it must catch up first (PGlite). */
-    async function swap(trx: Kysely<NoTables>) {
+    /**
+     * Locks the row, brings the rebuild to its checkpoint and swaps; null when it must catch up first (PGlite, whose
+     * feed after the rebuild's position, read just before, is `ahead`).
+     */
+    async function swap(trx: Kysely<NoTables>, ahead: readonly RecordedEvent[]) {
       const { rows } = await sql<ActiveRow>`${sql.raw(ACTIVE_ROW)}
         WHERE name = ${projector.name} AND version = ${projector.version} AND status = 'active' FOR UPDATE`.execute(trx);
       const row = rows[0];
@@ -185,11 +190,19 @@ export async function replayProjector(
       }
       const live = checkpointOf(row);
       if (!samePosition(live, applied)) {
-        if (database.kind === 'pglite') return null;
         // Behind by what the live runner did since the catch-up: it waits on this row's lock meanwhile.
-        const caught = await catchUp(database, store, projector, rebuilt, applied, live!, { trx, onRead });
-        applied = caught.position;
-        eventsApplied += caught.applied;
+        if (database.kind === 'pglite') {
+          const upTo = ahead.findIndex((e) => comparePositions(e.position, live!) === 0);
+          if (upTo < 0) return null;
+          const page = ahead.slice(0, upTo + 1);
+          eventsApplied += await applyPage(trx, database, projector, rebuilt, page);
+          onRead(page.length);
+          applied = live;
+        } else {
+          const caught = await catchUp(database, store, projector, rebuilt, applied, live!, { trx, onRead });
+          applied = caught.position;
+          eventsApplied += caught.applied;
+        }
         if (!samePosition(live, applied)) throw new Error(`${projector.name}: the rebuild passed the live checkpoint; nothing was swapped`);
         await sql.raw(`SET LOCAL search_path TO ${quoteIdent(database.schema)}, public`).execute(trx);
       }
