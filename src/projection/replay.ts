@@ -163,7 +163,13 @@ export async function replayProjector(
         const ahead = database.kind === 'pglite' ? await store.readAll({ after: applied, limit: REBUILD_BATCH_EVENTS }) : [];
         try {
           const swapped = await database.db.transaction().execute((trx) => swap(trx, ahead));
-          if (swapped) return { ...swapped, eventsRead, eventsApplied, ...rate(eventsRead, startedAt) };
+          if (swapped) {
+            // Counted once the transaction that applied them committed.
+            onRead(swapped.read);
+            eventsApplied += swapped.applied;
+            const { read: _read, applied: _applied, ...result } = swapped;
+            return { ...result, eventsRead, eventsApplied, ...rate(eventsRead, startedAt) };
+          }
         } catch (error) {
           if ((error as { code?: string }).code !== DEADLOCK_DETECTED || attempt >= MAX_SWAP_ATTEMPTS) throw error;
         }
@@ -189,21 +195,25 @@ export async function replayProjector(
         throw new ReplayRefusedError(`${projector.name} v${projector.version} was replaced or replayed by another process meanwhile`);
       }
       const live = checkpointOf(row);
+      // What this transaction applies counts only if it commits: a retry after a deadlock starts from `applied` again.
+      let read = 0;
+      let appliedHere = 0;
       if (!samePosition(live, applied)) {
         // Behind by what the live runner did since the catch-up: it waits on this row's lock meanwhile.
+        let reached: Position | null;
         if (database.kind === 'pglite') {
           const upTo = ahead.findIndex((e) => comparePositions(e.position, live!) === 0);
           if (upTo < 0) return null;
           const page = ahead.slice(0, upTo + 1);
-          eventsApplied += await applyPage(trx, database, projector, rebuilt, page);
-          onRead(page.length);
-          applied = live;
+          appliedHere = await applyPage(trx, database, projector, rebuilt, page);
+          read = page.length;
+          reached = live;
         } else {
-          const caught = await catchUp(database, store, projector, rebuilt, applied, live!, { trx, onRead });
-          applied = caught.position;
-          eventsApplied += caught.applied;
+          const caught = await catchUp(database, store, projector, rebuilt, applied, live!, { trx, onRead: (n) => { read += n; } });
+          reached = caught.position;
+          appliedHere = caught.applied;
         }
-        if (!samePosition(live, applied)) throw new Error(`${projector.name}: the rebuild passed the live checkpoint; nothing was swapped`);
+        if (!samePosition(live, reached)) throw new Error(`${projector.name}: the rebuild passed the live checkpoint; nothing was swapped`);
         await sql.raw(`SET LOCAL search_path TO ${quoteIdent(database.schema)}, public`).execute(trx);
       }
       await swapInRebuilt(trx, projector, row.schema_name!, rebuilt, database.schema);
@@ -211,7 +221,7 @@ export async function replayProjector(
                  WHERE name = ${projector.name} AND version = ${projector.version}`.execute(trx);
       return {
         projector: projector.name, version: projector.version, replays, schema: rebuilt, previousSchema: row.schema_name!,
-        position: live ? formatPosition(live) : null,
+        position: live ? formatPosition(live) : null, read, applied: appliedHere,
       };
     }
   } finally {
