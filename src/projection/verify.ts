@@ -16,6 +16,7 @@ import { comparePositions, formatPosition, type Position } from '../eventstore/p
 import { catchUp } from './catchUp.ts';
 import type { Projector } from './projector.ts';
 import { createFreshSchema } from './projectorSchema.ts';
+
 /** Attempts at catching the live version at rest between two of its batches. */
 const MAX_ROUNDS = 50;
 /** Differences shown per table and side. */
