@@ -36,7 +36,7 @@ describe('the compiled service (scripts/run.mjs)', function () {
     const first = await run(project, ['scripts/run.mjs', 'cli', 'no-such-command']);
     expect(first.code, first.stderr).to.equal(2);
     expect(first.stderr).to.match(/compiling to dist/);
-    expect(first.stderr).to.match(/usage:\n {2}npm run cli -- clients create/);
+    expect(first.stderr).to.match(/unknown command 'no-such-command'\n\(add --help for usage\)/);
     expect(first.stdout).to.equal('');
     const firstBuild = JSON.parse(readFileSync(join(project, 'dist', 'build.json'), 'utf8')).fingerprint;
 
@@ -44,11 +44,11 @@ describe('the compiled service (scripts/run.mjs)', function () {
     expect(unchanged.stderr).not.to.match(/compiling/);
 
     const cli = join(project, 'src', 'cli.ts');
-    writeFileSync(cli, readFileSync(cli, 'utf8').replace('const USAGE = `usage:', 'const USAGE = `usage (edited):'));
+    writeFileSync(cli, readFileSync(cli, 'utf8').replace(".showHelpAfterError('(add --help for usage)')", ".showHelpAfterError('(edited)')"));
     const edited = await run(project, ['scripts/run.mjs', 'cli', 'no-such-command']);
     expect(edited.code, edited.stderr).to.equal(2);
     expect(edited.stderr).to.match(/compiling to dist/);
-    expect(edited.stderr).to.match(/usage \(edited\):/);
+    expect(edited.stderr).to.match(/unknown command 'no-such-command'\n\(edited\)/);
     expect(JSON.parse(readFileSync(join(project, 'dist', 'build.json'), 'utf8')).fingerprint).not.to.equal(firstBuild);
   });
 });

@@ -9,6 +9,7 @@ import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector, Reactor } from '../src/projection/projector.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
 import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
+import { replayProjector, ReplayRefusedError } from '../src/projection/replay.ts';
 import { positionReached, type Position } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
 import { totalsProjector } from './support/totalsProjector.ts';
@@ -17,6 +18,12 @@ import { until } from './support/until.ts';
 const fast = { idlePollMs: 20, initialBackoffMs: 10, maxBackoffMs: 50, leaseTtlMs: 2_000 };
 let names = 0;
 const uniqueName = (prefix: string) => `${prefix}_${process.pid % 1000}_${++names}`;
+
+async function expectRefused(replay: Promise<unknown>, message: RegExp): Promise<void> {
+  const error = await replay.then(() => null, (e: unknown) => e);
+  expect(error).to.be.instanceOf(ReplayRefusedError);
+  expect((error as Error).message).to.match(message);
+}
 
 const deposit = (amount: number, id?: string): NewEvent => ({ type: 'Deposited', data: { amount }, ...(id ? { id } : {}) });
 
@@ -175,6 +182,66 @@ for (const target of databaseTargets()) {
       const schemas = await database.query<{ nspname: string }>(
         `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1`, [`${database.schema}\\_\\_${name}\\_v%`]);
       expect(schemas.rows.map((r) => r.nspname)).to.deep.equal([`${database.schema}__${name}_v2`]);
+    });
+
+    it('a replay rebuilds the active version beside it and swaps it in under the running runner: each event applied once', async () => {
+      const name = uniqueName('replay');
+      const stream = `acct-${randomUUID()}`;
+      const first = await store.append(stream, [deposit(2), deposit(3)], 'no_stream');
+      const v1 = daemon().addProjector(totalsProjector(name, 1));
+      v1.start();
+      expect(await v1.waitFor(first.position)).to.equal(true);
+      let revision = 1n;
+      let writing = true;
+      const writes = (async () => {
+        while (writing) {
+          await store.append(stream, [deposit(1)], revision);
+          revision++;
+        }
+      })();
+      let replayed;
+      try {
+        replayed = await replayProjector(database, store, totalsProjector(name, 1));
+      } finally {
+        writing = false;
+        await writes;
+      }
+      expect(replayed).to.include({ projector: name, version: 1, replays: 1, schema: `${database.schema}__${name}_v1_r1`,
+        previousSchema: `${database.schema}__${name}_v1` });
+      const last = await store.append(stream, [deposit(10)], revision);
+      expect(await v1.waitFor(last.position)).to.equal(true);
+      const events = Number(revision) + 2;
+      const applied = await applications(`${name}_applied`, [stream]);
+      expect(applied).to.have.length(events);
+      expect(applied.every((r) => r.n === 1), 'no event applied twice').to.equal(true);
+      expect(await rows(`${name}_totals`, [stream])).to.deep.equal([{ stream, events, balance: String(events + 12), last_revision: String(events - 1) }]);
+      const schemas = async () => (await database.query<{ nspname: string }>(
+        `SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 ORDER BY 1`, [`${database.schema}\\_\\_${name}\\_v%`])).rows.map((r) => r.nspname);
+      expect(await schemas()).to.deep.equal([`${database.schema}__${name}_v1_r1`]);
+
+      // A version bump later replaces the replayed tables like any others.
+      await v1.stop();
+      const v2 = daemon().addProjector(totalsProjector(name, 2));
+      v2.start();
+      await until(async () => (await v2.status()).some((s) => s.name === name && s.version === 2 && s.status === 'active'));
+      expect(await schemas()).to.deep.equal([`${database.schema}__${name}_v2`]);
+      expect(await rows(`${name}_totals`, [stream])).to.deep.equal([{ stream, events, balance: String(events + 12), last_revision: String(events - 1) }]);
+    });
+
+    it('a replay is refused, changing nothing, for a projector not active yet, another version than the active one, or one building beside it', async () => {
+      const name = uniqueName('refused');
+      await expectRefused(replayProjector(database, store, totalsProjector(name, 1)), /has no active version yet/);
+      const stream = `acct-${randomUUID()}`;
+      const appended = await store.append(stream, [deposit(2)], 'no_stream');
+      const v1 = daemon().addProjector(totalsProjector(name, 1));
+      v1.start();
+      expect(await v1.waitFor(appended.position)).to.equal(true);
+      await expectRefused(replayProjector(database, store, totalsProjector(name, 2)), /active version is v1 and this code's is v2/);
+      const states = new ProjectionStateStore(database);
+      await states.register(name, 2, 'projector', projectorSchemaName(database.schema, { name, version: 2 }));
+      await expectRefused(replayProjector(database, store, totalsProjector(name, 1)), /v2 is building beside the active v1/);
+      const [row] = (await states.list()).filter((s) => s.name === name && s.version === 1);
+      expect(row!.schemaName).to.equal(`${database.schema}__${name}_v1`);
     });
 
     it('read-your-writes waits for the version readers see, not for a version building beside it', async () => {

@@ -148,6 +148,15 @@ const migrations: Migration[] = [
       CREATE INDEX webhook_deliveries_log ON webhook_deliveries (endpoint_id, created_at DESC, delivery_id DESC);
     `,
   },
+  {
+    id: '0008_projection_replays',
+    sql: `
+      -- A replay rebuilds a projector's active version beside itself (src/projection/replay.ts): the tables that
+      -- serve are then those of schema_name, <schema>__<name>_v<version>_r<replays>, and no longer the version's
+      -- first schema. replays counts the rebuilds swapped in; replayed_at is when the latest was.
+      ALTER TABLE projection_state ADD COLUMN replays integer NOT NULL DEFAULT 0, ADD COLUMN replayed_at timestamptz;
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

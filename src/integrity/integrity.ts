@@ -84,8 +84,11 @@ export interface IntegrityReport {
 }
 
 export interface VerifyOptions {
-  /** Called as rows are checked: `done` of `total` (two passes: the streams, then the digests' ranges). */
-  onProgress?(done: number, total: number, phase: 'streams' | 'digests'): void;
+  /**
+   * Called as rows are checked: `done` of `total` (two passes: the streams, then the digests' ranges); `total`
+   * is null where the store cannot count its events beforehand (EventStoreDB).
+   */
+  onProgress?(done: number, total: number | null, phase: 'streams' | 'digests'): void;
   /** Problems reported at most (the check goes on counting). */
   maxProblems?: number;
 }
@@ -169,7 +172,7 @@ export async function verifyStorageIntegrity(storage: Pick<Storage, 'mode' | 'da
   if (!(storage.store instanceof EventStoreDbEventStore)) throw new Error('storage mode eventstoredb without an EventStoreDB store');
   const checked = await storage.store.verifyChains({
     ...(options.maxProblems === undefined ? {} : { maxProblems: options.maxProblems }),
-    onProgress: (events) => options.onProgress?.(events, events, 'streams'),
+    onProgress: (events) => options.onProgress?.(events, null, 'streams'),
   });
   const problems: IntegrityProblem[] = checked.problems.map((problem) => (problem.kind === 'missing'
     ? { kind: 'missing', stream: problem.stream, revision: problem.revision, message: problem.message }

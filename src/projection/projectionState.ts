@@ -147,12 +147,14 @@ export class ProjectionStateStore {
 
   /**
    * Inside the batch transaction: moves the checkpoint from `previous` to `next` only if nobody else moved
-   * it and the lease is still ours. False means the batch must roll back. With `searchPath`, the same
-   * statement also sets the transaction's search_path (a round trip less per batch).
+   * it and the lease is still ours. False means the batch must roll back. With `baseSchema`, the same
+   * statement also sets the transaction's search_path (a round trip less per batch) to the schema the row
+   * names, then `baseSchema`: the row, locked by this update until the batch commits, says which tables serve,
+   * so a replay that swapped in a rebuilt schema (src/projection/replay.ts) is written to from the next batch on.
    */
   async advanceCheckpoint(
     trx: Kysely<NoTables>, name: string, version: number, owner: string, ttlMs: number,
-    previous: Position | null, next: Position, handled: number, searchPath?: string,
+    previous: Position | null, next: Position, handled: number, baseSchema?: string,
   ): Promise<boolean> {
     const result = await sql`
       UPDATE projection_state
@@ -164,7 +166,7 @@ export class ProjectionStateStore {
        WHERE name = ${name} AND version = ${version} AND lease_owner = ${owner} AND status <> 'retired'
          AND checkpoint_commit IS NOT DISTINCT FROM ${previous?.commit.toString() ?? null}::bigint
          AND checkpoint_prepare IS NOT DISTINCT FROM ${previous?.prepare.toString() ?? null}::bigint
-      ${searchPath ? sql`RETURNING set_config('search_path', ${searchPath}, true)` : sql``}`
+      ${baseSchema ? sql`RETURNING set_config('search_path', format('%I, %I, public', schema_name, ${baseSchema}::text), true)` : sql``}`
       .execute(trx);
     return result.numAffectedRows === 1n;
   }

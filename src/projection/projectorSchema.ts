@@ -1,6 +1,7 @@
 /**
  * The life of a projector version's schema: created fresh for a build, swapped in (views in the main
- * schema re-pointed in one transaction) when it becomes active, dropped when a newer version replaces it.
+ * schema re-pointed in one transaction) when it becomes active, dropped when a newer version replaces it or a
+ * replay of the same version swaps in a rebuilt one.
  */
 import { sql, type Kysely } from 'kysely';
 import type { NoTables } from '../db/database.ts';
@@ -9,6 +10,21 @@ import type { Projector } from './projector.ts';
 
 export function projectorSchemaName(baseSchema: string, projector: Pick<Projector, 'name' | 'version'>): string {
   return `${baseSchema}__${projector.name}_v${projector.version}`;
+}
+
+/** Postgres cuts longer identifiers short, which could make two schemas' names one. */
+const MAX_IDENTIFIER_BYTES = 63;
+
+/**
+ * Where replay number `replays` of a version builds (src/projection/replay.ts): beside the version's first
+ * schema and beside every earlier replay's, so the tables serving readers are never the ones being rebuilt.
+ */
+export function replaySchemaName(baseSchema: string, projector: Pick<Projector, 'name' | 'version'>, replays: number): string {
+  const name = `${projectorSchemaName(baseSchema, projector)}_r${replays}`;
+  if (Buffer.byteLength(name) > MAX_IDENTIFIER_BYTES) {
+    throw new Error(`schema name ${name} is longer than Postgres's ${MAX_IDENTIFIER_BYTES} bytes: use a shorter DATABASE_SCHEMA`);
+  }
+  return name;
 }
 
 /** The search_path of a projector version's transactions: its own schema first, then the main one. */
@@ -58,4 +74,17 @@ export async function activateVersion(db: Kysely<NoTables>, projector: Projector
       }
     }
   });
+}
+
+/**
+ * Inside the caller's transaction: points the main schema's views of an active version at the tables of
+ * `rebuilt` (a replay of the same version, so the same columns) and drops `serving`, the schema they showed.
+ * `CREATE OR REPLACE` keeps the views' identity, so the derived views built on them stay as they are.
+ */
+export async function swapInRebuilt(trx: Kysely<NoTables>, projector: Projector, serving: string, rebuilt: string, baseSchema: string): Promise<void> {
+  for (const table of projector.tables) {
+    await sql.raw(`CREATE OR REPLACE VIEW ${quoteIdent(baseSchema)}.${quoteIdent(table)} AS SELECT * FROM ${quoteIdent(rebuilt)}.${quoteIdent(table)}`)
+      .execute(trx);
+  }
+  await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(serving)} CASCADE`).execute(trx);
 }

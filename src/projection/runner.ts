@@ -18,7 +18,7 @@ import type { Position } from '../eventstore/position.ts';
 import { silentLogger, type Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { assertValidName } from './projector.ts';
-import { activateVersion, createFreshSchema, projectorSchemaName, searchPathOf } from './projectorSchema.ts';
+import { activateVersion, createFreshSchema, projectorSchemaName } from './projectorSchema.ts';
 import { ProjectionStateStore } from './projectionState.ts';
 import type { FeedSource } from './sharedFeed.ts';
 
@@ -88,6 +88,10 @@ export class ProjectionRunner extends EventEmitter {
 
   private readonly handles: ReadonlySet<string>;
   private readonly states: ProjectionStateStore;
+  /**
+   * The schema this version is first built in. Batches write to the one its projection_state row names, which a
+   * replay (src/projection/replay.ts) may have moved to a rebuilt schema.
+   */
   private readonly schema: string | null;
   private readonly batchSize: number;
   private readonly leaseTtlMs: number;
@@ -355,7 +359,7 @@ export class ProjectionRunner extends EventEmitter {
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     await this.checkpointTransaction(async (trx) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
-        this.stored, last, events.length, events.length > 0 ? searchPathOf(this.schema!, this.database.schema) : undefined);
+        this.stored, last, events.length, events.length > 0 ? this.database.schema : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
       if (events.length > 0) await projector.apply(trx, events);
     });

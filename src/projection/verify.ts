@@ -13,11 +13,10 @@ import type { Database, NoTables } from '../db/database.ts';
 import { quoteIdent } from '../db/sql.ts';
 import type { EventStore } from '../eventstore/port.ts';
 import { comparePositions, formatPosition, type Position } from '../eventstore/position.ts';
+import { catchUp } from './catchUp.ts';
 import type { Projector } from './projector.ts';
-import { createFreshSchema, searchPathOf } from './projectorSchema.ts';
+import { createFreshSchema } from './projectorSchema.ts';
 
-/** Events applied per scratch transaction. */
-const BATCH_EVENTS = 2_000;
 /** Attempts at catching the live version at rest between two of its batches. */
 const MAX_ROUNDS = 50;
 /** Differences shown per table and side. */
@@ -51,27 +50,6 @@ async function liveCheckpoint(db: Kysely<NoTables>, projector: Projector): Promi
   return { position: row.c === null ? null : { commit: BigInt(row.c), prepare: BigInt(row.p!) }, schema: row.schema_name };
 }
 
-/** Applies the feed after `from` up to and including `to` to the scratch tables; answers the last position applied. */
-async function catchUp(
-  database: Database, store: EventStore, projector: Projector, schema: string, from: Position | null, to: Position,
-): Promise<Position | null> {
-  let after = from;
-  const handles = new Set(projector.handles);
-  for (;;) {
-    if (after && comparePositions(after, to) >= 0) return after;
-    const page = (await store.readAll({ after, limit: BATCH_EVENTS })).filter((e) => comparePositions(e.position, to) <= 0);
-    if (page.length === 0) return after;
-    const events = page.filter((e) => handles.has(e.type));
-    if (events.length > 0) {
-      await database.db.transaction().execute(async (trx) => {
-        await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, database.schema)}`).execute(trx);
-        await projector.apply(trx, events);
-      });
-    }
-    after = page[page.length - 1]!.position;
-  }
-}
-
 async function compareTables(trx: Kysely<NoTables>, projector: Projector, scratch: string, live: string): Promise<TableDifference[]> {
   const differences: TableDifference[] = [];
   for (const table of projector.tables) {
@@ -87,8 +65,18 @@ async function compareTables(trx: Kysely<NoTables>, projector: Projector, scratc
   return differences;
 }
 
+/** What a check reports as it goes (a progress bar). */
+export interface VerifyProgress {
+  /** A projector's rebuild begins, into `scratch`. */
+  started?(projector: string, scratch: string): void;
+  /** Feed events the rebuild read since the last call. */
+  read?(events: number): void;
+  /** A projector's check ended. */
+  checked?(check: ReadModelCheck): void;
+}
+
 export async function verifyReadModels(
-  database: Database, store: EventStore, projectors: readonly Projector[], onProgress?: (message: string) => void,
+  database: Database, store: EventStore, projectors: readonly Projector[], progress: VerifyProgress = {},
 ): Promise<ReadModelCheck[]> {
   const results: ReadModelCheck[] = [];
   const db = database.db;
@@ -104,14 +92,14 @@ export async function verifyReadModels(
       continue;
     }
     const scratch = `${database.schema}__verify_${projector.name}`.slice(0, 63);
-    onProgress?.(`${projector.name}: rebuilding into ${scratch}`);
+    progress.started?.(projector.name, scratch);
     await createFreshSchema(db, projector, scratch, database.schema);
     try {
       let applied: Position | null = null;
       let outcome: ReadModelCheck | null = null;
       for (let round = 0; round < MAX_ROUNDS && !outcome; round++) {
         const target = (await liveCheckpoint(db, projector))?.position ?? null;
-        if (target) applied = await catchUp(database, store, projector, scratch, applied, target);
+        if (target) applied = (await catchUp(database, store, projector, scratch, applied, target, { onRead: (n) => progress.read?.(n) })).position;
         outcome = await db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
           const now = (await liveCheckpoint(trx, projector))?.position ?? null;
           const same = now === null ? applied === null : applied !== null && comparePositions(now, applied) === 0;
@@ -121,7 +109,7 @@ export async function verifyReadModels(
         });
       }
       results.push(outcome ?? { ...base, status: 'unsettled', note: `the live version never stood still at a checkpoint in ${MAX_ROUNDS} rounds; try again` });
-      onProgress?.(`${projector.name}: ${results.at(-1)!.status}`);
+      progress.checked?.(results.at(-1)!);
     } finally {
       await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(scratch)} CASCADE`).execute(db);
     }
