@@ -127,6 +127,24 @@ for (const target of databaseTargets()) {
         expect(await service.eventCount()).to.equal(before);
       });
 
+      it('a body of another declared type is a 415 saying the body must be JSON (one without a type is read as JSON); a malformed path is a 400 naming it', async () => {
+        const before = await service.eventCount();
+        const send = (contentType: string | null) => fetch(`${service.baseUrl}/identities`, {
+          method: 'POST', body: JSON.stringify({ type: 'USER', name: 'Ana' }),
+          headers: { ...asAlice, ...(contentType === null ? {} : { 'content-type': contentType }) },
+        });
+        for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'text/plain; charset=utf-8', 'application/merge-patch+json']) {
+          const refused = await send(type);
+          expect(refused.status, type).to.equal(415);
+          expect(((await refused.json()) as { message: string }).message).to.equal(`request body must be JSON, sent with Content-Type: application/json (it came as ${type.split(';')[0]})`);
+        }
+        expect(await service.eventCount()).to.equal(before);
+        expect((await send('application/json; charset=utf-8')).status).to.equal(201);
+        const malformed = await service.request('GET', '/payments/%E0%A4%A', { headers: asAlice });
+        expect(malformed.status).to.equal(400);
+        expect(malformed.body.message).to.match(/path/);
+      });
+
       it('a date-time that is no real instant (a leap second) is a 400 naming the field', async () => {
         const response = await post('/payments', {
           externalId: 'leap-second', identityId, type: 'PURCHASE', accountNumber: brlAccountNumber, totalAmount: '25.00',

@@ -23,7 +23,7 @@ describe('embedded start-up', function () {
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
   it('a new data directory is a copy of the PGlite template; the demo credentials printed work at once and on the next start', async () => {
-    const first = startService({ DATA_DIR: dataDir, PORT: '0' });
+    const first = startService({ DATA_DIR: dataDir, PORT: '0', LOG_FORMAT: 'json' });
     let credentials: { clientId: string; clientSecret: string; apiKey: string };
     try {
       const port = await listeningPort(first);
@@ -34,6 +34,8 @@ describe('embedded start-up', function () {
     } finally {
       await stop(first);
     }
+    // A first start is not an incident: nothing at error level (50) or above.
+    expect(first.output().split('\n').filter((line) => /"level":(5|6)\d/.test(line))).to.deep.equal([]);
     const cluster = join(dataDir, 'pglite');
     expect(systemIdentifier(cluster)).to.equal(systemIdentifier(pgliteTemplateDir()));
     expect(readdirSync(dataDir).filter((name) => name.includes('from-template'))).to.deep.equal([]);

@@ -56,6 +56,9 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       httpError = new HttpError(413, 'invalidParam', `request body exceeds the limit of ${parserError.limit} bytes`);
     } else if (parserError?.type === 'encoding.unsupported' || parserError?.type === 'charset.unsupported') {
       httpError = new HttpError(415, 'invalidParam', 'request body encoding is not supported; send UTF-8 JSON');
+    } else if (error instanceof URIError || /failed to decode param/i.test((error as Error)?.message ?? '')) {
+      // The router could not percent-decode a path parameter.
+      httpError = invalidParam('request path has a malformed percent-encoding (each % must start %XX, in UTF-8)');
     } else if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       httpError = invalidParam('request could not be read');
     } else {

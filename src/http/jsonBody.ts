@@ -80,6 +80,21 @@ function checkNesting(buffer: Buffer, encoding: string): void {
   }
 }
 
+/**
+ * Bodies are JSON. A body sent with another declared type would otherwise reach the routes as no body at all,
+ * and be refused for a missing field: say what is wrong instead. (A body without a Content-Type is read as JSON.)
+ */
 export function jsonBody(bodyLimitBytes: number): RequestHandler {
-  return express.json({ limit: bodyLimitBytes, strict: false, verify: (_req, _res, buffer, encoding) => checkNesting(buffer, encoding) });
+  const parse = express.json({ limit: bodyLimitBytes, strict: false, verify: (_req, _res, buffer, encoding) => checkNesting(buffer, encoding) });
+  return (req, res, next) => {
+    const declared = req.headers['content-type'];
+    const length = req.headers['content-length'];
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+    const type = declared?.split(';')[0]!.trim().toLowerCase();
+    if (type !== undefined && hasBody && type !== 'application/json') {
+      next(new HttpError(415, 'invalidParam', `request body must be JSON, sent with Content-Type: application/json (it came as ${type || 'an empty type'})`));
+      return;
+    }
+    parse(req, res, next);
+  };
 }

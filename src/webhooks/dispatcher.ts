@@ -18,6 +18,7 @@ import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Database } from '../db/database.ts';
+import { isUndefinedTable } from '../db/sql.ts';
 import type { Logger } from '../logging.ts';
 import { claimDue, outboxDepth, recordAttempt, releaseClaim, type AttemptOutcome, type AttemptResult, type ClaimedDelivery } from './outbox.ts';
 import type { SecretBox } from './secrets.ts';
@@ -120,7 +121,10 @@ export class WebhookDispatcher {
       try {
         claim = await this.claimAndSend();
       } catch (error) {
-        this.options.logger.error({ err: error }, 'webhook claim failed; trying again');
+        // On a new store the endpoints' read model appears when its projector first activates, moments after
+        // the dispatcher starts: nothing can be due before it exists.
+        if (isUndefinedTable(error)) this.options.logger.debug('webhook endpoints not projected yet; looking again shortly');
+        else this.options.logger.error({ err: error }, 'webhook claim failed; trying again');
         await this.sleep(CLAIM_FAILURE_BACKOFF_MS);
         continue;
       }
