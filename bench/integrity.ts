@@ -7,6 +7,7 @@
  *      deployment, or a replay of every projector, does): events/s.
  *   3. Sealing: feed digests recorded until the whole log is covered (each covers at most
  *      MAX_EVENTS_PER_DIGEST events): events/s.
+ *      Then `replay payments`, as the CLI runs it: the payments read model rebuilt beside the serving one.
  *   4. `verify integrity` over the whole log (every stream's chain, then every digest's range): events/s, and
  *      that it found the log intact.
  *   5. What the chain hash costs an append: the same appends with the chain and without it (an event store that
@@ -25,6 +26,8 @@ import { comparePositions, positionReached, type Position } from '../src/eventst
 import type { EventStore } from '../src/eventstore/port.ts';
 import { allProjectors } from '../src/contexts.ts';
 import { recordFeedDigest, verifyIntegrity } from '../src/integrity/integrity.ts';
+import { replayProjector } from '../src/projection/replay.ts';
+import { paymentsProjector } from '../projections/payments.ts';
 import { paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, seedPayments } from './dataset.ts';
 import type { Report } from './http.ts';
 import { startService, type BenchService } from './service.ts';
@@ -88,11 +91,16 @@ export async function benchIntegrity(target: string, database: Database, report:
       `${caughtUp ? '' : 'NOT CAUGHT UP: '}${seconds(replayMs)}: ${perSecond(events, replayMs)}`);
     report(target, 'replay: each projector caught up after',
       [...done].sort((a, b) => b[1] - a[1]).map(([name, at]) => `${name} ${seconds(at)}`).join(', '));
-    // Sealing and verifying run as the CLI runs them: alone, with no reactor still working through the log.
+    // Sealing, verifying and `replay` run as the CLI runs them: alone, with no reactor still working through the log.
     await service.close();
     service = null;
     const store = new PostgresEventStore(database, { crossProcessWakeups: false });
     try {
+      // 2b. `replay payments`: one projector rebuilt beside its serving tables and swapped in (what the CLI does).
+      const replayed = await replayProjector(database, store, paymentsProjector);
+      report(target, `replay payments (the CLI's replay: beside the serving tables, then swapped in)`,
+        `${fmt(replayed.seconds, 1)} s: ${fmt(replayed.eventsPerSecond)} events/s (${fmt(replayed.eventsApplied)} of ${fmt(replayed.eventsRead)} applied)`);
+
       // 3. Sealing the log with feed digests.
       const sealStarted = performance.now();
       let sealed = 0;
