@@ -23,10 +23,13 @@ WITH RECURSIVE last AS (
  * `contentDigest` in src/integrity/integrity.ts hashes it when verifying: the fields joined by U+001F, the JSON as Postgres
  * prints jsonb (keys in its canonical order), the time in microseconds since the epoch.
  */
-function chainHash(previous: string, e: { id: string; revision: string; type: string; version: string; data: string; metadata: string }): string {
-  return `sha256(coalesce(${previous}, ''::bytea) || sha256(convert_to(concat_ws(E'\\x1f', ${e.id}::text, $1::text,
+export function chainHash(
+  previous: string,
+  e: { id: string; stream: string; revision: string; type: string; version: string; data: string; metadata: string; recordedAtMicros: string },
+): string {
+  return `sha256(coalesce(${previous}, ''::bytea) || sha256(convert_to(concat_ws(E'\\x1f', ${e.id}::text, ${e.stream}::text,
     (${e.revision})::text, ${e.type}, (${e.version})::text, (${e.data})::text, (${e.metadata})::text,
-    ${RECORDED_AT_MICROS}::text), 'UTF8')))`;
+    ${e.recordedAtMicros}::text), 'UTF8')))`;
 }
 
 /** `recorded_at` is the transaction's start time, written explicitly so that the hash covers the stored value. */
@@ -42,7 +45,8 @@ SELECT (SELECT met FROM expectation) AS met,
 
 /** The append statements, with the chain hash computed (the service always) or left NULL (see `hashChain`). */
 export function appendStatements(chained: boolean): { many: string; one: string } {
-  const hash = (previous: string, e: Parameters<typeof chainHash>[1]) => (chained ? chainHash(previous, e) : 'NULL::bytea');
+  const hash = (previous: string, e: Omit<Parameters<typeof chainHash>[1], 'stream' | 'recordedAtMicros'>) =>
+    (chained ? chainHash(previous, { ...e, stream: '$1', recordedAtMicros: RECORDED_AT_MICROS }) : 'NULL::bytea');
   return {
     // Parameters: stream, expectation kind, exact revision, events as a JSON array. The chain runs through the
     // batch in order (a recursive step per event).
