@@ -187,6 +187,42 @@ for (const target of databaseTargets()) {
       expect(detailed.exchange).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
     });
 
+    it('pay from the page raced against DELETE, 20 times: exactly one wins each time, and an EXPIRED session never has a payment', async () => {
+      const hostedPay = (token: string) => service.request('POST', `/checkout/${token}/pay`, { body: { method: 'CARD', fields: card, customer: payer } });
+      const apiPay = (id: string) => post(`/checkout-sessions/${id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      for (let round = 0; round < 20; round++) {
+        const session = await newSession();
+        // Both routes pay through the one path; the hosted page is the one the tester raced, the API route every fourth round.
+        const [paid, deleted] = await Promise.all([round % 4 === 3 ? apiPay(session.id) : hostedPay(session.checkoutToken), del(`/checkout-sessions/${session.id}`)]);
+        expect([paid.status, deleted.status].sort(), `round ${round}: pay ${paid.text} / delete ${deleted.text}`).to.deep.equal([200, 422]);
+        const payments = (await get(`/payments?checkoutSessionId=${session.id}`)).body.results as Array<{ id: string }>;
+        const now = (await get(`/checkout-sessions/${session.id}`)).body;
+        if (deleted.status === 200) {
+          expect(now, `round ${round}`).to.include({ status: 'EXPIRED', paymentId: null });
+          expect(payments, `round ${round}: payments of an EXPIRED session`).to.deep.equal([]);
+          expect(paid.body.message).to.include('EXPIRED');
+        } else {
+          expect(now, `round ${round}`).to.include({ status: 'PROCESSING_PAYMENT' });
+          expect(payments.map((p) => p.id)).to.deep.equal([now.paymentId]);
+          expect(deleted.body.message).to.include('PROCESSING_PAYMENT');
+        }
+      }
+    });
+
+    it('a payment refused after the session was reserved for it releases the session: open again, and payable', async () => {
+      const session = await newSession();
+      // The card's shape is the payments context's to check, after the session's stream took the session for the payment.
+      const refused = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card: { ...card, expiryYear: '2001' } }], customer: payer });
+      expect(refused.status, refused.text).to.equal(400);
+      const events = await service.services.storage.store.readStream(`checkout-session-${session.id}`, { limit: 100 });
+      expect(events.map((e) => e.type)).to.deep.equal(['CheckoutSessionCreated', 'CheckoutSessionPaymentStarted', 'CheckoutSessionPaymentReleased']);
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+      expect((await get(`/payments?checkoutSessionId=${session.id}`)).body.results).to.deep.equal([]);
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'PROCESSING_PAYMENT', paymentId: paid.body.id });
+    });
+
     it('a declined card fails the session', async () => {
       const session = await newSession();
       const paid = await post(`/checkout-sessions/${session.id}/payments`, {
