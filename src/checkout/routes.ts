@@ -124,7 +124,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'delete', path: '/checkout-sessions/:id', operationId: 'deleteCheckoutSession', summary: 'Expire a checkout session now',
       description: 'An ATTEMPT or ACTIVE session becomes EXPIRED (its page shows so); an expired one stays so. A session whose payment ' +
-        'is running or done (PROCESSING_PAYMENT, FINISHED, FAILED) cannot be deleted (422).',
+        'is running or done (PROCESSING_PAYMENT, FINISHED, FAILED) cannot be deleted (422). The session’s stream decides between a ' +
+        'DELETE and a pay at the same moment: one of them wins whole, so an EXPIRED session never has a payment.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema },
       responses: {
         200: { description: 'the session, EXPIRED', schema: checkoutSessionSchema }, 404: sessionNotFound,
@@ -163,12 +164,15 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the ' +
         'method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, ' +
         'purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
-        'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once.',
+        'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the ' +
+        'session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once ' +
+        'exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer ' +
+        'refused, 400) leaves the session ACTIVE again, payable. The hosted page pays through the same path.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema, body: payCheckoutSessionSchema },
       responses: {
         200: { description: 'the payment', schema: paymentSchema }, 404: sessionNotFound,
-        409: { description: 'the session is being paid by another request', schema: errorSchema },
-        422: { description: 'the session cannot be paid in its status (named in the message)', schema: errorSchema },
+        409: { description: 'too many changes to the session at once; retry (Retry-After)', schema: errorSchema },
+        422: { description: 'the session cannot be paid in its status (named in the message), e.g. it expired or is being paid', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const { row, readModels } = await paySession(services, tenantOf(req), params.id, body, meta(req));
