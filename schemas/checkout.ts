@@ -316,6 +316,8 @@ export const checkoutTokenParamSchema = {
 } as const;
 
 /** The hosted page's pay call: the method and its node, and the payer's fields. */
+const { id: _merchantOnly, ...hostedPayerProperties } = checkoutCustomerInputSchema.properties;
+
 export const hostedPaySchema = {
   title: 'HostedPay', type: 'object', additionalProperties: false, required: ['method'],
   properties: {
@@ -330,7 +332,11 @@ export const hostedPaySchema = {
       examples: [{ number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099' }],
       description: 'the method’s node object (its catalog requiredFields); a card’s cvv is checked for shape and never kept',
     },
-    customer: checkoutCustomerInputSchema,
+    customer: {
+      ...checkoutCustomerInputSchema, title: 'HostedPayer', properties: hostedPayerProperties,
+      description: 'the payer’s fields as typed: never matched to an existing customer unless they keep the document number of ' +
+        'the customer the merchant set on the session (no `id`: only the merchant names a customer)',
+    },
   },
 } as const;
 

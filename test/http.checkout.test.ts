@@ -223,6 +223,49 @@ for (const target of databaseTargets()) {
       expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'PROCESSING_PAYMENT', paymentId: paid.body.id });
     });
 
+    it('a payer on the hosted page who types a known customer’s document number pays as an unknown payer: reviewed, not booked to that customer', async () => {
+      const documentNumber = `VIP-${Date.now()}`;
+      const vip = await post('/customers', { firstName: 'Vera', lastName: 'Big', email: `vip-${documentNumber}@example.com`, documentType: 'DNI', documentNumber, country: 'CHL' });
+      expect(vip.status, vip.text).to.equal(201);
+      expect((await service.operator('POST', `/operator/customers/${vip.body.id}/operation-level`, { operationLevel: 'FULL' })).status).to.equal(200);
+      // 2,000,000 CLP is about 2,100 USD: past the BASIC review threshold (1,000 USD), under none for a FULL customer.
+      const large = (customer?: Record<string, unknown>) => newSession({
+        items: [{ description: 'Television', preTaxAmount: '2000000' }], customerRequirements: ['documentNumber', 'firstName'],
+        destinations: [{ type: 'ACCOUNT', amount: '2000000', account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' } }],
+        ...(customer ? { customer } : {}),
+      });
+      const hostedPay = (token: string, customer: Record<string, unknown>) =>
+        service.request('POST', `/checkout/${token}/pay`, { body: { method: 'CARD', fields: card, customer } });
+      const paymentOf = async (sessionId: string) => (await get(`/payments/${(await get(`/checkout-sessions/${sessionId}`)).body.paymentId}`)).body;
+
+      const claimed = await large();
+      const mallory = await hostedPay(claimed.checkoutToken, { documentNumber, firstName: 'Mallory' });
+      expect(mallory.status, mallory.text).to.equal(200);
+      expect(mallory.body.paymentStatus).to.equal('REQUIRES_REVIEW');
+      expect((await paymentOf(claimed.id)).customerId).to.equal(null);
+      const unknown = await large();
+      const stranger = await hostedPay(unknown.checkoutToken, { documentNumber: `NEW-${Date.now()}`, firstName: 'Anon' });
+      expect(stranger.body.paymentStatus).to.equal('REQUIRES_REVIEW');
+      expect((await paymentOf(unknown.id)).customerId).to.be.a('string').and.not.equal(vip.body.id);
+      const byId = await large();
+      expect((await hostedPay(byId.checkoutToken, { id: vip.body.id, documentNumber: 'x12', firstName: 'M' })).body.message)
+        .to.equal('body field customer.id is not allowed');
+      expect((await get(`/checkout-sessions/${byId.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+
+      // The merchant named the customer on the session (by id, or by document number the payer keeps): it is the payer.
+      for (const customer of [{ id: vip.body.id }, { documentNumber }]) {
+        const named = await large(customer);
+        const paid = await hostedPay(named.checkoutToken, { documentNumber, firstName: 'Vera' });
+        expect(paid.status, paid.text).to.equal(200);
+        expect(paid.body.paymentStatus, JSON.stringify(customer)).to.equal('CREATED');
+        expect((await paymentOf(named.id)).customerId).to.equal(vip.body.id);
+      }
+      // Through the API the fields are the merchant's own word, matched as POST /payments matches them.
+      const api = await large();
+      const paid = await post(`/checkout-sessions/${api.id}/payments`, { origins: [{ type: 'CARD', card }], customer: { documentNumber, firstName: 'Vera' } });
+      expect(paid.body).to.include({ customerId: vip.body.id, status: 'CREATED' });
+    });
+
     it('a declined card fails the session', async () => {
       const session = await newSession();
       const paid = await post(`/checkout-sessions/${session.id}/payments`, {

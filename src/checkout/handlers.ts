@@ -293,6 +293,20 @@ export function missingRequirements(requirements: readonly string[], customer: P
   });
 }
 
+/** Who typed the payer's fields: the client (the API route, authenticated) or an anonymous payer (the hosted page). */
+export type PayerSource = 'client' | 'payer';
+
+/**
+ * Whether the payer's fields are only the payer's word: fields sent from the hosted page, unless they keep the
+ * document number of the customer the client set on the session. Those are never matched to an existing
+ * customer, so typing a known customer's document number neither borrows its operation level (and skips a
+ * review) nor books the payment to it.
+ */
+function selfDeclared(source: PayerSource, sessionCustomer: PayerFields, customer: PayerFields): boolean {
+  if (source === 'client' || customer.id) return false;
+  return !(sessionCustomer.documentNumber !== undefined && customer.documentNumber === sessionCustomer.documentNumber);
+}
+
 /** The payment's payer: the session's customer by id, or the payer's fields (matched or created by the payments context). */
 function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'customer'> {
   if (customer.id) return { customerId: customer.id };
@@ -313,7 +327,7 @@ function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'cus
  * is released and the session is open again. The API route and the hosted page both pay through here.
  */
 export async function paySession(
-  platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata, source: PayerSource = 'client',
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const state = await loadSession(platform, sessionId);
   if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
@@ -322,7 +336,8 @@ export async function paySession(
   if (origin && !session.paymentMethodsAllowed.includes(origin.type)) {
     throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);
   }
-  const customer: PayerFields = { ...(session.customer as PayerFields | null ?? {}), ...(input.customer ?? {}) };
+  const sessionCustomer = (session.customer ?? {}) as PayerFields;
+  const customer: PayerFields = { ...sessionCustomer, ...(input.customer ?? {}) };
   const missing = missingRequirements(session.customerRequirements, customer);
   if (missing.length > 0) throw domainInvalid(`customer: missing required fields ${missing.join(', ')}`);
   const destinations = paymentDestinations(session);
@@ -346,7 +361,7 @@ export async function paySession(
       ...(input.origins ? { origins: input.origins } : {}),
       destinations,
       ...payerOf(customer),
-    }, metadata, { checkoutSessionId: sessionId });
+    }, metadata, { checkoutSessionId: sessionId, selfDeclaredPayer: selfDeclared(source, sessionCustomer, customer) });
   } catch (error) {
     await releaseUnlessCreated(platform, sessionId, paymentId, error, metadata);
     throw error;

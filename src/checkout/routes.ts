@@ -351,7 +351,10 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/checkout/:token/pay', operationId: 'checkoutPagePay', summary: 'Pay from the hosted page',
       description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, `currency` (one of the ' +
         'session’s paymentConfigs in which the method is enabled; the session’s own by default), and the payer’s fields; as ' +
-        'POST /checkout-sessions/:id/payments. The card number reaches the event store masked; the cvv is checked for shape and dropped.',
+        'POST /checkout-sessions/:id/payments. The card number reaches the event store masked; the cvv is checked for shape and dropped. ' +
+        'The payer’s fields are the payer’s word: they are never matched to an existing customer (its operation level, its payments) ' +
+        'unless they keep the document number of the customer set on the session, and cannot name a customer (customer.id, 400); ' +
+        'a payer whose document number is another customer’s pays with no customer.',
       tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedPaySchema },
       responses: {
         200: { description: 'the payment started; follow it at /checkout/{token}/status', schema: hostedStatusSchema },
@@ -367,7 +370,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         const metadata = { clientId: row.client_id, actor: 'payer', correlationId: req.id };
         const { row: payment, readModels } = await paySession(services, 'any', row.session_id, {
           origins: [origin], ...(body.customer ? { customer: body.customer } : {}),
-        }, metadata);
+        }, metadata, 'payer');
         return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
       },
     }),
