@@ -266,6 +266,29 @@ for (const target of databaseTargets()) {
       expect(paid.body).to.include({ customerId: vip.body.id, status: 'CREATED' });
     });
 
+    it('pay from the page is held to the API’s schema: an unknown card field or a malformed cvv is a 400 naming the field, and nothing changes', async () => {
+      const session = await newSession();
+      const hostedPay = (fields: Record<string, string>, method = 'CARD') =>
+        service.request('POST', `/checkout/${session.checkoutToken}/pay`, { body: { method, fields, customer: payer } });
+      const refusals: Array<[Record<string, string>, string]> = [
+        [{ ...card, pin: '1234' }, 'body field fields.pin is not allowed'],
+        [{ ...card, cvv: '12' }, 'body field fields.cvv must match pattern "^\\d{3,4}$"'],
+      ];
+      for (const [fields, message] of refusals) {
+        const refused = await hostedPay(fields);
+        expect(refused.status, refused.text).to.equal(400);
+        expect(refused.body.message).to.equal(message);
+      }
+      const api = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card: { ...card, pin: '1234' } }], customer: payer });
+      expect(api.body.message).to.equal('body field origins[0].card.pin is not allowed');
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+      const events = await service.services.storage.store.readStream(`checkout-session-${session.id}`, { limit: 100 });
+      expect(events.map((e) => e.type)).to.deep.equal(['CheckoutSessionCreated']);
+      expect((await get(`/payments?checkoutSessionId=${session.id}`)).body.results).to.deep.equal([]);
+      const paid = await hostedPay(card);
+      expect(paid.status, paid.text).to.equal(200);
+    });
+
     it('a declined card fails the session', async () => {
       const session = await newSession();
       const paid = await post(`/checkout-sessions/${session.id}/payments`, {
