@@ -91,6 +91,28 @@ for (const target of databaseTargets()) {
       expect(bobs.status).to.equal(404);
     });
 
+    it('refuses a session or link no payer could pay: no method of paymentMethodsAllowed is enabled in any of its currencies; nothing is recorded', async () => {
+      const before = (await get('/checkout-sessions?limit=1')).body.pagination.total;
+      const links = (await get('/payment-links?limit=1')).body.pagination.total;
+      for (const path of ['/checkout-sessions', '/payment-links']) {
+        for (const [methods, why] of [[['SPEI'], 'SPEI moves MXN'], [['PIX'], 'PIX moves BRL'], [['SPEI', 'PIX'], 'SPEI moves MXN; PIX moves BRL']] as const) {
+          const refused = await post(path, terms({ paymentMethodsAllowed: methods }));
+          expect(refused.status, `${path} ${methods.join()}: ${refused.text}`).to.equal(400);
+          expect(refused.body.message).to.equal(`paymentMethodsAllowed: no method of the list is available for a session of 15400 CLP, so no payer could pay it (${why})`);
+        }
+        // Moved, but not this amount: CARD takes at least 500 CLP.
+        const tiny = await post(path, terms({ paymentMethodsAllowed: ['CARD'], items: [{ description: 'Sticker', preTaxAmount: '100' }],
+          destinations: [{ type: 'ACCOUNT', amount: '100', account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' } }] }));
+        expect(tiny.status, tiny.text).to.equal(400);
+        expect(tiny.body.message).to.equal('paymentMethodsAllowed: no method of the list is available for a session of 100 CLP, so no payer could pay it '
+          + '(CARD takes 500 to 50000000 CLP, the session comes to 100 CLP)');
+        // One method a payer can use is enough.
+        expect((await post(path, terms({ paymentMethodsAllowed: ['SPEI', 'CARD'] }))).status).to.equal(201);
+      }
+      expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(before + 1);
+      expect((await get('/payment-links?limit=1')).body.pagination.total).to.equal(links + 1);
+    });
+
     it('refuses destinations that do not add up to the total, pay another account or another rail, naming the destination; nothing is recorded', async () => {
       const account = (amount: string, accountNumber = clp.accountNumber) =>
         ({ type: 'ACCOUNT', amount, account: { type: 'CHECKING', currency: 'CLP', accountNumber, accountHolder: 'Shop' } });

@@ -25,7 +25,7 @@ import { amountIn, createPayment, loadPayment } from '../payments/handlers.ts';
 import { paymentIdFor } from '../payments/events.ts';
 import { validateNodes } from '../payments/nodes.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
-import { checkAllowedMethods, computeTotals, paymentConfigsFor } from './amounts.ts';
+import { checkAllowedMethods, computeTotals, payableConfigs, paymentConfigsFor } from './amounts.ts';
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
 import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
 
@@ -151,6 +151,7 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
   const { currency } = input;
   const totals = computeTotals(input.items, currency, input);
   checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
+  payableConfigs(platform.catalog, currency, totals.totalAmount, input.paymentMethodsAllowed);
   await findOwned(db, 'identities', { clientId }, 'identity_id', input.owner.identityId, 'identity');
   await checkDestinations(platform, clientId, input, totals.totalAmount);
   if (input.customer?.id && !(await customerOfClient(platform, clientId, input.customer.id))) {

@@ -175,7 +175,9 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). The destinations receive what ' +
         'the payer pays: their amounts add up to totalAmount, and each is an ACCOUNT destination naming the one account the payment ' +
         'credits (one of yours, ACTIVE, in the session’s currency); several split the total into labelled parts, each within the ' +
-        'catalog’s ACCOUNT limits (400 naming the destination otherwise). The session starts ACTIVE.',
+        'catalog’s ACCOUNT limits (400 naming the destination otherwise). At least one method of paymentMethodsAllowed must be ' +
+        'enabled in one of the paymentConfigs (it moves the session’s currency, or one it is priced in, and the amount is within ' +
+        'its limits there): a session no payer could pay is a 400 naming paymentMethodsAllowed and why. The session starts ACTIVE.',
       tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema },
       responses: {
         201: { description: 'the session', schema: checkoutSessionSchema },
@@ -282,7 +284,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/payment-links', operationId: 'createPaymentLink', summary: 'Create a payment link',
-      description: 'The same body as a checkout session’s, checked and computed the same way. The link is active (status true) for ' +
+      description: 'The same body as a checkout session’s, checked and computed the same way (a link no payer could pay, with no ' +
+        'method of paymentMethodsAllowed enabled in any currency, is a 400 naming paymentMethodsAllowed). The link is active (status true) for ' +
         '`duration` seconds; its url opens a new session for each payer (or shows that the link is deactivated).',
       tags: linkTags, access: 'client', schemas: { body: createPaymentLinkSchema },
       responses: {
