@@ -1,9 +1,9 @@
 /**
  * Commands on checkout sessions and payment links: check the request against the catalog and the client's own
  * identities, accounts and customers, compute the amounts, and run the deciders on the streams. Paying a
- * session creates its payment through the payments context (with `checkoutSessionId`), then records it on the
- * session; the checkout reactor records the same from the payment's events, so a process that stops in between
- * leaves nothing half done.
+ * session first takes the session for its payment on the session's stream (which decides whether it can still be
+ * paid), then creates the payment through the payments context (with `checkoutSessionId`); the checkout reactor
+ * moves the session on from the payment's events.
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
