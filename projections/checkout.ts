@@ -137,6 +137,11 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
       await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
+    async CheckoutSessionPaymentReleased(trx, event) {
+      const d = event.data as SessionData<'CheckoutSessionPaymentReleased'>;
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, updated_at: d.at })
+        .where('session_id', '=', d.sessionId).execute();
+    },
     async CheckoutSessionMethodChosen(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionMethodChosen'>;
       await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();

@@ -316,6 +316,8 @@ export const checkoutTokenParamSchema = {
 } as const;
 
 /** The hosted page's pay call: the method and its node, and the payer's fields. */
+const { id: _merchantOnly, ...hostedPayerProperties } = checkoutCustomerInputSchema.properties;
+
 export const hostedPaySchema = {
   title: 'HostedPay', type: 'object', additionalProperties: false, required: ['method'],
   properties: {
@@ -328,11 +330,18 @@ export const hostedPaySchema = {
       type: 'object', maxProperties: 20, propertyNames: { pattern: '^[A-Za-z]{1,40}$' },
       additionalProperties: { type: 'string', minLength: 1, maxLength: 200 }, ...freeFormBounds(1, 20),
       examples: [{ number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099' }],
-      description: 'the method’s node object (its catalog requiredFields); a card’s cvv is checked for shape and never kept',
+      description: 'the method’s node object (its catalog requiredFields), checked as POST /checkout-sessions/{id}/payments checks ' +
+        'origins[0]: a field the node does not have is refused; a card’s cvv is checked for shape and never kept',
     },
-    customer: checkoutCustomerInputSchema,
+    customer: {
+      ...checkoutCustomerInputSchema, title: 'HostedPayer', properties: hostedPayerProperties,
+      description: 'the payer’s fields as typed: never matched to an existing customer unless they keep the document number of ' +
+        'the customer the merchant set on the session (no `id`: only the merchant names a customer)',
+    },
   },
 } as const;
+
+export type HostedPay = FromSchema<typeof hostedPaySchema>;
 
 export const hostedMethodSchema = {
   title: 'HostedMethod', type: 'object', additionalProperties: false, required: ['method'],

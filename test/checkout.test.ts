@@ -144,6 +144,26 @@ describe('the checkout session decider', () => {
     expect(decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) })[0]).to.have.property('id', 'e1');
   });
 
+  it('the pay call reserves only an open session before its expiresAt, once; a reservation whose payment was not created is released', () => {
+    for (const status of statuses) {
+      const reserve = () => decide(status, { type: 'ReservePayment', paymentId: 'p1', method: 'CARD', now: plus(1) });
+      if (status === 'ATTEMPT' || status === 'ACTIVE') expect(reserve()[0]!.data).to.include({ from: status, to: 'PROCESSING_PAYMENT', paymentId: 'p1' });
+      // PROCESSING_PAYMENT with the same payment too: a second pay of the session is refused, whoever sends it.
+      else expect(refusal(reserve), status).to.equal('failedPrecondition');
+    }
+    expect(refusal(() => decide('ACTIVE', { type: 'ReservePayment', paymentId: 'p1', method: null, now: plus(60) }))).to.equal('failedPrecondition');
+    const released = decide('PROCESSING_PAYMENT', { type: 'ReleasePayment', paymentId: 'p1', reason: 'refused', now: plus(1) });
+    expect(released[0]).to.deep.include({ type: 'CheckoutSessionPaymentReleased' });
+    expect(released[0]!.data).to.include({ from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: 'p1', reason: 'refused' });
+    const reopened = foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...released]);
+    expect(reopened).to.include({ status: 'ACTIVE', paymentId: null });
+    expect(sessionDecider.decide(asOwner<SessionCommand>({ type: 'Expire', reason: 'DELETED', now: plus(2) }), reopened)[0]!.data).to.include({ to: 'EXPIRED' });
+    expect(decide('PROCESSING_PAYMENT', { type: 'ReleasePayment', paymentId: 'other', reason: 'refused', now: plus(1) })).to.deep.equal([]);
+    for (const status of ['ACTIVE', 'FINISHED', 'FAILED', 'EXPIRED'] as const) {
+      expect(decide(status, { type: 'ReleasePayment', paymentId: 'p1', reason: 'refused', now: plus(1) }), status).to.deep.equal([]);
+    }
+  });
+
   it('a method chosen on a session opened from a link makes it ACTIVE; an allowed method only', () => {
     expect(decide('ATTEMPT', { type: 'ChooseMethod', method: 'CARD', now: plus(1) })[0]!.data).to.include({ from: 'ATTEMPT', to: 'ACTIVE', method: 'CARD' });
     expect(decide('ACTIVE', { type: 'ChooseMethod', method: 'CARD', now: plus(1) })).to.deep.equal([]);

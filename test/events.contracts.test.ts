@@ -249,6 +249,8 @@ for (const target of databaseTargets()) {
       ok(await call('DELETE', `/payment-links/${link.id}`), 'link deleted');
       const payer = { email: 'payer@example.com' };
       const finished = ok(await call('POST', '/checkout-sessions', checkoutTerms), 'session');
+      const expiredCard = await call('POST', `/checkout-sessions/${finished.id}/payments`, { origins: [{ ...card, card: { ...card.card, expiryYear: '2001' } }], customer: payer });
+      expect(expiredCard.status, 'a payment refused after the session was reserved releases it').to.equal(400);
       const sessionPayment = ok(await call('POST', `/checkout-sessions/${finished.id}/payments`, { origins: [card], customer: payer }), 'session paid');
       const failed = ok(await call('POST', '/checkout-sessions', checkoutTerms), 'session');
       ok(await call('POST', `/checkout-sessions/${failed.id}/payments`, {

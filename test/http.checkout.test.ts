@@ -91,6 +91,28 @@ for (const target of databaseTargets()) {
       expect(bobs.status).to.equal(404);
     });
 
+    it('refuses a session or link no payer could pay: no method of paymentMethodsAllowed is enabled in any of its currencies; nothing is recorded', async () => {
+      const before = (await get('/checkout-sessions?limit=1')).body.pagination.total;
+      const links = (await get('/payment-links?limit=1')).body.pagination.total;
+      for (const path of ['/checkout-sessions', '/payment-links']) {
+        for (const [methods, why] of [[['SPEI'], 'SPEI moves MXN'], [['PIX'], 'PIX moves BRL'], [['SPEI', 'PIX'], 'SPEI moves MXN; PIX moves BRL']] as const) {
+          const refused = await post(path, terms({ paymentMethodsAllowed: methods }));
+          expect(refused.status, `${path} ${methods.join()}: ${refused.text}`).to.equal(400);
+          expect(refused.body.message).to.equal(`paymentMethodsAllowed: no method of the list is available for a session of 15400 CLP, so no payer could pay it (${why})`);
+        }
+        // Moved, but not this amount: CARD takes at least 500 CLP.
+        const tiny = await post(path, terms({ paymentMethodsAllowed: ['CARD'], items: [{ description: 'Sticker', preTaxAmount: '100' }],
+          destinations: [{ type: 'ACCOUNT', amount: '100', account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' } }] }));
+        expect(tiny.status, tiny.text).to.equal(400);
+        expect(tiny.body.message).to.equal('paymentMethodsAllowed: no method of the list is available for a session of 100 CLP, so no payer could pay it '
+          + '(CARD takes 500 to 50000000 CLP, the session comes to 100 CLP)');
+        // One method a payer can use is enough.
+        expect((await post(path, terms({ paymentMethodsAllowed: ['SPEI', 'CARD'] }))).status).to.equal(201);
+      }
+      expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(before + 1);
+      expect((await get('/payment-links?limit=1')).body.pagination.total).to.equal(links + 1);
+    });
+
     it('refuses destinations that do not add up to the total, pay another account or another rail, naming the destination; nothing is recorded', async () => {
       const account = (amount: string, accountNumber = clp.accountNumber) =>
         ({ type: 'ACCOUNT', amount, account: { type: 'CHECKING', currency: 'CLP', accountNumber, accountHolder: 'Shop' } });
@@ -185,6 +207,108 @@ for (const target of databaseTargets()) {
       const detailed = (await get(`/payments/${paid.body.id}`)).body;
       expect(detailed.originAmount).to.deep.equal({ amount: '16.17', currency: 'USD' });
       expect(detailed.exchange).to.include({ product: 'CLP:USD', exchangeRate: '0.00105' });
+    });
+
+    it('pay from the page raced against DELETE, 20 times: exactly one wins each time, and an EXPIRED session never has a payment', async () => {
+      const hostedPay = (token: string) => service.request('POST', `/checkout/${token}/pay`, { body: { method: 'CARD', fields: card, customer: payer } });
+      const apiPay = (id: string) => post(`/checkout-sessions/${id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      for (let round = 0; round < 20; round++) {
+        const session = await newSession();
+        // Both routes pay through the one path; the hosted page is the one the tester raced, the API route every fourth round.
+        const [paid, deleted] = await Promise.all([round % 4 === 3 ? apiPay(session.id) : hostedPay(session.checkoutToken), del(`/checkout-sessions/${session.id}`)]);
+        expect([paid.status, deleted.status].sort(), `round ${round}: pay ${paid.text} / delete ${deleted.text}`).to.deep.equal([200, 422]);
+        const payments = (await get(`/payments?checkoutSessionId=${session.id}`)).body.results as Array<{ id: string }>;
+        const now = (await get(`/checkout-sessions/${session.id}`)).body;
+        if (deleted.status === 200) {
+          expect(now, `round ${round}`).to.include({ status: 'EXPIRED', paymentId: null });
+          expect(payments, `round ${round}: payments of an EXPIRED session`).to.deep.equal([]);
+          expect(paid.body.message).to.include('EXPIRED');
+        } else {
+          expect(now, `round ${round}`).to.include({ status: 'PROCESSING_PAYMENT' });
+          expect(payments.map((p) => p.id)).to.deep.equal([now.paymentId]);
+          expect(deleted.body.message).to.include('PROCESSING_PAYMENT');
+        }
+      }
+    });
+
+    it('a payment refused after the session was reserved for it releases the session: open again, and payable', async () => {
+      const session = await newSession();
+      // The card's shape is the payments context's to check, after the session's stream took the session for the payment.
+      const refused = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card: { ...card, expiryYear: '2001' } }], customer: payer });
+      expect(refused.status, refused.text).to.equal(400);
+      const events = await service.services.storage.store.readStream(`checkout-session-${session.id}`, { limit: 100 });
+      expect(events.map((e) => e.type)).to.deep.equal(['CheckoutSessionCreated', 'CheckoutSessionPaymentStarted', 'CheckoutSessionPaymentReleased']);
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+      expect((await get(`/payments?checkoutSessionId=${session.id}`)).body.results).to.deep.equal([]);
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'PROCESSING_PAYMENT', paymentId: paid.body.id });
+    });
+
+    it('a payer on the hosted page who types a known customer’s document number pays as an unknown payer: reviewed, not booked to that customer', async () => {
+      const documentNumber = `VIP-${Date.now()}`;
+      const vip = await post('/customers', { firstName: 'Vera', lastName: 'Big', email: `vip-${documentNumber}@example.com`, documentType: 'DNI', documentNumber, country: 'CHL' });
+      expect(vip.status, vip.text).to.equal(201);
+      expect((await service.operator('POST', `/operator/customers/${vip.body.id}/operation-level`, { operationLevel: 'FULL' })).status).to.equal(200);
+      // 2,000,000 CLP is about 2,100 USD: past the BASIC review threshold (1,000 USD), under none for a FULL customer.
+      const large = (customer?: Record<string, unknown>) => newSession({
+        items: [{ description: 'Television', preTaxAmount: '2000000' }], customerRequirements: ['documentNumber', 'firstName'],
+        destinations: [{ type: 'ACCOUNT', amount: '2000000', account: { type: 'CHECKING', currency: 'CLP', accountNumber: clp.accountNumber, accountHolder: 'Shop' } }],
+        ...(customer ? { customer } : {}),
+      });
+      const hostedPay = (token: string, customer: Record<string, unknown>) =>
+        service.request('POST', `/checkout/${token}/pay`, { body: { method: 'CARD', fields: card, customer } });
+      const paymentOf = async (sessionId: string) => (await get(`/payments/${(await get(`/checkout-sessions/${sessionId}`)).body.paymentId}`)).body;
+
+      const claimed = await large();
+      const mallory = await hostedPay(claimed.checkoutToken, { documentNumber, firstName: 'Mallory' });
+      expect(mallory.status, mallory.text).to.equal(200);
+      expect(mallory.body.paymentStatus).to.equal('REQUIRES_REVIEW');
+      expect((await paymentOf(claimed.id)).customerId).to.equal(null);
+      const unknown = await large();
+      const stranger = await hostedPay(unknown.checkoutToken, { documentNumber: `NEW-${Date.now()}`, firstName: 'Anon' });
+      expect(stranger.body.paymentStatus).to.equal('REQUIRES_REVIEW');
+      expect((await paymentOf(unknown.id)).customerId).to.be.a('string').and.not.equal(vip.body.id);
+      const byId = await large();
+      expect((await hostedPay(byId.checkoutToken, { id: vip.body.id, documentNumber: 'x12', firstName: 'M' })).body.message)
+        .to.equal('body field customer.id is not allowed');
+      expect((await get(`/checkout-sessions/${byId.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+
+      // The merchant named the customer on the session (by id, or by document number the payer keeps): it is the payer.
+      for (const customer of [{ id: vip.body.id }, { documentNumber }]) {
+        const named = await large(customer);
+        const paid = await hostedPay(named.checkoutToken, { documentNumber, firstName: 'Vera' });
+        expect(paid.status, paid.text).to.equal(200);
+        expect(paid.body.paymentStatus, JSON.stringify(customer)).to.equal('CREATED');
+        expect((await paymentOf(named.id)).customerId).to.equal(vip.body.id);
+      }
+      // Through the API the fields are the merchant's own word, matched as POST /payments matches them.
+      const api = await large();
+      const paid = await post(`/checkout-sessions/${api.id}/payments`, { origins: [{ type: 'CARD', card }], customer: { documentNumber, firstName: 'Vera' } });
+      expect(paid.body).to.include({ customerId: vip.body.id, status: 'CREATED' });
+    });
+
+    it('pay from the page is held to the API’s schema: an unknown card field or a malformed cvv is a 400 naming the field, and nothing changes', async () => {
+      const session = await newSession();
+      const hostedPay = (fields: Record<string, string>, method = 'CARD') =>
+        service.request('POST', `/checkout/${session.checkoutToken}/pay`, { body: { method, fields, customer: payer } });
+      const refusals: Array<[Record<string, string>, string]> = [
+        [{ ...card, pin: '1234' }, 'body field fields.pin is not allowed'],
+        [{ ...card, cvv: '12' }, 'body field fields.cvv must match pattern "^\\d{3,4}$"'],
+      ];
+      for (const [fields, message] of refusals) {
+        const refused = await hostedPay(fields);
+        expect(refused.status, refused.text).to.equal(400);
+        expect(refused.body.message).to.equal(message);
+      }
+      const api = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card: { ...card, pin: '1234' } }], customer: payer });
+      expect(api.body.message).to.equal('body field origins[0].card.pin is not allowed');
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+      const events = await service.services.storage.store.readStream(`checkout-session-${session.id}`, { limit: 100 });
+      expect(events.map((e) => e.type)).to.deep.equal(['CheckoutSessionCreated']);
+      expect((await get(`/payments?checkoutSessionId=${session.id}`)).body.results).to.deep.equal([]);
+      const paid = await hostedPay(card);
+      expect(paid.status, paid.text).to.equal(200);
     });
 
     it('a declined card fails the session', async () => {

@@ -109,3 +109,23 @@ export function paymentConfigsFor(catalog: Catalog, currency: string, totalAmoun
     };
   });
 }
+
+/**
+ * Refuses a session (or link) that no payer could pay: none of `allowed` is enabled in any of its paymentConfigs
+ * (the method moves none of those currencies, or the amount is outside its limits in each), naming
+ * paymentMethodsAllowed and why for each method. Answers the configs otherwise.
+ */
+export function payableConfigs(catalog: Catalog, currency: string, totalAmount: string, allowed: readonly string[]): CurrencyConfig[] {
+  const configs = paymentConfigsFor(catalog, currency, totalAmount, allowed);
+  if (configs.some((config) => config.paymentMethods.some((method) => method.enabled))) return configs;
+  const reasons = allowed.map((type) => {
+    const node = catalog.nodeType(type)!;
+    const moved = configs.find((config) => (node.currencies as readonly string[]).includes(config.currency));
+    if (!moved) return `${type} moves ${node.currencies.join(', ')}`;
+    const min = node.minAmount[moved.currency as keyof typeof node.minAmount];
+    const max = node.maxAmount[moved.currency as keyof typeof node.maxAmount];
+    return `${type} takes ${min} to ${max} ${moved.currency}, the session comes to ${moved.paymentMethods[0]!.purchaseAmount} ${moved.currency}`;
+  });
+  throw domainInvalid(`paymentMethodsAllowed: no method of the list is available for a session of ${totalAmount} ${currency}, `
+    + `so no payer could pay it (${reasons.join('; ')})`);
+}

@@ -2,8 +2,10 @@
  * The checkout session's state machine and the payment link's, both pure.
  *
  * Session: ATTEMPT (opened from a link, no method chosen yet) → ACTIVE (the payer chose one on the page), or
- * ACTIVE from the start (created through the API); either → PROCESSING_PAYMENT (its payment was
- * created) → FINISHED (the payment settled) or FAILED (it failed, expired or could not be reconciled). An ATTEMPT
+ * ACTIVE from the start (created through the API); either → PROCESSING_PAYMENT (taken for its payment, before
+ * the payment is created: the pay call reserves the session first, so a session that reads EXPIRED never has a
+ * payment, and one being paid cannot be expired) → FINISHED (the payment settled) or FAILED (it failed, expired or
+ * could not be reconciled); a reservation whose payment could not be created is released (→ ACTIVE). An ATTEMPT
  * or ACTIVE session whose expiresAt has passed is EXPIRED: readers see it at once, the expiry job records it,
  * and nothing can be paid on it meanwhile; DELETE records it at once. A refresh moves expiresAt to now +
  * duration while the session is not final. Only the session's own payment moves it on.
@@ -26,7 +28,17 @@ export type PaymentOutcome = { outcome: 'SETTLED' } | { outcome: 'FAILED'; reaso
 export type SessionCommand = (
   | { type: 'CreateSession'; session: CheckoutSessionCreatedData }
   | { type: 'ChooseMethod'; method: string; now: Date }
-  /** `eventId`: the deterministic id the event is recorded with (see handlers.ts), so a repeat is a no-op in the store too. */
+  /**
+   * The pay call takes the session for `paymentId` before creating it: refused unless the session is open now, so
+   * of a pay and an expiry (or two pays) racing, the stream lets one through.
+   */
+  | { type: 'ReservePayment'; paymentId: string; method: string | null; now: Date }
+  /** The reserved payment could not be created: the session is open again. */
+  | { type: 'ReleasePayment'; paymentId: string; reason: string; now: Date }
+  /**
+   * The reactor's, for a payment created for the session (already reserved: then nothing to do). `eventId`: the
+   * deterministic id the event is recorded with (see handlers.ts), so a repeat is a no-op in the store too.
+   */
   | { type: 'StartPayment'; paymentId: string; method: string | null; eventId: string; now: Date }
   | { type: 'EndPayment'; paymentId: string; ending: PaymentOutcome; eventId: string; now: Date }
   | { type: 'Expire'; reason: 'EXPIRES_AT' | 'DELETED'; now: Date }
@@ -79,6 +91,21 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
         if (state.status !== 'ATTEMPT') return [];
         return [{ type: 'CheckoutSessionMethodChosen', data: {
           sessionId: session.sessionId, from: 'ATTEMPT', to: 'ACTIVE', method: command.method, at: command.now.toISOString(),
+        } }];
+      }
+      case 'ReservePayment': {
+        const session = assertPayable(state, command.now);
+        return [{ type: 'CheckoutSessionPaymentStarted', data: {
+          sessionId: session.sessionId, from: state.status!, to: 'PROCESSING_PAYMENT', paymentId: command.paymentId,
+          method: command.method, at: command.now.toISOString(),
+        } }];
+      }
+      case 'ReleasePayment': {
+        const session = live(state);
+        if (state.paymentId !== command.paymentId || state.status !== 'PROCESSING_PAYMENT') return [];
+        return [{ type: 'CheckoutSessionPaymentReleased', data: {
+          sessionId: session.sessionId, from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: command.paymentId, reason: command.reason,
+          at: command.now.toISOString(),
         } }];
       }
       case 'StartPayment': {
@@ -134,6 +161,8 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
         return { ...state, status: event.data.to };
       case 'CheckoutSessionPaymentStarted':
         return { ...state, status: event.data.to, paymentId: event.data.paymentId };
+      case 'CheckoutSessionPaymentReleased':
+        return { ...state, status: event.data.to, paymentId: null };
       case 'CheckoutSessionFinished':
       case 'CheckoutSessionFailed':
       case 'CheckoutSessionExpired':

@@ -63,8 +63,16 @@ export const sessionEventSchemas = {
   }),
   /** The payer chose a method on a session opened from a link (ATTEMPT → ACTIVE). */
   CheckoutSessionMethodChosen: closed({ ...transition, method: textSchema }),
-  /** A payment was created for the session (ATTEMPT or ACTIVE → PROCESSING_PAYMENT). */
+  /**
+   * The session was taken for its payment (ATTEMPT or ACTIVE → PROCESSING_PAYMENT): recorded by the pay call before
+   * it creates the payment, so that the session's stream decides between paying and expiring (DESIGN section 2).
+   */
   CheckoutSessionPaymentStarted: closed({ ...transition, paymentId: textSchema, method: nullableTextSchema }),
+  /**
+   * The payment the session was reserved for could not be created (the payer's input was refused): the session is
+   * open again (PROCESSING_PAYMENT → ACTIVE) and `reason` says why. Only recorded while no payment of that id exists.
+   */
+  CheckoutSessionPaymentReleased: closed({ ...transition, paymentId: textSchema, reason: textSchema }),
   /** Its payment settled. */
   CheckoutSessionFinished: closed({ ...transition, paymentId: textSchema }),
   /** Its payment failed, expired or could not be reconciled: `reason` is the payment's status. */
@@ -91,8 +99,9 @@ export type PaymentLinkCreatedData = LinkData<'PaymentLinkCreated'>;
 export type SessionEvent =
   | { type: 'CheckoutSessionCreated'; data: CheckoutSessionCreatedData }
   | { type: 'CheckoutSessionMethodChosen'; data: SessionData<'CheckoutSessionMethodChosen'> }
-  /** `id` is derived from the session and its payment: the pay call and the reactor record the one same event. */
+  /** `id`, when set, is derived from the session and its payment (the reactor's, for a payment it hears of first). */
   | { type: 'CheckoutSessionPaymentStarted'; data: SessionData<'CheckoutSessionPaymentStarted'>; id?: string }
+  | { type: 'CheckoutSessionPaymentReleased'; data: SessionData<'CheckoutSessionPaymentReleased'> }
   | { type: 'CheckoutSessionFinished'; data: SessionData<'CheckoutSessionFinished'>; id?: string }
   | { type: 'CheckoutSessionFailed'; data: SessionData<'CheckoutSessionFailed'>; id?: string }
   | { type: 'CheckoutSessionExpired'; data: SessionData<'CheckoutSessionExpired'> }

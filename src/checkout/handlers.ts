@@ -1,9 +1,9 @@
 /**
  * Commands on checkout sessions and payment links: check the request against the catalog and the client's own
  * identities, accounts and customers, compute the amounts, and run the deciders on the streams. Paying a
- * session creates its payment through the payments context (with `checkoutSessionId`), then records it on the
- * session; the checkout reactor records the same from the payment's events, so a process that stops in between
- * leaves nothing half done.
+ * session first takes the session for its payment on the session's stream (which decides whether it can still be
+ * paid), then creates the payment through the payments context (with `checkoutSessionId`); the checkout reactor
+ * moves the session on from the payment's events.
  */
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -15,21 +15,24 @@ import type { PaymentRow } from '../../projections/payments.ts';
 import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainInvalid, domainNotFound, domainPrecondition, DomainError } from '../domain/errors.ts';
+import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import type { Platform } from '../platform.ts';
 import { customerOfClient } from '../customers/handlers.ts';
-import { amountIn, createPayment } from '../payments/handlers.ts';
+import { amountIn, createPayment, loadPayment } from '../payments/handlers.ts';
+import { paymentIdFor } from '../payments/events.ts';
 import { validateNodes } from '../payments/nodes.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
-import { checkAllowedMethods, computeTotals, paymentConfigsFor } from './amounts.ts';
+import { checkAllowedMethods, computeTotals, payableConfigs, paymentConfigsFor } from './amounts.ts';
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
 import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
 
 /** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
 export const LINK_SESSION_DURATION_SECONDS = 1_800;
+/** Characters of a refusal kept as the reason a session's reservation was released. */
+const MAX_RELEASE_REASON_CHARS = 500;
 /** Random bytes of a checkout token (base64url: 32 characters). */
 const CHECKOUT_TOKEN_BYTES = 24;
 
@@ -148,6 +151,7 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
   const { currency } = input;
   const totals = computeTotals(input.items, currency, input);
   checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
+  payableConfigs(platform.catalog, currency, totals.totalAmount, input.paymentMethodsAllowed);
   await findOwned(db, 'identities', { clientId }, 'identity_id', input.owner.identityId, 'identity');
   await checkDestinations(platform, clientId, input, totals.totalAmount);
   if (input.customer?.id && !(await customerOfClient(platform, clientId, input.customer.id))) {
@@ -244,7 +248,7 @@ export function chooseSessionMethod(platform: Platform, sessionId: string, metho
   return runSession(platform, sessionId, { type: 'ChooseMethod', tenant: 'any', method, now: platform.runtime.now() }, metadata);
 }
 
-/** The session's move to PROCESSING_PAYMENT for its payment (the pay call's, or the reactor's for a process that stopped). */
+/** The session's move to PROCESSING_PAYMENT for a payment created for it (the reactor's; the pay call reserved it already). */
 export function startSessionPayment(
   platform: Platform, sessionId: string, paymentId: string, method: string | null, metadata: EventMetadata,
 ): Promise<void> {
@@ -290,6 +294,20 @@ export function missingRequirements(requirements: readonly string[], customer: P
   });
 }
 
+/** Who typed the payer's fields: the client (the API route, authenticated) or an anonymous payer (the hosted page). */
+export type PayerSource = 'client' | 'payer';
+
+/**
+ * Whether the payer's fields are only the payer's word: fields sent from the hosted page, unless they keep the
+ * document number of the customer the client set on the session. Those are never matched to an existing
+ * customer, so typing a known customer's document number neither borrows its operation level (and skips a
+ * review) nor books the payment to it.
+ */
+function selfDeclared(source: PayerSource, sessionCustomer: PayerFields, customer: PayerFields): boolean {
+  if (source === 'client' || customer.id) return false;
+  return !(sessionCustomer.documentNumber !== undefined && customer.documentNumber === sessionCustomer.documentNumber);
+}
+
 /** The payment's payer: the session's customer by id, or the payer's fields (matched or created by the payments context). */
 function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'customer'> {
   if (customer.id) return { customerId: customer.id };
@@ -303,11 +321,14 @@ function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'cus
 /**
  * Pays a session: its one payment, to the account its destinations name (carrying them as its destination
  * nodes, whose amounts add up to the total), for its total, with the payer's method (one of
- * paymentMethodsAllowed) and fields (meeting customerRequirements). The payment's externalId is derived from
- * the session, so two pays at once create one payment (the other is a 409).
+ * paymentMethodsAllowed) and fields (meeting customerRequirements). The session's stream decides first: the
+ * session is reserved for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a
+ * DELETE or an expiry racing, or of two pays, exactly one goes through (the others are refused, 422) and an
+ * expired session never has a payment. When the payment cannot be created (its input refused), the reservation
+ * is released and the session is open again. The API route and the hosted page both pay through here.
  */
 export async function paySession(
-  platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata,
+  platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata, source: PayerSource = 'client',
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const state = await loadSession(platform, sessionId);
   if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
@@ -316,7 +337,8 @@ export async function paySession(
   if (origin && !session.paymentMethodsAllowed.includes(origin.type)) {
     throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);
   }
-  const customer: PayerFields = { ...(session.customer as PayerFields | null ?? {}), ...(input.customer ?? {}) };
+  const sessionCustomer = (session.customer ?? {}) as PayerFields;
+  const customer: PayerFields = { ...sessionCustomer, ...(input.customer ?? {}) };
   const missing = missingRequirements(session.customerRequirements, customer);
   if (missing.length > 0) throw domainInvalid(`customer: missing required fields ${missing.join(', ')}`);
   const destinations = paymentDestinations(session);
@@ -326,22 +348,38 @@ export async function paySession(
   if (!account) throw domainPrecondition(`account ${credited} of the session no longer exists`);
   const purchase = origin ? chosenConfig(session, origin.type, origin.currency ?? session.currency) : null;
   const clientId = session.clientId;
-  const payment = await createPayment(platform, clientId, {
-    externalId: `checkout-${sessionId}`, identityId: account.identity_id, accountNumber: account.account_number,
-    totalAmount: session.totalAmount, currency: session.currency as CreatePayment['currency'], type: 'PURCHASE',
-    description: input.description ?? `Checkout session ${sessionId}`,
-    ...(purchase ? { purchaseCurrency: purchase.currency as CreatePayment['purchaseCurrency'], purchaseAmount: purchase.purchaseAmount } : {}),
-    ...(input.origins ? { origins: input.origins } : {}),
-    destinations,
-    ...payerOf(customer),
-  }, metadata, { checkoutSessionId: sessionId });
+  const externalId = `checkout-${sessionId}`;
+  const paymentId = paymentIdFor(clientId, externalId);
+  const reserved = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider,
+    { type: 'ReservePayment', tenant: 'any', paymentId, method: origin?.type ?? null, now: platform.runtime.now() }, metadata);
+  let payment: { row: PaymentRow; readModels: Promise<void> };
   try {
-    await startSessionPayment(platform, sessionId, payment.row.payment_id, origin?.type ?? null, metadata);
+    payment = await createPayment(platform, clientId, {
+      externalId, identityId: account.identity_id, accountNumber: account.account_number,
+      totalAmount: session.totalAmount, currency: session.currency as CreatePayment['currency'], type: 'PURCHASE',
+      description: input.description ?? `Checkout session ${sessionId}`,
+      ...(purchase ? { purchaseCurrency: purchase.currency as CreatePayment['purchaseCurrency'], purchaseAmount: purchase.purchaseAmount } : {}),
+      ...(input.origins ? { origins: input.origins } : {}),
+      destinations,
+      ...payerOf(customer),
+    }, metadata, { checkoutSessionId: sessionId, selfDeclaredPayer: selfDeclared(source, sessionCustomer, customer) });
   } catch (error) {
-    // The session moved meanwhile (expired, deleted): the payment stands, and the reactor hears of it too.
-    if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
+    await releaseUnlessCreated(platform, sessionId, paymentId, error, metadata);
+    throw error;
   }
-  return payment;
+  const sessionRead = platform.readYourWrites(reserved.position, reserved.events.map((e) => e.type));
+  return { row: payment.row, readModels: Promise.all([sessionRead, payment.readModels]).then(() => undefined) };
+}
+
+/**
+ * The payment a session was reserved for was not created: the session is open again. Only this call holds the
+ * reservation (a second pay is refused while it stands), so no one else creates that payment meanwhile; the
+ * payment's stream is read first all the same, in case the create was recorded before it failed.
+ */
+async function releaseUnlessCreated(platform: Platform, sessionId: string, paymentId: string, error: unknown, metadata: EventMetadata): Promise<void> {
+  if ((await loadPayment(platform, paymentId)).payment) return;
+  const reason = error instanceof Error ? error.message.slice(0, MAX_RELEASE_REASON_CHARS) : 'the payment could not be created';
+  await runSession(platform, sessionId, { type: 'ReleasePayment', tenant: 'any', paymentId, reason, now: platform.runtime.now() }, metadata);
 }
 
 /** How a payment's end moves its session, or null when it has not ended. */

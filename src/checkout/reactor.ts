@@ -1,6 +1,7 @@
 /**
  * Drives sessions from their payments' events (a process manager, not a read-model check): a payment created
- * for a session moves it to PROCESSING_PAYMENT; its settlement to FINISHED; its failure, expiry or an unsettled
+ * for a session moves it to PROCESSING_PAYMENT (the pay call reserved it so already, so this is a no-op for every
+ * payment created since the reservation came first); its settlement to FINISHED; its failure, expiry or an unsettled
  * reconciliation to FAILED. The session's decider ignores news it already has and news of another payment, so a
  * second run of the same event changes nothing.
  */

@@ -8,6 +8,7 @@ import {
   checkoutSessionPageSchema, checkoutSessionSchema, checkoutTokenParamSchema, createCheckoutSessionSchema, createPaymentLinkSchema,
   hostedMethodSchema, hostedPaySchema, hostedSessionOpenedSchema, hostedStatusSchema, listCheckoutSessionsQuerySchema, listPaymentLinksQuerySchema,
   MAX_CHECKOUT_TOKEN_LENGTH, MAX_FILTER_VALUES, payCheckoutSessionSchema, paymentLinkPageSchema, paymentLinkSchema,
+  type HostedPay, type PayCheckoutSession,
 } from '../../schemas/checkout.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
@@ -16,7 +17,8 @@ import type { CheckoutSessionRow } from '../../projections/checkout.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
-import { invalidParam } from '../http/errors.ts';
+import { HttpError, invalidParam } from '../http/errors.ts';
+import { compileValidator } from '../http/validation.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
@@ -49,6 +51,15 @@ const listOf = (text: string | undefined) => {
 /** The origin the caller reached this service at: the hosted pages' URLs live there. */
 const originOf = (req: Request) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
 
+/** The API's pay body, checked by its own schema: the hosted page's pay is held to exactly what the API route takes. */
+const validatePayBody = compileValidator('body', payCheckoutSessionSchema);
+
+/** Where the hosted body put what the API body names `origins[0]…`, for messages that name the field the page sent. */
+function hostedField(message: string, nodeKey: string | undefined): string {
+  const renamed = nodeKey ? message.replace(`origins[0].${nodeKey}`, 'fields') : message;
+  return renamed.replace('origins[0].currency', 'currency').replace('origins[0].type', 'method');
+}
+
 export function checkoutRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
   const now = () => services.runtime.now();
@@ -68,6 +79,26 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       payments: payments.filter((p) => p.checkout_session_id === row.session_id)
         .map((p) => detailedPayment(p, { providerName: services.provider.name, merchant: merchants.get(p.identity_id) ?? null })),
     }));
+  };
+
+  /**
+   * The hosted page's body as the API's pay body: the method's fields become its origin node (the card's cvv too,
+   * which the card schema checks for shape and the payment never stores), validated by the API's schema; a refusal
+   * names the field as the page sent it (`fields.pin`).
+   */
+  const apiPayBody = (body: HostedPay, sessionCurrency: string): PayCheckoutSession => {
+    const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
+    const fields = body.fields ?? {};
+    if (!nodeKey && Object.keys(fields).length > 0) throw invalidParam(`body field fields: ${body.method} takes no fields`);
+    const currency = body.currency !== undefined && body.currency !== sessionCurrency ? { currency: body.currency } : {};
+    const origin = { type: body.method, ...currency, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
+    const payBody = { origins: [origin], ...(body.customer ? { customer: body.customer } : {}) };
+    try {
+      return validatePayBody(payBody) as PayCheckoutSession;
+    } catch (error) {
+      if (error instanceof HttpError) throw new HttpError(error.statusCode, error.category, hostedField(error.message, nodeKey));
+      throw error;
+    }
   };
 
   const hostedPayment = async (row: CheckoutSessionRow) => {
@@ -124,7 +155,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'delete', path: '/checkout-sessions/:id', operationId: 'deleteCheckoutSession', summary: 'Expire a checkout session now',
       description: 'An ATTEMPT or ACTIVE session becomes EXPIRED (its page shows so); an expired one stays so. A session whose payment ' +
-        'is running or done (PROCESSING_PAYMENT, FINISHED, FAILED) cannot be deleted (422).',
+        'is running or done (PROCESSING_PAYMENT, FINISHED, FAILED) cannot be deleted (422). The session’s stream decides between a ' +
+        'DELETE and a pay at the same moment: one of them wins whole, so an EXPIRED session never has a payment.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema },
       responses: {
         200: { description: 'the session, EXPIRED', schema: checkoutSessionSchema }, 404: sessionNotFound,
@@ -143,7 +175,9 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'createdAt + duration. Amounts you send alongside must agree with the items (400 otherwise). The destinations receive what ' +
         'the payer pays: their amounts add up to totalAmount, and each is an ACCOUNT destination naming the one account the payment ' +
         'credits (one of yours, ACTIVE, in the session’s currency); several split the total into labelled parts, each within the ' +
-        'catalog’s ACCOUNT limits (400 naming the destination otherwise). The session starts ACTIVE.',
+        'catalog’s ACCOUNT limits (400 naming the destination otherwise). At least one method of paymentMethodsAllowed must be ' +
+        'enabled in one of the paymentConfigs (it moves the session’s currency, or one it is priced in, and the amount is within ' +
+        'its limits there): a session no payer could pay is a 400 naming paymentMethodsAllowed and why. The session starts ACTIVE.',
       tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema },
       responses: {
         201: { description: 'the session', schema: checkoutSessionSchema },
@@ -163,12 +197,15 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the ' +
         'method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, ' +
         'purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
-        'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once.',
+        'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the ' +
+        'session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once ' +
+        'exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer ' +
+        'refused, 400) leaves the session ACTIVE again, payable. The hosted page pays through the same path.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema, body: payCheckoutSessionSchema },
       responses: {
         200: { description: 'the payment', schema: paymentSchema }, 404: sessionNotFound,
-        409: { description: 'the session is being paid by another request', schema: errorSchema },
-        422: { description: 'the session cannot be paid in its status (named in the message)', schema: errorSchema },
+        409: { description: 'too many changes to the session at once; retry (Retry-After)', schema: errorSchema },
+        422: { description: 'the session cannot be paid in its status (named in the message), e.g. it expired or is being paid', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const { row, readModels } = await paySession(services, tenantOf(req), params.id, body, meta(req));
@@ -247,7 +284,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'post', path: '/payment-links', operationId: 'createPaymentLink', summary: 'Create a payment link',
-      description: 'The same body as a checkout session’s, checked and computed the same way. The link is active (status true) for ' +
+      description: 'The same body as a checkout session’s, checked and computed the same way (a link no payer could pay, with no ' +
+        'method of paymentMethodsAllowed enabled in any currency, is a 400 naming paymentMethodsAllowed). The link is active (status true) for ' +
         '`duration` seconds; its url opens a new session for each payer (or shows that the link is deactivated).',
       tags: linkTags, access: 'client', schemas: { body: createPaymentLinkSchema },
       responses: {
@@ -347,7 +385,12 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/checkout/:token/pay', operationId: 'checkoutPagePay', summary: 'Pay from the hosted page',
       description: 'The page’s pay: `method` (one of the session’s allowed methods) with its node fields, `currency` (one of the ' +
         'session’s paymentConfigs in which the method is enabled; the session’s own by default), and the payer’s fields; as ' +
-        'POST /checkout-sessions/:id/payments. The card number reaches the event store masked; the cvv is checked for shape and dropped.',
+        'POST /checkout-sessions/:id/payments, and checked by that route’s own schema: `fields` is the method’s node object, so a field ' +
+        'the node does not have is a 400 naming it (`body field fields.pin is not allowed`), as the API refuses origins[0].card.pin. ' +
+        'The card number reaches the event store masked; the cvv is checked for shape and dropped. ' +
+        'The payer’s fields are the payer’s word: they are never matched to an existing customer (its operation level, its payments) ' +
+        'unless they keep the document number of the customer set on the session, and cannot name a customer (customer.id, 400); ' +
+        'a payer whose document number is another customer’s pays with no customer.',
       tags: pageTags, access: 'public', schemas: { params: checkoutTokenParamSchema, body: hostedPaySchema },
       responses: {
         200: { description: 'the payment started; follow it at /checkout/{token}/status', schema: hostedStatusSchema },
@@ -355,15 +398,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const row = await sessionByToken(db, params.token);
-        const { cvv, ...fields } = body.fields ?? {};
-        if (cvv !== undefined && !/^\d{3,4}$/.test(cvv)) throw invalidParam('fields.cvv: 3 or 4 digits');
-        const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
-        const currency = body.currency !== undefined && body.currency !== row.currency ? { currency: body.currency } : {};
-        const origin = { type: body.method, ...currency, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
         const metadata = { clientId: row.client_id, actor: 'payer', correlationId: req.id };
-        const { row: payment, readModels } = await paySession(services, 'any', row.session_id, {
-          origins: [origin], ...(body.customer ? { customer: body.customer } : {}),
-        }, metadata);
+        const { row: payment, readModels } = await paySession(services, 'any', row.session_id, apiPayBody(body, row.currency), metadata, 'payer');
         return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
       },
     }),

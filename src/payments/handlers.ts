@@ -140,7 +140,7 @@ function payerOf(customer: CustomerState): Payer {
  * streams that own them (the customer's, and the document number's reservation), not from the read model,
  * which may not have a customer created a moment ago, or its latest operation level.
  */
-async function knownPayer(platform: Platform, clientId: string, input: CreatePayment): Promise<Payer | null> {
+async function knownPayer(platform: Platform, clientId: string, input: CreatePayment, selfDeclared: boolean): Promise<Payer | null> {
   if (input.customerId && input.customer) throw domainInvalid('customer: send customerId or customer, not both');
   if (input.customerId) {
     const customer = await customerOfClient(platform, clientId, input.customerId);
@@ -148,7 +148,7 @@ async function knownPayer(platform: Platform, clientId: string, input: CreatePay
     return payerOf(customer);
   }
   if (input.customer && !input.customer.documentNumber && !input.customer.email) throw domainInvalid('customer: needs documentNumber or email');
-  if (!input.customer?.documentNumber) return null;
+  if (!input.customer?.documentNumber || selfDeclared) return null;
   const holder = await customerHoldingDocumentNumber(platform, clientId, input.customer.documentNumber);
   return holder ? payerOf(holder) : null;
 }
@@ -159,9 +159,12 @@ const MAX_NEW_PAYER_ATTEMPTS = 3;
 /**
  * A payer named by its fields and not yet known becomes a customer (autoCreated), once everything else passed.
  * When another request takes the payer's document number first, the number's reservation names the customer
- * it took it for: that customer is the payer.
+ * it took it for: that customer is the payer. A self-declared payer (see createPayment) is never matched to an
+ * existing customer: when its document number is another customer's, the payment names no customer.
  */
-async function newPayer(platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata): Promise<Payer | null> {
+async function newPayer(
+  platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata, selfDeclared: boolean,
+): Promise<Payer | null> {
   if (!input.customer) return null;
   // A reused externalId must change nothing, not even create its payer.
   if ((await loadPayment(platform, paymentIdFor(clientId, input.externalId))).payment) {
@@ -174,6 +177,7 @@ async function newPayer(platform: Platform, clientId: string, input: CreatePayme
       return payerOf((await customerOfClient(platform, clientId, customerId))!);
     } catch (error) {
       const numberTaken = documentNumber !== undefined && error instanceof DomainError && error.kind === 'alreadyExists';
+      if (numberTaken && selfDeclared) return null;
       if (!numberTaken || attempt >= MAX_NEW_PAYER_ATTEMPTS) throw error;
     }
     const holder = await customerHoldingDocumentNumber(platform, clientId, documentNumber);
@@ -191,15 +195,20 @@ async function newPayer(platform: Platform, clientId: string, input: CreatePayme
  */
 export async function createPayment(
   platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata,
-  /** Set by the checkout context for a session's payment (`GET /payments?checkoutSessionId=` finds it). */
-  origin: { checkoutSessionId?: string } = {},
+  /**
+   * Set by the checkout context for a session's payment (`GET /payments?checkoutSessionId=` finds it).
+   * `selfDeclaredPayer`: the `customer` fields are what an anonymous payer typed (a hosted page), not the client's
+   * word: they never adopt an existing customer (nor its operation level); a new payer becomes a customer of its
+   * own, and one whose document number is another customer's pays with none (BASIC).
+   */
+  origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean } = {},
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
   const now = platform.runtime.now();
   const [{ identity, account, thresholds }, knownCustomer] = await Promise.all([
     destinationOf(db, clientId, input),
-    knownPayer(platform, clientId, input),
+    knownPayer(platform, clientId, input, origin.selfDeclaredPayer === true),
   ]);
   if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now.getTime()) {
     throw domainInvalid('expiresAt: must be in the future');
@@ -220,7 +229,7 @@ export async function createPayment(
   if (toDecimal(feeAmount).greaterThanOrEqualTo(toDecimal(totalAmount))) {
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
-  const customer = knownCustomer ?? await newPayer(platform, clientId, input, metadata);
+  const customer = knownCustomer ?? await newPayer(platform, clientId, input, metadata, origin.selfDeclaredPayer === true);
   const operationLevel: OperationLevel = customer?.operation_level ?? 'BASIC';
   const screening = screenPayment({
     catalog, operationLevel, totalAmount, currency: input.currency, providerReview: provider.reviewReason(input),
