@@ -278,29 +278,15 @@ export class EventStoreDbEventStore implements EventStore {
     const maxProblems = options.maxProblems ?? 100;
     const problems: ChainProblem[] = [];
     const checker = new ChainChecker((problem) => { if (problems.length < maxProblems) problems.push(problem); });
-    let bound: Position | null = null;
-    for (;;) {
-      const raw = await collect(this.client.readAll({
-        direction: FORWARDS,
-        fromPosition: bound ? { commit: bound.commit, prepare: bound.prepare } : START,
-        maxCount: VERIFY_PAGE,
-      }));
-      for (const resolved of raw) {
-        const event = resolved.event;
-        if (!event?.position) continue;
-        const position = normalisePosition(event.position);
-        if (bound && comparePositions(position, bound) <= 0) continue;
-        bound = position;
-        if (isSystem(event)) continue;
-        const { schemaVersion, metadata } = splitMetadata(event.metadata);
-        checker.check({
-          id: event.id, stream: event.streamId, revision: toBigInt(event.revision), type: event.type, schemaVersion,
-          data: event.data, metadata,
-        }, chainHashIn(event.metadata));
-      }
-      options.onProgress?.(checker.events);
-      if (raw.length < VERIFY_PAGE) break;
+    for await (const event of this.forwardRecords(null, () => VERIFY_PAGE)) {
+      const { schemaVersion, metadata } = splitMetadata(event.metadata);
+      checker.check({
+        id: event.id, stream: event.streamId, revision: toBigInt(event.revision), type: event.type, schemaVersion,
+        data: event.data, metadata,
+      }, chainHashIn(event.metadata));
+      if (checker.events % VERIFY_PAGE === 0) options.onProgress?.(checker.events);
     }
+    options.onProgress?.(checker.events);
     return { events: checker.events, streams: checker.streams, unchainedEvents: checker.unchained, problems };
   }
 
@@ -331,20 +317,30 @@ export class EventStoreDbEventStore implements EventStore {
     return out;
   }
 
-  /**
-   * Reading $all forwards from a position includes the record at that position, so records at or before
-   * `after` are skipped. System records are skipped too, which is why this may take several round trips.
-   */
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     const limit = boundedLimit(options.limit);
     const out: RecordedEvent[] = [];
-    let bound: Position | null = options.after ?? null;
+    const pageSize = () => Math.min(Math.max(limit - out.length + 1, MIN_PAGE), MAX_READ_LIMIT + 1);
+    for await (const event of this.forwardRecords(options.after ?? null, pageSize)) {
+      out.push(this.toRecorded(event));
+      if (out.length === limit) break;
+    }
+    return out;
+  }
+
+  /**
+   * The records of $all strictly after `after`, in order, without system records, `pageSize()` raw records per
+   * round trip. Reading $all forwards from a position includes the record at that position, so records at or
+   * before the bound are skipped; system records are skipped too, which is why a page may take several trips.
+   */
+  private async *forwardRecords(after: Position | null, pageSize: () => number): AsyncGenerator<ClientRecordedEvent> {
+    let bound = after;
     for (;;) {
-      const pageSize = Math.min(Math.max(limit - out.length + 1, MIN_PAGE), MAX_READ_LIMIT + 1);
+      const size = pageSize();
       const raw = await collect(this.client.readAll({
         direction: FORWARDS,
         fromPosition: bound ? { commit: bound.commit, prepare: bound.prepare } : START,
-        maxCount: pageSize,
+        maxCount: size,
       }));
       for (const resolved of raw) {
         const event = resolved.event;
@@ -352,11 +348,9 @@ export class EventStoreDbEventStore implements EventStore {
         const position = normalisePosition(event.position);
         if (bound && comparePositions(position, bound) <= 0) continue;
         bound = position;
-        if (isSystem(event)) continue;
-        out.push(this.toRecorded(event));
-        if (out.length === limit) return out;
+        if (!isSystem(event)) yield event;
       }
-      if (raw.length < pageSize) return out; // reached the end of the log
+      if (raw.length < size) return; // reached the end of the log
     }
   }
 
