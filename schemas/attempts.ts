@@ -64,7 +64,7 @@ export const createAttemptSchema = {
   properties: {
     identityId: { ...idRef, description: 'the identity that owns the destination account' },
     accountNumber: { type: 'string', minLength: 1, maxLength: 32, description: 'the destination account (one of yours, ACTIVE)' },
-    type: { type: 'string', enum: paymentTypes },
+    type: { type: 'string', enum: paymentTypes, description: 'not REFUND (400): a refund is made by POST /payments/{id}/refund' },
     currency: { ...currencySchema, description: 'the account’s currency' },
     totalAmount: { ...amount, description: 'what the account would be paid; when omitted, the sum of the destinations’ amounts, '
       + 'else of the origins’ amounts (when they are in `currency`)' },

@@ -42,7 +42,7 @@ export const createPaymentSchema = {
     currency: { ...currencySchema, description: 'must be the account’s currency' },
     description: { type: 'string', minLength: 1, maxLength: 500 },
     product: { type: 'string', minLength: 1, maxLength: 100 },
-    type: { type: 'string', enum: paymentTypes },
+    type: { type: 'string', enum: paymentTypes, description: 'not REFUND (400): a refund is made by POST /payments/{id}/refund, as a child of a SETTLED payment' },
     purchaseAmount: { ...amount, description: 'what the payer pays in purchaseCurrency (your quote); computed from the catalog rate when omitted' },
     purchaseCurrency: { ...currencySchema, description: 'the currency the payer pays in, when it is not `currency`' },
     expiresAt: { ...time, description: 'the payment expires if not received by then' },

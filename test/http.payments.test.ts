@@ -205,6 +205,20 @@ for (const target of databaseTargets()) {
       expect(below.body.message).to.match(/minimum/i);
     });
 
+    it('refuses type REFUND on create with a 400 naming type and the refund route, and records nothing', async () => {
+      const externalId = `order-${++sequence}`;
+      const refused = await post('/payments', { externalId, identityId, type: 'REFUND', accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' });
+      expect(refused.status, refused.text).to.equal(400);
+      expect(refused.body.message).to.match(/^type: /).and.to.include('POST /payments/{id}/refund');
+      const attempt = await post('/payment-attempts', { identityId, type: 'REFUND', accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' });
+      expect(attempt.status, attempt.text).to.equal(400);
+      expect(attempt.body.message).to.match(/^type: /);
+      const listed = await get('/payments?type=REFUND&limit=500');
+      expect(listed.body.results.filter((p: any) => p.externalId === externalId)).to.deep.equal([]);
+      // The same externalId is still free.
+      expect((await create({ externalId, accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' })).status).to.equal(200);
+    });
+
     it('prices an exchange from the catalog when the payer pays in another currency', async () => {
       const created = await create({ accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD', purchaseCurrency: 'BRL' });
       expect(created.body).to.include({ purchaseCurrency: 'BRL' });

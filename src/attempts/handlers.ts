@@ -16,7 +16,7 @@ import type { Tenant } from '../domain/tenancy.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
-import { amountIn, destinationOf } from '../payments/handlers.ts';
+import { amountIn, destinationOf, refuseRefundType } from '../payments/handlers.ts';
 import { pricedNode, validateNode, type NodeContext, type NodeSide } from '../payments/nodes.ts';
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';
 import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
@@ -127,6 +127,7 @@ async function checkNodeAccounts(db: Kysely<ReadModels>, clientId: string, sides
 export async function createAttempt(
   platform: Platform, clientId: string, input: CreateAttempt, metadata: EventMetadata,
 ): Promise<{ row: AttemptRow; readModels: Promise<void> }> {
+  refuseRefundType(input.type);
   const { catalog, provider } = platform;
   const now = platform.runtime.now();
   const [{ account }, customer] = await Promise.all([

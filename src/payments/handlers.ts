@@ -59,6 +59,16 @@ async function run(platform: Platform, paymentId: string, command: PaymentComman
   return events;
 }
 
+/**
+ * A refund is a child of a SETTLED payment, made only by POST /payments/:id/refund (its own stream, its parent's
+ * ceiling); a payment created with type REFUND would be money in that lists beside them and could be refunded.
+ */
+export function refuseRefundType(type: string): void {
+  if (type === 'REFUND') {
+    throw domainInvalid('type: REFUND cannot be created here; refund a SETTLED payment with POST /payments/{id}/refund');
+  }
+}
+
 export function amountIn(field: string, text: string, currency: string): string {
   try {
     return formatAmount(parseAmount(text, currency, { positive: true }), currency);
@@ -194,6 +204,7 @@ export async function createPayment(
   /** Set by the checkout context for a session's payment (`GET /payments?checkoutSessionId=` finds it). */
   origin: { checkoutSessionId?: string } = {},
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
+  refuseRefundType(input.type);
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
   const now = platform.runtime.now();
