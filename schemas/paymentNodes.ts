@@ -163,7 +163,7 @@ export const paymentNodeInputSchema = {
     type: nodeTypeSchema,
     name: text(120),
     externalId: text(64),
-    amount: { type: 'string', pattern: '^\\d{1,18}(\\.\\d{1,18})?$', description: 'defaults to the payment’s amount' },
+    amount: { type: 'string', pattern: '^\\d{1,18}(\\.\\d{1,18})?$', description: 'defaults to the payment’s amount; an origin’s is what the payer pays through it: a single origin’s must equal what the payment charges (purchaseAmount in purchaseCurrency, else totalAmount), several origins each name theirs and they add up to it (400 otherwise)' },
     currency: { ...currencySchema, description: 'defaults to the payment’s currency' },
     metadata: metadataSchema,
     identity: identitySchema,

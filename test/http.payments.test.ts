@@ -219,6 +219,30 @@ for (const target of databaseTargets()) {
       expect((await create({ externalId, accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' })).status).to.equal(200);
     });
 
+    it('refuses origins whose amounts contradict what the payment charges (400 naming the amount), and records nothing', async () => {
+      const cardFor = (amount?: string) => ({ type: 'CARD', card, ...(amount === undefined ? {} : { amount }) });
+      const refused = async (origins: unknown[], pattern: RegExp) => {
+        const externalId = `order-${++sequence}`;
+        const response = await create({ externalId, accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins });
+        expect(response.status, response.text).to.equal(400);
+        expect(response.body.message).to.match(pattern);
+        expect((await get(`/payments?limit=500`)).body.results.filter((p: any) => p.externalId === externalId)).to.deep.equal([]);
+      };
+      await refused([cardFor('5.00')], /^origins\[0\]\.amount: 5\.00 USD differs from the 12\.50 USD the payment charges$/);
+      await refused([{ ...cardFor('12.50'), currency: 'EUR' }], /^origins\[0\]\.amount: .* is not in USD/);
+      await refused([cardFor('5.00'), cardFor('5.00')], /^origins\[0\.\.1\]\.amount: they add up to 10\.00 USD, not the 12\.50 USD/);
+      await refused([cardFor('5.00'), cardFor()], /^origins\[1\]\.amount: required when the payment has several origins/);
+
+      const exact = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor('12.5')] });
+      expect(exact.status, exact.text).to.equal(200);
+      expect(exact.body.origins[0]).to.include({ amount: '12.50', currency: 'USD' });
+      const split = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor('10.00'), cardFor('2.50')] });
+      expect(split.status, split.text).to.equal(200);
+      expect(split.body.origins.map((o: any) => o.amount)).to.deep.equal(['10.00', '2.50']);
+      const defaulted = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor()] });
+      expect(defaulted.body.origins[0]).to.include({ amount: '12.50' });
+    });
+
     it('prices an exchange from the catalog when the payer pays in another currency', async () => {
       const created = await create({ accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD', purchaseCurrency: 'BRL' });
       expect(created.body).to.include({ purchaseCurrency: 'BRL' });

@@ -24,7 +24,7 @@ import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCom
 import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import type { Position } from '../eventstore/position.ts';
-import { validateNodes } from './nodes.ts';
+import { checkOriginAmounts, validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
@@ -221,9 +221,9 @@ export async function createPayment(
     catalog, totalAmount, currency: input.currency, purchaseAmount: input.purchaseAmount, purchaseCurrency: input.purchaseCurrency,
     now, quoteTtlSeconds: provider.quoteTtlSeconds(input),
   });
-  const origins = validateNodes(catalog, input.origins, 'origins', {
-    currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount, now,
-  });
+  const charged = { currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount };
+  const origins = validateNodes(catalog, input.origins, 'origins', { ...charged, now });
+  checkOriginAmounts(input.origins, origins, charged);
   const destinations = validateNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
   const method = origins[0] ? catalog.nodeType(origins[0].type) : undefined;
   const fees = feesFor(catalog, method, totalAmount, input.currency);

@@ -8,7 +8,7 @@
  */
 import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { AmountError, formatAmount, parseAmount, type Decimal } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, type Decimal } from '../ledger/money.ts';
 import { countryCodes } from '../../schemas/countries.ts';
 import {
   MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNodeInput,
@@ -58,6 +58,42 @@ export function validateNode(catalog: Catalog, node: PaymentNodeInput, side: Nod
     throw domainInvalid(`${objectPath}.currency: ${fields.currency} does not match the node's currency ${priced.currency}`);
   }
   return { ...priced, [type.nodeKey]: stored } as StoredPaymentNode;
+}
+
+/**
+ * An origin's amount is what the payer pays through it, so the origins account for exactly what the payment
+ * charges the payer (`charged`: the purchase amount in the purchase currency): a single origin pays all of it
+ * (its amount, when given, must be that), several split it (each names its amount, and they add up to it).
+ * Called with the origins as sent (`inputs`: which amounts were given) and as checked (`stored`: normalised).
+ */
+export function checkOriginAmounts(
+  inputs: readonly { amount?: string | undefined }[] | undefined,
+  stored: readonly { amount: string; currency: string }[],
+  charged: { amount: string; currency: string },
+): void {
+  if (!inputs || inputs.length === 0) return;
+  const wanted = `${charged.amount} ${charged.currency}`;
+  stored.forEach((node, index) => {
+    const path = `origins[${index}].amount`;
+    if (inputs.length > 1 && inputs[index]!.amount === undefined) {
+      throw domainInvalid(`${path}: required when the payment has several origins (their amounts split the ${wanted} it charges)`);
+    }
+    if (inputs[index]!.amount !== undefined && node.currency !== charged.currency) {
+      throw domainInvalid(`${path}: ${node.amount} ${node.currency} is not in ${charged.currency}, the currency the payment charges (${wanted})`);
+    }
+  });
+  if (inputs.length === 1) {
+    const [node] = stored;
+    if (inputs[0]!.amount !== undefined && !toDecimal(node!.amount).equals(toDecimal(charged.amount))) {
+      throw domainInvalid(`origins[0].amount: ${node!.amount} ${node!.currency} differs from the ${wanted} the payment charges`);
+    }
+    return;
+  }
+  const sum = stored.reduce((total, node) => total.plus(toDecimal(node.amount)), toDecimal('0'));
+  if (!sum.equals(toDecimal(charged.amount))) {
+    throw domainInvalid(`origins[0..${stored.length - 1}].amount: they add up to ${formatAmount(sum, charged.currency)} ${charged.currency}, `
+      + `not the ${wanted} the payment charges`);
+  }
 }
 
 /** What every node shares, whatever carries its details: its own fields, and its type's catalog facts. */
