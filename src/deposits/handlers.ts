@@ -23,7 +23,7 @@ import { clientStream } from '../clients/events.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
 import { paymentDecider } from '../payments/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
-import { settleReceived } from '../payments/handlers.ts';
+import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
 import { issueRefundChild } from '../payments/refunds/handlers.ts';
 import { depositDecider, expectedIn, type DepositCommand, type DepositState } from './decider.ts';
 import {
@@ -289,7 +289,11 @@ export async function assignDeposit(
 ): Promise<void> {
   const tenant = clientTenant(clientId);
   const deposit = await loadDeposit(platform, paymentId);
-  if (!deposit.deposit || deposit.deposit.clientId !== clientId) throw domainNotFound('payment not found');
+  if (!deposit.deposit || deposit.deposit.clientId !== clientId) {
+    // A payment of the client that is no deposit (a purchase, a matched deposit, a companion, a refund): not this.
+    return refusingOtherKinds(platform, tenant, paymentId, 'only a deposit awaiting assignment can be assigned',
+      () => Promise.reject(domainNotFound('payment not found')));
+  }
   if (input.expectedAmount !== undefined) {
     const expected = expectedIn(input.expectedAmount, deposit.deposit.currency);
     const maximum = maximumDeposit(platform, deposit.deposit.currency);

@@ -166,7 +166,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         200: { description: 'the deposit, SETTLED', schema: paymentSchema },
         400: { description: 'expectedAmount malformed or above the maximum deposit of the currency', schema: errorSchema },
         404: { description: 'no such deposit or account for this client (another client’s answers the same)', schema: errorSchema },
-        422: { description: 'already assigned, being assigned, expired, another currency, or the account is not ACTIVE', schema: errorSchema },
+        422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, or the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const { id } = params;

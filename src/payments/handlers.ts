@@ -34,6 +34,33 @@ export function ownedPayment(db: Kysely<ReadModels>, tenant: Tenant, paymentId: 
   return findOwned(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
 }
 
+/** What a payment kept on a stream of its own kind is, as a refusal names it. */
+export function paymentKindOf(row: Pick<PaymentRow, 'type' | 'parent_payment_id'>): string {
+  if (row.type === 'REFUND' && row.parent_payment_id !== null) return `a refund of payment ${row.parent_payment_id}`;
+  if (row.parent_payment_id !== null) return `the companion of deposit ${row.parent_payment_id}`;
+  if (row.type === 'LOCAL_DEPOSIT') return 'a deposit';
+  return `a ${row.type} payment`;
+}
+
+/**
+ * Runs `act`, a command on the payment's own stream. A refund child, a deposit and a deposit's companion are
+ * payments the caller sees (GET /payments/:id) whose events the payment's machine does not hold: when `act` finds
+ * no payment but the caller has one of that id, the answer is a 422 saying what it is and `rule`, not a 404.
+ */
+export async function refusingOtherKinds<T>(
+  platform: Platform, tenant: Tenant, paymentId: string, rule: string, act: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await act();
+  } catch (error) {
+    if (!(error instanceof DomainError && error.kind === 'notFound')) throw error;
+    const row = await platform.readModels.selectFrom('payments').select(['client_id', 'type', 'parent_payment_id'])
+      .where('payment_id', '=', paymentId).executeTakeFirst();
+    if (!row || !visibleTo(tenant, row.client_id)) throw error;
+    throw domainPrecondition(`payment ${paymentId} is ${paymentKindOf(row)}; ${rule}`);
+  }
+}
+
 /** Operators and the provider act across clients: the payment by its id alone. */
 export function anyPayment(db: Kysely<ReadModels>, paymentId: string): Promise<PaymentRow> {
   return ownedPayment(db, 'any', paymentId);
@@ -262,6 +289,11 @@ export async function createPayment(
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
 export async function authorizePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await refusingOtherKinds(platform, tenant, paymentId, 'only a card payment can be authorized',
+    () => authorizeCardPayment(platform, tenant, paymentId, metadata));
+}
+
+async function authorizeCardPayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   const state = await loadPayment(platform, paymentId);
   // Another client's payment is not found before the issuer hears of it, as the decider would answer.
   if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
@@ -272,7 +304,8 @@ export async function authorizePayment(platform: Platform, tenant: Tenant, payme
 }
 
 export async function capturePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata);
+  await refusingOtherKinds(platform, tenant, paymentId, 'only an authorized card payment can be captured',
+    () => run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata));
 }
 
 export async function markPaymentPending(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
@@ -355,10 +388,10 @@ export async function attachPaymentDocument(
   platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = platform.runtime.newId();
-  await run(platform, paymentId, {
+  await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => run(platform, paymentId, {
     type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
-  }, metadata);
+  }, metadata));
   return documentId;
 }
 
