@@ -6,6 +6,7 @@ import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
+import { storedEvents } from '../src/storedEvents/registry.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
 const card = { ...TEST_CARD, cvv: '123' };
@@ -241,6 +242,35 @@ for (const target of databaseTargets()) {
       expect(split.body.origins.map((o: any) => o.amount)).to.deep.equal(['10.00', '2.50']);
       const defaulted = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor()] });
       expect(defaulted.body.origins[0]).to.include({ amount: '12.50' });
+    });
+
+    it('masks a card to its last four digits, and its first six only from 16 digits, in answers, reads and stored events', async () => {
+      const cases = [
+        ['411111111117', '********1117', undefined],
+        ['378282246310005', '***********0005', undefined],
+        ['4111111111111111', '411111******1111', '411111'],
+      ] as const;
+      for (const [number, masked, bin] of cases) {
+        const created = await create({ accountNumber: usd.accountNumber, totalAmount: '20.00', currency: 'USD', origins: [{ type: 'CARD', card: { ...card, number } }] });
+        expect(created.status, created.text).to.equal(200);
+        const id = created.body.id as string;
+        const shown = [created.body.origins[0].card, (await get(`/payments/${id}`)).body.origins[0].card,
+          (await get('/payments?limit=500')).body.results.find((p: any) => p.id === id).origins[0].card];
+        for (const stored of shown) {
+          expect(stored).to.include({ number: masked, last4: number.slice(-4) });
+          expect(stored.bin).to.equal(bin);
+        }
+        const history = JSON.stringify((await get(`/payments/${id}/events`)).body);
+        expect(history).to.include(masked);
+        if (!bin) expect(history).not.to.include(number.slice(0, 6));
+      }
+      // A PaymentCreated stored by version 1 (first six kept for any length) reads masked as now.
+      const v1 = storedEvents.upcasters.upcast({ type: 'PaymentCreated', schemaVersion: 1, data: {
+        origins: [{ type: 'CARD', card: { number: '411111**1117', last4: '1117', bin: '411111', holder: 'A' } }],
+        destinations: [{ type: 'CARD', card: { number: '411111******1111', last4: '1111', bin: '411111', holder: 'A' } }],
+      } } as never) as unknown as { data: { origins: Array<{ card: object }>; destinations: Array<{ card: object }> }; schemaVersion: number };
+      expect(v1.data.origins[0]!.card).to.deep.equal({ number: '********1117', last4: '1117', holder: 'A' });
+      expect(v1.data.destinations[0]!.card).to.deep.equal({ number: '411111******1111', last4: '1111', bin: '411111', holder: 'A' });
     });
 
     it('prices an exchange from the catalog when the payer pays in another currency', async () => {

@@ -13,7 +13,7 @@ import { countryCodes } from '../../schemas/countries.ts';
 import {
   MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNodeInput,
 } from '../../schemas/paymentNodes.ts';
-import type { StoredPaymentNode } from './events/nodes.ts';
+import { MIN_CARD_DIGITS_FOR_BIN, type StoredPaymentNode } from './events/nodes.ts';
 
 /** Defaults for nodes that name no currency or amount of their own, and the clock card expiry is judged by. */
 export interface NodeContext {
@@ -193,8 +193,19 @@ function checkCountry(type: CatalogNodeType, country: string, path: string): voi
 }
 
 /**
- * What may be kept of a card: the number masked to its first six and last four digits (the most PCI DSS
- * allows to be shown), no cvv, and only the known fields, since an unknown one could carry card data.
+ * A card number as it may be kept and shown: its last four digits, and its first six only when it has at least
+ * 16 digits (PCI DSS), the rest starred: 411111******1111 hides 6 of 16 digits, a 12-digit ********1117 8 of 12.
+ */
+export function maskedCardNumber(number: string): string {
+  const last4 = number.slice(-4);
+  const bin = number.length >= MIN_CARD_DIGITS_FOR_BIN ? number.slice(0, 6) : '';
+  return `${bin}${'*'.repeat(number.length - bin.length - 4)}${last4}`;
+}
+
+/**
+ * What may be kept of a card: the number masked (`maskedCardNumber`: at most the first six and last four
+ * digits, as PCI DSS allows, the first six only for numbers of 16 digits or more), no cvv, and only the
+ * known fields, since an unknown one could carry card data.
  */
 function storedCard(card: Fields, path: string, now: Date): Fields {
   const number = card.number!;
@@ -208,17 +219,16 @@ function storedCard(card: Fields, path: string, now: Date): Fields {
   if (year * 12 + month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
     throw domainInvalid(`${path}: the card expired (${String(month).padStart(2, '0')}/${year})`);
   }
-  const bin = number.slice(0, 6);
   const last4 = number.slice(-4);
   return {
-    number: `${bin}${'*'.repeat(number.length - 10)}${last4}`,
+    number: maskedCardNumber(number),
     holder: card.holder!,
     expiryMonth: String(month).padStart(2, '0'),
     expiryYear: String(year),
     brand: card.brand?.trim() || brandOf(number),
     ...(card.cardType !== undefined ? { cardType: card.cardType } : {}),
     last4,
-    bin,
+    ...(number.length >= MIN_CARD_DIGITS_FOR_BIN ? { bin: number.slice(0, 6) } : {}),
     ...(card.country !== undefined ? { country: card.country } : {}),
   };
 }
