@@ -88,10 +88,11 @@ export const attemptSchema = {
   additionalProperties: false,
   required: ['externalId', ...Object.keys(detailedCoreProperties) as Array<keyof typeof detailedCoreProperties>, 'status', 'accountNumber',
     'totalAmount', 'currency', 'description', 'purchaseAmount', 'purchaseCurrency', 'settlement', 'customerId', 'createdAt', 'updatedAt',
-    'expiresAt', 'authorizedAt', 'capturedAt', 'refundedAt'],
+    'expiresAt', 'authorizedAt', 'capturedAt', 'refundedAt', 'identityExternalId', 'expiredAt'],
   properties: {
     externalId: nullableText,
     ...detailedCoreProperties,
+    identityExternalId: { ...nullableText, description: 'the attempt record’s name of externalIdentityId (the same value)' },
     status: { type: 'string', enum: ['ATTEMPT'] },
     accountNumber: { type: 'string' },
     totalAmount: { type: 'string' },
@@ -107,6 +108,7 @@ export const attemptSchema = {
     authorizedAt: { type: 'null', description: 'an attempt never runs' },
     capturedAt: { type: 'null' },
     refundedAt: { type: 'null' },
+    expiredAt: { type: 'null', description: 'an attempt never expires (its status stays ATTEMPT); its quote’s end is expiresAt' },
   },
 } as const;
 

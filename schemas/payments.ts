@@ -306,11 +306,12 @@ export const detailedPaymentSchema = {
   description: 'The detailed transaction shape: GET /payments/:id, and GET /payments with service-api-version 24-04-2025 (v2).',
   type: 'object',
   additionalProperties: false,
-  required: ['externalId', ...detailedCoreRequired, ...lifecycleRequired],
+  required: ['externalId', ...detailedCoreRequired, ...lifecycleRequired, 'refundedAt'],
   properties: {
     externalId: { type: 'string' },
     ...detailedCoreProperties,
     ...lifecycleProperties,
+    refundedAt: { ...nullableTime, description: 'when a refund of the payment last settled, or null (a refunded payment stays SETTLED)' },
   },
 } as const;
 export type DetailedPayment = FromSchema<typeof detailedPaymentSchema>;

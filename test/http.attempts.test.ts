@@ -183,6 +183,17 @@ for (const target of databaseTargets()) {
       expect(summed.body.originAmount).to.deep.equal({ amount: '12.50', currency: 'USD' });
     });
 
+    it('answers the attempt record’s identityExternalId and expiredAt beside the detailed shape’s externalIdentityId', async () => {
+      const created = await attempt({ identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT', totalAmount: '10.00',
+        identityExternalId: 'crm-42' });
+      expect(created.status, created.text).to.equal(201);
+      const read = await get(`/payment-attempts/${created.body.id}`);
+      const listed = (await get('/payment-attempts?limit=500')).body.data.find((a: { id: string }) => a.id === created.body.id);
+      for (const record of [created.body, read.body, listed]) {
+        expect(record).to.include({ identityExternalId: 'crm-42', externalIdentityId: 'crm-42', expiredAt: null, refundedAt: null });
+      }
+    });
+
     it('prices the exchange: the quote, the payer’s account as its origin, the wallet as its destination, and extendedData', async () => {
       const response = await attempt({
         identityId, accountNumber: accounts.get('CLP'), currency: 'CLP', type: 'PAYMENT', totalAmount: '100000', purchaseCurrency: 'USDC',

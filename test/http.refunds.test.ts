@@ -145,6 +145,8 @@ for (const target of databaseTargets()) {
       expect(parent.status).to.equal('SETTLED');
       const flat = (await get(`/payments?limit=500`)).body.results.find((p: { id: string }) => p.id === paymentId);
       expect(flat.refundedAt).to.be.a('string');
+      // The detailed shape (GET /payments/:id) carries it too, the same instant.
+      expect(parent.refundedAt).to.equal(flat.refundedAt);
       expect((await get(`/payments/${paymentId}/refunds`)).body).to.include({ totalRefunded: '400', totalInProgress: '0', maxRefundable: '600', completedCount: 1 });
       // Two balanced entries: the hold debited (account → refunds payable), then paid out (refunds payable → clearing).
       const lines = (await tenants.database.query<{ account_id: string; amount: string }>(

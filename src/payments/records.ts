@@ -215,5 +215,6 @@ export function detailedPayment(row: PaymentRow, context: DetailContext): Detail
       product: row.product, description: row.description, updatedAt: row.updated_at,
     }, context),
     ...lifecycle(row),
+    refundedAt: iso(row.refunded_at),
   } as DetailedPayment;
 }
