@@ -39,7 +39,7 @@ export async function accountWithHistory(
   if (!row && state.account && state.closed && visibleTo(tenant, state.account.clientId)) {
     return { accountId: state.account.accountId, currency: state.account.currency };
   }
-  throw domainNotFound('account not found');
+  throw domainNotFound(`account ${accountId} not found`);
 }
 
 async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
