@@ -64,7 +64,7 @@ export const createAttemptSchema = {
   properties: {
     identityId: { ...idRef, description: 'the identity that owns the destination account' },
     accountNumber: { type: 'string', minLength: 1, maxLength: 32, description: 'the destination account (one of yours, ACTIVE)' },
-    type: { type: 'string', enum: paymentTypes },
+    type: { type: 'string', enum: paymentTypes, description: 'not REFUND (400): a refund is made by POST /payments/{id}/refund' },
     currency: { ...currencySchema, description: 'the account’s currency' },
     totalAmount: { ...amount, description: 'what the account would be paid; when omitted, the sum of the destinations’ amounts, '
       + 'else of the origins’ amounts (when they are in `currency`)' },
@@ -88,10 +88,11 @@ export const attemptSchema = {
   additionalProperties: false,
   required: ['externalId', ...Object.keys(detailedCoreProperties) as Array<keyof typeof detailedCoreProperties>, 'status', 'accountNumber',
     'totalAmount', 'currency', 'description', 'purchaseAmount', 'purchaseCurrency', 'settlement', 'customerId', 'createdAt', 'updatedAt',
-    'expiresAt', 'authorizedAt', 'capturedAt', 'refundedAt'],
+    'expiresAt', 'authorizedAt', 'capturedAt', 'refundedAt', 'identityExternalId', 'expiredAt'],
   properties: {
     externalId: nullableText,
     ...detailedCoreProperties,
+    identityExternalId: { ...nullableText, description: 'the attempt record’s name of externalIdentityId (the same value)' },
     status: { type: 'string', enum: ['ATTEMPT'] },
     accountNumber: { type: 'string' },
     totalAmount: { type: 'string' },
@@ -107,6 +108,7 @@ export const attemptSchema = {
     authorizedAt: { type: 'null', description: 'an attempt never runs' },
     capturedAt: { type: 'null' },
     refundedAt: { type: 'null' },
+    expiredAt: { type: 'null', description: 'an attempt never expires (its status stays ATTEMPT); its quote’s end is expiresAt' },
   },
 } as const;
 

@@ -99,18 +99,18 @@ const nodeObjectSchemas = {
 /** What is stored of a card: masked number, BIN and last four; never the full number nor the cvv. */
 export const storedCardSchema = {
   type: 'object',
-  description: 'a card as stored: `number` masked (first six and last four digits), no cvv',
+  description: 'a card as stored: `number` masked (the last four digits, and the first six only for a number of 16 digits or more), no cvv',
   additionalProperties: false,
-  required: ['number', 'holder', 'expiryMonth', 'expiryYear', 'brand', 'last4', 'bin'],
+  required: ['number', 'holder', 'expiryMonth', 'expiryYear', 'brand', 'last4'],
   properties: {
-    number: { type: 'string', pattern: '^\\d{6}\\*{2,9}\\d{4}$', description: 'masked, e.g. 400000******0002' },
+    number: { type: 'string', pattern: '^(\\d{6}\\*{6,9}|\\*{8,11})\\d{4}$', description: 'masked, e.g. 400000******0002, or ********1117 for 12 digits' },
     holder: field,
     expiryMonth: { type: 'string', pattern: '^(0[1-9]|1[0-2])$', description: 'two digits' },
     expiryYear: { type: 'string', pattern: '^\\d{4}$', description: 'four digits' },
     brand: { ...field, description: 'as sent, or inferred: VISA, MASTERCARD, AMEX, UNKNOWN' },
     cardType: field,
     last4: { type: 'string', pattern: '^\\d{4}$' },
-    bin: { type: 'string', pattern: '^\\d{6}$', description: 'the first six digits' },
+    bin: { type: 'string', pattern: '^\\d{6}$', description: 'the first six digits; only for a number of 16 digits or more' },
     country: countrySchema,
   },
 } as const;
@@ -163,7 +163,7 @@ export const paymentNodeInputSchema = {
     type: nodeTypeSchema,
     name: text(120),
     externalId: text(64),
-    amount: { type: 'string', pattern: '^\\d{1,18}(\\.\\d{1,18})?$', description: 'defaults to the payment’s amount' },
+    amount: { type: 'string', pattern: '^\\d{1,18}(\\.\\d{1,18})?$', description: 'defaults to the payment’s amount; an origin’s is what the payer pays through it: a single origin’s must equal what the payment charges (purchaseAmount in purchaseCurrency, else totalAmount), several origins each name theirs and they add up to it (400 otherwise)' },
     currency: { ...currencySchema, description: 'defaults to the payment’s currency' },
     metadata: metadataSchema,
     identity: identitySchema,

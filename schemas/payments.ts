@@ -42,7 +42,7 @@ export const createPaymentSchema = {
     currency: { ...currencySchema, description: 'must be the account’s currency' },
     description: { type: 'string', minLength: 1, maxLength: 500 },
     product: { type: 'string', minLength: 1, maxLength: 100 },
-    type: { type: 'string', enum: paymentTypes },
+    type: { type: 'string', enum: paymentTypes, description: 'not REFUND (400): a refund is made by POST /payments/{id}/refund, as a child of a SETTLED payment' },
     purchaseAmount: { ...amount, description: 'what the payer pays in purchaseCurrency (your quote); computed from the catalog rate when omitted' },
     purchaseCurrency: { ...currencySchema, description: 'the currency the payer pays in, when it is not `currency`' },
     expiresAt: { ...time, description: 'the payment expires if not received by then' },
@@ -306,11 +306,12 @@ export const detailedPaymentSchema = {
   description: 'The detailed transaction shape: GET /payments/:id, and GET /payments with service-api-version 24-04-2025 (v2).',
   type: 'object',
   additionalProperties: false,
-  required: ['externalId', ...detailedCoreRequired, ...lifecycleRequired],
+  required: ['externalId', ...detailedCoreRequired, ...lifecycleRequired, 'refundedAt'],
   properties: {
     externalId: { type: 'string' },
     ...detailedCoreProperties,
     ...lifecycleProperties,
+    refundedAt: { ...nullableTime, description: 'when a refund of the payment last settled, or null (a refunded payment stays SETTLED)' },
   },
 } as const;
 export type DetailedPayment = FromSchema<typeof detailedPaymentSchema>;

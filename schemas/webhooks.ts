@@ -155,7 +155,7 @@ export const deliveryParamsSchema = {
 
 /** `<commit>-<prepare>-<n>`: after which event of the feed a page starts. */
 const cursorSchema = {
-  type: 'string', pattern: '^\\d{1,20}-\\d{1,20}-\\d{1,3}$', examples: ['0-0-0'],
+  type: 'string', pattern: '^\\d{1,19}-\\d{1,19}-\\d{1,3}$', examples: ['0-0-0'],
   description: 'the `next` of a previous page; omitted: from the first event',
 } as const;
 

@@ -167,6 +167,33 @@ for (const target of databaseTargets()) {
       expect400(await attempt({ identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT', totalAmount: '10.001' }), /totalAmount/);
     });
 
+    it('refuses origins whose amounts contradict what the attempt charges, naming the amount; amounts that add up pass', async () => {
+      const ach = (amount?: string) => ({ type: 'ACH', ach: validObject(catalog.nodeType('ACH')!), ...(amount === undefined ? {} : { amount }) });
+      const usd = { identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT', totalAmount: '12.50' };
+      const before = (await get('/payment-attempts?limit=1')).body.pagination.total;
+      expect400(await attempt({ ...usd, origins: [ach('5.00')] }), /^origins\[0\]\.amount: 5\.00 USD differs from the 12\.50 USD the payment charges$/);
+      expect400(await attempt({ ...usd, origins: [ach('5.00'), ach('5.00')] }), /^origins\[0\.\.1\]\.amount: they add up to 10\.00 USD/);
+      expect400(await attempt({ ...usd, origins: [ach('12.50'), ach()] }), /^origins\[1\]\.amount: required when the payment has several origins/);
+      expect((await get('/payment-attempts?limit=1')).body.pagination.total).to.equal(before);
+      const split = await attempt({ ...usd, origins: [ach('10.00'), ach('2.50')] });
+      expect(split.status, split.text).to.equal(201);
+      // Without totalAmount the origins' amounts make it up.
+      const summed = await attempt({ ...usd, totalAmount: undefined, origins: [ach('10.00'), ach('2.50')] });
+      expect(summed.status, summed.text).to.equal(201);
+      expect(summed.body.originAmount).to.deep.equal({ amount: '12.50', currency: 'USD' });
+    });
+
+    it('answers the attempt record’s identityExternalId and expiredAt beside the detailed shape’s externalIdentityId', async () => {
+      const created = await attempt({ identityId, accountNumber: accounts.get('USD'), currency: 'USD', type: 'PAYMENT', totalAmount: '10.00',
+        identityExternalId: 'crm-42' });
+      expect(created.status, created.text).to.equal(201);
+      const read = await get(`/payment-attempts/${created.body.id}`);
+      const listed = (await get('/payment-attempts?limit=500')).body.data.find((a: { id: string }) => a.id === created.body.id);
+      for (const record of [created.body, read.body, listed]) {
+        expect(record).to.include({ identityExternalId: 'crm-42', externalIdentityId: 'crm-42', expiredAt: null, refundedAt: null });
+      }
+    });
+
     it('prices the exchange: the quote, the payer’s account as its origin, the wallet as its destination, and extendedData', async () => {
       const response = await attempt({
         identityId, accountNumber: accounts.get('CLP'), currency: 'CLP', type: 'PAYMENT', totalAmount: '100000', purchaseCurrency: 'USDC',

@@ -311,6 +311,19 @@ for (const target of databaseTargets()) {
       expect(paid.status, paid.text).to.equal(200);
     });
 
+    it('refuses a pay whose origin amount contradicts what the session charges, naming origins[0].amount; the session stays ACTIVE', async () => {
+      const session = await newSession();
+      const wrong = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', amount: '5000', card }], customer: payer });
+      expect(wrong.status, wrong.text).to.equal(400);
+      expect(wrong.body.message).to.equal('origins[0].amount: 5000 CLP differs from the 15400 CLP the payment charges');
+      const wrongInUsd = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', currency: 'USD', amount: '5.00', card }], customer: payer });
+      expect(wrongInUsd.status, wrongInUsd.text).to.equal(400);
+      expect(wrongInUsd.body.message).to.equal('origins[0].amount: 5.00 USD differs from the 16.17 USD the payment charges');
+      expect((await get(`/checkout-sessions/${session.id}`)).body.status).to.equal('ACTIVE');
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', amount: '15400', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+    });
+
     it('a declined card fails the session', async () => {
       const session = await newSession();
       const paid = await post(`/checkout-sessions/${session.id}/payments`, {

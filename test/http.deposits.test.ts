@@ -151,6 +151,55 @@ for (const target of databaseTargets()) {
       }
     });
 
+    it('the same depositId with another amount, currency, reference or originator is 409 naming what differs; the first deposit stands', async () => {
+      const originator = { firstName: 'Ana', lastName: 'Gómez', documentType: 'CUIT', documentNumber: '27-11111111-3' };
+      const first = await deposit({ depositId: 'differs-1', reference: 'unknown-ref', amount: '5000.00', originator });
+      expect(first.status, first.text).to.equal(201);
+      const matched = await deposit({ depositId: 'differs-2', reference: ars.accountNumber, amount: '2000.00', originator });
+      expect(matched.status, matched.text).to.equal(201);
+      const events = await service.eventCount();
+      const refusals: Array<[Parameters<typeof deposit>[0], string]> = [
+        [{ depositId: 'differs-1', reference: 'unknown-ref', amount: '6000.00', originator }, 'amount'],
+        [{ depositId: 'differs-1', reference: 'other-ref', amount: '5000.00', originator }, 'reference'],
+        [{ depositId: 'differs-1', reference: 'unknown-ref', amount: '5000.00', originator: { ...originator, firstName: 'Eva' } }, 'originator.firstName'],
+        [{ depositId: 'differs-1', reference: 'unknown-ref', amount: '5000.00', currency: 'USD', originator }, 'currency'],
+        [{ depositId: 'differs-2', reference: ars.accountNumber, amount: '2500.00', originator }, 'amount'],
+        [{ depositId: 'differs-2', reference: 'unknown-ref', amount: '2000.00', originator }, 'reference'],
+        [{ depositId: 'differs-2', reference: ars.accountNumber, amount: '2000.00', originator: { ...originator, documentNumber: '27-22222222-3' } },
+          'originator.documentNumber'],
+      ];
+      for (const [fields, what] of refusals) {
+        const answer = await deposit(fields);
+        expect(answer.status, `${what}: ${answer.text}`).to.equal(409);
+        expect(answer.body.message).to.include(`depositId ${fields!.depositId}`).and.to.include(what);
+      }
+      expect(await service.eventCount()).to.equal(events);
+      expect((await get(`/payments/${first.body.id}`)).body.originAmount).to.deep.equal({ amount: '5000.00', currency: 'ARS' });
+      // The same content again (the amount written otherwise) is the idempotent 200.
+      const same = await deposit({ depositId: 'differs-1', reference: 'unknown-ref', amount: '5000', originator });
+      expect(same.status, same.text).to.equal(200);
+      expect(same.body).to.include({ id: first.body.id, totalAmount: '5000.00' });
+      expect((await deposit({ depositId: 'differs-2', reference: ars.accountNumber, amount: '2000.00', originator })).status).to.equal(200);
+    });
+
+    it('above the currency’s maximum deposit is 422, and an expectedAmount above it 400; nothing is recorded', async () => {
+      const events = await service.eventCount();
+      const huge = await deposit({ amount: '999999999999999999.99', currency: 'USD' });
+      expect(huge.status, huge.text).to.equal(422);
+      expect(huge.body.message).to.equal('amount: 999999999999999999.99 USD is above the maximum deposit of 1000000.00 USD');
+      const over = await deposit({ amount: '50000000.01' });
+      expect(over.status, over.text).to.equal(422);
+      expect(over.body.message).to.include('maximum deposit of 50000000.00 ARS');
+      expect(await service.eventCount()).to.equal(events);
+      const largest = await deposit({ amount: '50000000.00' });
+      expect(largest.status, largest.text).to.equal(201);
+      const before = await service.eventCount();
+      const expected = await post(`/payments/${largest.body.id}/assign`, { accountId: ars.id, expectedAmount: '999999999999999999.99' });
+      expect(expected.status, expected.text).to.equal(400);
+      expect(expected.body.message).to.equal('expectedAmount: 999999999999999999.99 ARS is above the maximum deposit of 50000000.00 ARS');
+      expect(await service.eventCount()).to.equal(before);
+    });
+
     it('a payment of the client that took the deposit’s externalId is left alone: the notification is refused', async () => {
       const taken = await post('/payments', { externalId: `${service.services.provider.name}:taken-1`, identityId, accountNumber: ars.accountNumber,
         totalAmount: '5000.00', currency: 'ARS', type: 'PURCHASE' });

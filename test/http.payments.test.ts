@@ -6,6 +6,7 @@ import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
+import { storedEvents } from '../src/storedEvents/registry.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
 const card = { ...TEST_CARD, cvv: '123' };
@@ -203,6 +204,73 @@ for (const target of databaseTargets()) {
       const below = await create({ accountNumber: brl.accountNumber, totalAmount: '0.50', currency: 'BRL', origins: [{ type: 'PIX', pix: { key: 'k' } }] });
       expect(below.status).to.equal(400);
       expect(below.body.message).to.match(/minimum/i);
+    });
+
+    it('refuses type REFUND on create with a 400 naming type and the refund route, and records nothing', async () => {
+      const externalId = `order-${++sequence}`;
+      const refused = await post('/payments', { externalId, identityId, type: 'REFUND', accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' });
+      expect(refused.status, refused.text).to.equal(400);
+      expect(refused.body.message).to.match(/^type: /).and.to.include('POST /payments/{id}/refund');
+      const attempt = await post('/payment-attempts', { identityId, type: 'REFUND', accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' });
+      expect(attempt.status, attempt.text).to.equal(400);
+      expect(attempt.body.message).to.match(/^type: /);
+      const listed = await get('/payments?type=REFUND&limit=500');
+      expect(listed.body.results.filter((p: any) => p.externalId === externalId)).to.deep.equal([]);
+      // The same externalId is still free.
+      expect((await create({ externalId, accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' })).status).to.equal(200);
+    });
+
+    it('refuses origins whose amounts contradict what the payment charges (400 naming the amount), and records nothing', async () => {
+      const cardFor = (amount?: string) => ({ type: 'CARD', card, ...(amount === undefined ? {} : { amount }) });
+      const refused = async (origins: unknown[], pattern: RegExp) => {
+        const externalId = `order-${++sequence}`;
+        const response = await create({ externalId, accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins });
+        expect(response.status, response.text).to.equal(400);
+        expect(response.body.message).to.match(pattern);
+        expect((await get(`/payments?limit=500`)).body.results.filter((p: any) => p.externalId === externalId)).to.deep.equal([]);
+      };
+      await refused([cardFor('5.00')], /^origins\[0\]\.amount: 5\.00 USD differs from the 12\.50 USD the payment charges$/);
+      await refused([{ ...cardFor('12.50'), currency: 'EUR' }], /^origins\[0\]\.amount: .* is not in USD/);
+      await refused([cardFor('5.00'), cardFor('5.00')], /^origins\[0\.\.1\]\.amount: they add up to 10\.00 USD, not the 12\.50 USD/);
+      await refused([cardFor('5.00'), cardFor()], /^origins\[1\]\.amount: required when the payment has several origins/);
+
+      const exact = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor('12.5')] });
+      expect(exact.status, exact.text).to.equal(200);
+      expect(exact.body.origins[0]).to.include({ amount: '12.50', currency: 'USD' });
+      const split = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor('10.00'), cardFor('2.50')] });
+      expect(split.status, split.text).to.equal(200);
+      expect(split.body.origins.map((o: any) => o.amount)).to.deep.equal(['10.00', '2.50']);
+      const defaulted = await create({ accountNumber: usd.accountNumber, totalAmount: '12.50', currency: 'USD', origins: [cardFor()] });
+      expect(defaulted.body.origins[0]).to.include({ amount: '12.50' });
+    });
+
+    it('masks a card to its last four digits, and its first six only from 16 digits, in answers, reads and stored events', async () => {
+      const cases = [
+        ['411111111117', '********1117', undefined],
+        ['378282246310005', '***********0005', undefined],
+        ['4111111111111111', '411111******1111', '411111'],
+      ] as const;
+      for (const [number, masked, bin] of cases) {
+        const created = await create({ accountNumber: usd.accountNumber, totalAmount: '20.00', currency: 'USD', origins: [{ type: 'CARD', card: { ...card, number } }] });
+        expect(created.status, created.text).to.equal(200);
+        const id = created.body.id as string;
+        const shown = [created.body.origins[0].card, (await get(`/payments/${id}`)).body.origins[0].card,
+          (await get('/payments?limit=500')).body.results.find((p: any) => p.id === id).origins[0].card];
+        for (const stored of shown) {
+          expect(stored).to.include({ number: masked, last4: number.slice(-4) });
+          expect(stored.bin).to.equal(bin);
+        }
+        const history = JSON.stringify((await get(`/payments/${id}/events`)).body);
+        expect(history).to.include(masked);
+        if (!bin) expect(history).not.to.include(number.slice(0, 6));
+      }
+      // A PaymentCreated stored by version 1 (first six kept for any length) reads masked as now.
+      const v1 = storedEvents.upcasters.upcast({ type: 'PaymentCreated', schemaVersion: 1, data: {
+        origins: [{ type: 'CARD', card: { number: '411111**1117', last4: '1117', bin: '411111', holder: 'A' } }],
+        destinations: [{ type: 'CARD', card: { number: '411111******1111', last4: '1111', bin: '411111', holder: 'A' } }],
+      } } as never) as unknown as { data: { origins: Array<{ card: object }>; destinations: Array<{ card: object }> }; schemaVersion: number };
+      expect(v1.data.origins[0]!.card).to.deep.equal({ number: '********1117', last4: '1117', holder: 'A' });
+      expect(v1.data.destinations[0]!.card).to.deep.equal({ number: '411111******1111', last4: '1111', bin: '411111', holder: 'A' });
     });
 
     it('prices an exchange from the catalog when the payer pays in another currency', async () => {

@@ -22,6 +22,7 @@ import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { startReceiver, type Receiver } from './support/webhookReceiver.ts';
 import { payloadProblems, testDispatcher, verifySignatures } from './support/webhooks.ts';
 import { until } from './support/until.ts';
+import { TEST_CARD } from './support/payments.ts';
 
 const PROVIDER_SECRET = 'deposit-refunds-provider-secret';
 const HOUR_MS = 60 * 60 * 1000;
@@ -174,6 +175,49 @@ for (const target of databaseTargets()) {
       const answer = await post(`/payments/${fresh}/refund`, {});
       expect(answer.status).to.equal(422);
       expect(answer.body.message).to.include('is CREATED; only a SETTLED payment can be refunded');
+    });
+
+    it('what cannot be refunded, assigned, authorized or captured answers 422 naming why (not 404), and its summary says maxRefundable 0', async () => {
+      const account = await open();
+      const { id: assignedDeposit, relatedPaymentId: companion } = await assigned(account.id, '1000.00', '800.00');
+      const refund = await post(`/payments/${assignedDeposit}/refund`, { amount: '10.00' });
+      expect(refund.status, refund.text).to.equal(201);
+      const child = refund.body.id as string;
+      expect((await get(`/payments/${child}`)).body).to.include({ id: child, type: 'REFUND' });
+      const waiting = await deposit('no-such-reference', '1000.00');
+      const declined = await post('/payments', { externalId: `declined-${++sequence}`, identityId, type: 'PURCHASE', accountNumber: account.accountNumber,
+        totalAmount: '5000.00', currency: 'ARS', origins: [{ type: 'CARD', card: { ...TEST_CARD, number: '4000000000000002' } }] });
+      expect(declined.status, declined.text).to.equal(200);
+      const purchase = declined.body.id as string;
+      expect((await post(`/payments/${purchase}/authorized`)).body.status).to.equal('FAILED');
+
+      const events = await service.eventCount();
+      const refusals: Array<[string, string, unknown, string]> = [
+        [child, 'refund', { amount: '1.00' }, `payment ${child} is a refund of payment ${assignedDeposit}; a refund cannot be refunded`],
+        [child, 'authorized', undefined, `payment ${child} is a refund of payment ${assignedDeposit}; only a card payment can be authorized`],
+        [child, 'assign', { accountId: account.id }, 'only a deposit awaiting assignment can be assigned'],
+        [purchase, 'assign', { accountId: account.id }, `payment ${purchase} is a PURCHASE payment; only a deposit awaiting assignment can be assigned`],
+        [companion!, 'assign', { accountId: account.id }, `payment ${companion} is the companion of deposit ${assignedDeposit}; only a deposit awaiting`],
+        [waiting, 'authorized', undefined, `payment ${waiting} is a deposit; only a card payment can be authorized`],
+        [waiting, 'captured', undefined, `payment ${waiting} is a deposit; only an authorized card payment can be captured`],
+        [waiting, 'documents', { type: 'INVOICE' }, `payment ${waiting} is a deposit; only a payment under review (REQUIRES_REVIEW) takes documents`],
+        [assignedDeposit, 'authorized', undefined, 'is a deposit; only a card payment can be authorized'],
+      ];
+      for (const [id, action, body, text] of refusals) {
+        const answer = await post(`/payments/${id}/${action}`, body);
+        expect(answer.status, `${action} ${id}: ${answer.text}`).to.equal(422);
+        expect(answer.body.message).to.include(text);
+        // Another client still does not see it at all.
+        expect((await post(`/payments/${id}/${action}`, body, tenants.asBob)).status, `${action} as Bob`).to.equal(404);
+      }
+      expect(await service.eventCount()).to.equal(events);
+
+      for (const id of [child, waiting, purchase, companion!]) {
+        const summary = await get(`/payments/${id}/refunds`);
+        expect(summary.status, summary.text).to.equal(200);
+        expect(summary.body.maxRefundable, id).to.equal('0.00');
+      }
+      expect((await get(`/payments/${assignedDeposit}/refunds`)).body.maxRefundable).to.equal('990.00');
     });
 
     it('lists refund children in GET /payments as type REFUND, with status, amount and parent; type=REFUND filters them', async () => {

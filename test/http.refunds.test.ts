@@ -145,6 +145,8 @@ for (const target of databaseTargets()) {
       expect(parent.status).to.equal('SETTLED');
       const flat = (await get(`/payments?limit=500`)).body.results.find((p: { id: string }) => p.id === paymentId);
       expect(flat.refundedAt).to.be.a('string');
+      // The detailed shape (GET /payments/:id) carries it too, the same instant.
+      expect(parent.refundedAt).to.equal(flat.refundedAt);
       expect((await get(`/payments/${paymentId}/refunds`)).body).to.include({ totalRefunded: '400', totalInProgress: '0', maxRefundable: '600', completedCount: 1 });
       // Two balanced entries: the hold debited (account → refunds payable), then paid out (refunds payable → clearing).
       const lines = (await tenants.database.query<{ account_id: string; amount: string }>(
@@ -159,6 +161,26 @@ for (const target of databaseTargets()) {
       expect(failedAfter.body.message).to.match(/is SETTLED; it cannot become FAILED/);
       expect(await service.eventCount()).to.equal(before);
       expect(await trialBalanceUnbalanced()).to.deep.equal([]);
+    });
+
+    it('the account’s statement carries the refund child’s paymentId on the line its refund paid out, and each line’s own lineNo', async () => {
+      const { paymentId, accountId } = await settledPayment('1000');
+      const { body: refund } = await post(`/payments/${paymentId}/refund`, { amount: '250' });
+      expect((await notify(refund.id, 'SETTLED')).status).to.equal(200);
+      expect((await get(`/payments/${refund.id}`)).body).to.include({ id: refund.id, type: 'REFUND' });
+      const statement = await get(`/accounts/${accountId}/statement?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z`);
+      expect(statement.status, statement.text).to.equal(200);
+      const lines = statement.body.lines as Array<{ entryId: string; lineNo: number; amount: string; paymentId: string | null; description: string }>;
+      expect(lines.map((l) => [l.amount, l.paymentId])).to.deep.equal([['1000', paymentId], ['-250', refund.id]]);
+      // lineNo is the account's line within its journal entry.
+      for (const line of lines) {
+        const { rows } = await tenants.database.query<{ line_no: number }>(
+          'SELECT line_no FROM ledger_postings WHERE entry_id = $1 AND account_id = $2', [line.entryId, accountId]);
+        expect(rows.map((r) => r.line_no), line.description).to.deep.equal([line.lineNo]);
+      }
+      const csv = await service.request('GET', `/accounts/${accountId}/statement?from=2000-01-01T00:00:00Z&to=2100-01-01T00:00:00Z`,
+        { headers: { ...headers, accept: 'text/csv' }, unchecked: true });
+      expect(csv.text).to.include(`,-250,750,${refund.id},`);
     });
 
     for (const outcome of ['FAILED', 'UNSETTLED', 'EXPIRED'] as const) {

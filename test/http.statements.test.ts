@@ -134,5 +134,34 @@ for (const target of databaseTargets()) {
         expect(answer.status, path).to.equal(404);
       }
     });
+
+    it('a closed account’s statement and balances stay readable to its owner, and stay 404 to another client', async () => {
+      headers = await service.as(client);
+      const account = (await service.request('POST', '/accounts', { headers, body: { identityId, type: 'CHECKING', currency: 'USD' } })).body;
+      clock.advance(60_000);
+      const credited = clock.now();
+      expect((await service.operator('POST', `/operator/accounts/${account.id}/adjustments`, { amount: '75.00', reason: 'in' })).status).to.equal(201);
+      clock.advance(60_000);
+      const open = clock.now();
+      clock.advance(60_000);
+      expect((await service.operator('POST', `/operator/accounts/${account.id}/adjustments`, { amount: '-75.00', reason: 'out' })).status).to.equal(201);
+      clock.advance(60_000);
+      expect((await service.request('DELETE', `/accounts/${account.id}`, { headers })).status).to.equal(200);
+      expect((await service.request('GET', `/accounts/${account.id}`, { headers })).status).to.equal(404);
+
+      const range = `from=${new Date(credited.getTime() - 1).toISOString()}&to=${clock.now().toISOString()}`;
+      const statement = await service.request('GET', `/accounts/${account.id}/statement?${range}`, { headers });
+      expect(statement.status, statement.text).to.equal(200);
+      expect(statement.body).to.include({ accountId: account.id, currency: 'USD', openingBalance: '0.00', closingBalance: '0.00' });
+      expect(statement.body.lines.map((l: { amount: string }) => l.amount)).to.deep.equal(['75.00', '-75.00']);
+      const balance = await service.request('GET', `/accounts/${account.id}/balance?asOf=${open.toISOString()}`, { headers });
+      expect(balance.status, balance.text).to.equal(200);
+      expect(balance.body).to.include({ accountId: account.id, currency: 'USD', balance: '75.00' });
+
+      const other = await service.as(await service.createClient('Another one'));
+      for (const path of [`/accounts/${account.id}/statement?${range}`, `/accounts/${account.id}/balance?asOf=${open.toISOString()}`]) {
+        expect((await service.request('GET', path, { headers: other })).status, path).to.equal(404);
+      }
+    });
   });
 }

@@ -250,6 +250,17 @@ for (const target of databaseTargets()) {
       await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
     });
 
+    it('refuses an events cursor beyond what the feed holds with a 400 naming cursor', async () => {
+      for (const cursor of ['9223372036854775808-0-0', '99999999999999999999-1-1', '1-99999999999999999999-1', '1-9223372036854775808-1']) {
+        const response = await get(`/events?cursor=${cursor}`);
+        expect(response.status, `${cursor}: ${response.text}`).to.equal(400);
+        expect(response.body.message, cursor).to.match(/cursor/);
+      }
+      const largest = await get('/events?cursor=9223372036854775807-9223372036854775807-0');
+      expect(largest.status, largest.text).to.equal(200);
+      expect(largest.body).to.deep.include({ results: [], hasMore: false, next: '9223372036854775807-9223372036854775807-0' });
+    });
+
     it('signs so that node:crypto verifies the raw body, and a tampered body or timestamp fails; README’s test vector holds', async () => {
       const hooks = await receiver();
       const { id: webhookId, secretKey } = await register({ url: hooks.url });

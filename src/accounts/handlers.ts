@@ -3,12 +3,12 @@ import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { CreateAccount, UpdateAccount } from '../../schemas/accounts.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainInvalid } from '../domain/errors.ts';
+import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import { findOwned } from '../db/owned.ts';
-import type { Tenant } from '../domain/tenancy.ts';
+import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { ownedIdentity } from '../identities/handlers.ts';
 import { accountDecider, holdOf, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
@@ -22,6 +22,24 @@ const ACCOUNT_NUMBER_ATTEMPTS = 10;
 /** The account's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedAccount(db: Kysely<ReadModels>, tenant: Tenant, accountId: string): Promise<AccountRow> {
   return findOwned(db, 'accounts', tenant, 'account_id', accountId, 'account');
+}
+
+/**
+ * The account whose history (statement, balance at an instant) `tenant` may read: an open one from the read
+ * model, else from its stream, which a closed account keeps (its read-model row is gone, its postings are not:
+ * finance and auditors read them after the close). Another client's account, closed or not, is not found.
+ */
+export async function accountWithHistory(
+  platform: Platform, tenant: Tenant, accountId: string,
+): Promise<{ accountId: string; currency: string }> {
+  const row = await platform.readModels.selectFrom('accounts').select(['account_id', 'client_id', 'currency'])
+    .where('account_id', '=', accountId).executeTakeFirst();
+  if (row && visibleTo(tenant, row.client_id)) return { accountId: row.account_id, currency: row.currency };
+  const state = await readState(platform.storage.store, accountStream(accountId), accountDecider);
+  if (!row && state.account && state.closed && visibleTo(tenant, state.account.clientId)) {
+    return { accountId: state.account.accountId, currency: state.account.currency };
+  }
+  throw domainNotFound(`account ${accountId} not found`);
 }
 
 async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {

@@ -18,7 +18,7 @@ import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy
 import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
-import { adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
+import { accountWithHistory, adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 
 const tags = ['Accounts'];
@@ -113,7 +113,8 @@ export function accountRoutes(services: Services): AnyRoute[] {
         'with the balance after it, its payment (when it belongs to one) and the stored event it came from. JSON by ' +
         'default; `Accept: text/csv` answers CSV (RFC 4180: a header row, then an "opening balance" row, the lines, and ' +
         'a "closing balance" row, the balances in the balanceAfter column). The body is streamed, a range of any length ' +
-        'read in pages; a failure half way cuts the connection, so a truncated statement never looks complete.',
+        'read in pages; a failure half way cuts the connection, so a truncated statement never looks complete. A closed (deleted) ' +
+        'account’s statement stays readable to its owner.',
       tags, access: 'client', raw: true, schemas: { params: idParamSchema, query: statementQuerySchema },
       responses: {
         200: { description: 'the statement (JSON, or CSV with Accept: text/csv)', schema: statementSchema },
@@ -124,12 +125,12 @@ export function accountRoutes(services: Services): AnyRoute[] {
         const from = new Date(query.from);
         const to = new Date(query.to);
         if (!(from < to)) throw invalidParam('query parameter from must be before to');
-        const account = await ownedAccount(db, tenantOf(req), params.id);
+        const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
         const csv = req.accepts(['application/json', 'text/csv']) === 'text/csv';
         const write = async (chunk: string) => { if (!res.write(chunk)) await once(res, 'drain'); };
         res.status(200).type(csv ? 'text/csv' : 'application/json');
         let first = true;
-        const closing = await writeStatement(db, account.account_id, account.currency, from, to, {
+        const closing = await writeStatement(db, accountId, currency, from, to, {
           header: (header) => csv
             ? write(`${STATEMENT_CSV_COLUMNS.join(',')}\r\n${statementCsvRow({ entryId: '', lineNo: 0, occurredAt: header.from,
               description: 'opening balance', amount: '', balanceAfter: header.openingBalance, paymentId: null, eventId: '' })}`)
@@ -152,14 +153,14 @@ export function accountRoutes(services: Services): AnyRoute[] {
       summary: 'The account’s balance at an instant',
       description: 'The sum of the account’s ledger movements up to and including `asOf` (an instant in the past or ' +
         'now; a future instant answers today’s balance plus nothing). Holds are not movements: see availableFunds on ' +
-        'the account for funds held now.',
+        'the account for funds held now. A closed (deleted) account’s balances stay readable to its owner.',
       tags, access: 'client', schemas: { params: idParamSchema, query: balanceAsOfQuerySchema },
       responses: { 200: { description: 'the balance', schema: balanceAsOfSchema }, 404: notFoundResponse },
       async handler({ params, query, req }) {
         const asOf = new Date(query.asOf);
-        const account = await ownedAccount(db, tenantOf(req), params.id);
-        const balance = await balanceAt(db, account.account_id, account.currency, asOf, true);
-        return { status: 200, body: { accountId: account.account_id, currency: account.currency, asOf: asOf.toISOString(), balance } };
+        const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
+        const balance = await balanceAt(db, accountId, currency, asOf, true);
+        return { status: 200, body: { accountId, currency, asOf: asOf.toISOString(), balance } };
       },
     }),
     defineRoute({

@@ -5,7 +5,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableAmountSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
-import { storedPaymentNodeSchema } from '../payments/events/nodes.ts';
+import { nodesMaskedAsNow, storedPaymentNodeSchema } from '../payments/events/nodes.ts';
 import { paymentEventSchemas, settlementPeriodValues } from '../payments/events.ts';
 
 const optionalTexts = <const K extends string>(keys: readonly K[]) =>
@@ -68,6 +68,9 @@ export const attemptEventSchemas = {
 
 export type AttemptEvent = { type: 'PaymentAttemptCreated'; data: PaymentAttemptCreatedData };
 
-export const attemptEvents: ContextEvents = { schemas: attemptEventSchemas };
+export const attemptEvents: ContextEvents = {
+  schemas: attemptEventSchemas,
+  upcasters: [{ type: 'PaymentAttemptCreated', fromVersion: 1, upcaster: nodesMaskedAsNow }],
+};
 
 export const attemptStream = (attemptId: string) => `payment-attempt-${attemptId}`;

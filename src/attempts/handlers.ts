@@ -16,8 +16,8 @@ import type { Tenant } from '../domain/tenancy.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
-import { amountIn, destinationOf } from '../payments/handlers.ts';
-import { pricedNode, validateNode, type NodeContext, type NodeSide } from '../payments/nodes.ts';
+import { amountIn, destinationOf, refuseRefundType } from '../payments/handlers.ts';
+import { checkOriginAmounts, pricedNode, validateNode, type NodeContext, type NodeSide } from '../payments/nodes.ts';
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';
 import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
 import type { Platform } from '../platform.ts';
@@ -127,6 +127,7 @@ async function checkNodeAccounts(db: Kysely<ReadModels>, clientId: string, sides
 export async function createAttempt(
   platform: Platform, clientId: string, input: CreateAttempt, metadata: EventMetadata,
 ): Promise<{ row: AttemptRow; readModels: Promise<void> }> {
+  refuseRefundType(input.type);
   const { catalog, provider } = platform;
   const now = platform.runtime.now();
   const [{ account }, customer] = await Promise.all([
@@ -140,9 +141,9 @@ export async function createAttempt(
     catalog, totalAmount, currency: input.currency, purchaseAmount: input.purchaseAmount, purchaseCurrency: input.purchaseCurrency,
     now, quoteTtlSeconds: provider.quoteTtlSeconds(input),
   });
-  const origins = attemptNodes(catalog, input.origins, 'origins', {
-    currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount, now,
-  });
+  const charged = { currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount };
+  const origins = attemptNodes(catalog, input.origins, 'origins', { ...charged, now });
+  checkOriginAmounts(input.origins, origins, charged);
   const destinations = attemptNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
   await checkNodeAccounts(platform.readModels, clientId, { origins, destinations });
   const first = origins[0];

@@ -28,5 +28,7 @@ export function attemptRecord(row: AttemptRow, context: DetailContext) {
     authorizedAt: null,
     capturedAt: null,
     refundedAt: null,
+    identityExternalId: row.identity_external_id,
+    expiredAt: null,
   };
 }

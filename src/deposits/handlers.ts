@@ -11,7 +11,7 @@ import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
-import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { clientTenant } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import type { Platform } from '../platform.ts';
@@ -23,11 +23,11 @@ import { clientStream } from '../clients/events.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
 import { paymentDecider } from '../payments/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
-import { settleReceived } from '../payments/handlers.ts';
+import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
 import { issueRefundChild } from '../payments/refunds/handlers.ts';
-import { depositDecider, type DepositCommand, type DepositState } from './decider.ts';
+import { depositDecider, expectedIn, type DepositCommand, type DepositState } from './decider.ts';
 import {
-  companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type Originator,
+  companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
 } from './events.ts';
 
 /** How long a deposit waits for assignment before it expires (interface, Limits: 48 hours from creation). */
@@ -55,6 +55,17 @@ export function minimumDeposit(platform: Platform, currency: string): string {
   const minimums = platform.catalog.methodsFor(currency, 'PAY_IN').map((method) => method.minAmount[currency]!);
   if (minimums.length === 0) throw domainInvalid(`currency: no pay-in method of the catalog moves ${currency}`);
   return minimums.reduce((low, next) => (toDecimal(next).lessThan(toDecimal(low)) ? next : low));
+}
+
+/**
+ * The highest `maxAmount` of the catalog's pay-in methods for `currency`: no method moves more in one payment, so a
+ * deposit above it (or an expectedAmount above it) is refused; it also keeps sums of deposits within the amount
+ * pattern's 18 integer digits.
+ */
+export function maximumDeposit(platform: Platform, currency: string): string {
+  const maximums = platform.catalog.methodsFor(currency, 'PAY_IN').map((method) => method.maxAmount[currency]!);
+  if (maximums.length === 0) throw domainInvalid(`currency: no pay-in method of the catalog moves ${currency}`);
+  return maximums.reduce((high, next) => (toDecimal(next).greaterThan(toDecimal(high)) ? next : high));
 }
 
 function amountIn(text: string, currency: string): string {
@@ -107,17 +118,63 @@ export interface ReceivedDeposit {
   recorded: boolean;
 }
 
-/** What the stream of `paymentId` already holds: a matched payment, an unassigned deposit, or nothing. */
-async function existingDeposit(platform: Platform, paymentId: string, externalId: string): Promise<ReceivedDeposit | null> {
+/**
+ * What the stream of `paymentId` already holds: a matched payment, an unassigned deposit, or nothing. A repeat
+ * of the notification must be the same deposit: one that says otherwise (amount, currency, reference,
+ * originator) is refused (409), and the first one stands.
+ */
+async function existingDeposit(
+  platform: Platform, paymentId: string, externalId: string, input: DepositNotification, totalAmount: string,
+): Promise<ReceivedDeposit | null> {
   const [first] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
   if (!first) return null;
-  if (first.type === 'DepositReceived') return { paymentId, outcome: 'UNASSIGNED', recorded: false };
+  if (first.type === 'DepositReceived') {
+    refuseDifferences(input, unassignedDifferences(first.data as DepositReceivedData, input, totalAmount));
+    return { paymentId, outcome: 'UNASSIGNED', recorded: false };
+  }
   // A matched deposit: a LOCAL_DEPOSIT the provider's notification created.
   if (first.type === 'PaymentCreated' && first.metadata.actor === 'provider' && (first.data as { type: string }).type === 'LOCAL_DEPOSIT') {
+    refuseDifferences(input, await matchedDifferences(platform, first.data as MatchedDepositData, input, totalAmount));
     return { paymentId, outcome: 'MATCHED', recorded: false };
   }
   // A payment the client created itself with this externalId: the notification must not touch it.
   throw domainPrecondition(`a payment of the client already has externalId ${JSON.stringify(externalId)}; the deposit is not recorded`);
+}
+
+/** What a matched deposit's PaymentCreated keeps of its notification. */
+type MatchedDepositData = { clientId: string; totalAmount: string; currency: string; accountNumber: string; customerId: string | null };
+
+function refuseDifferences(input: DepositNotification, fields: string[]): void {
+  if (fields.length === 0) return;
+  throw domainConflict(`depositId ${input.depositId} was notified before with another ${fields.join(', ')}; `
+    + 'the first notification stands and this one is not recorded');
+}
+
+function unassignedDifferences(first: DepositReceivedData, input: DepositNotification, totalAmount: string): string[] {
+  const sent = input.originator;
+  const was = first.originator;
+  return [
+    ...(first.currency !== input.currency ? ['currency'] : first.totalAmount !== totalAmount ? ['amount'] : []),
+    ...(first.reference !== input.reference ? ['reference'] : []),
+    ...(['firstName', 'lastName', 'documentType', 'documentNumber'] as const)
+      .filter((field) => (sent[field] ?? null) !== was[field]).map((field) => `originator.${field}`),
+  ];
+}
+
+/**
+ * A matched deposit keeps its amount, currency, account (the reference) and the originator as a customer (matched
+ * on its document number): a repeat naming another document number names another customer.
+ */
+async function matchedDifferences(
+  platform: Platform, first: MatchedDepositData, input: DepositNotification, totalAmount: string,
+): Promise<string[]> {
+  const differences = [
+    ...(first.currency !== input.currency ? ['currency'] : first.totalAmount !== totalAmount ? ['amount'] : []),
+    ...(first.accountNumber !== input.reference ? ['reference'] : []),
+  ];
+  const holder = await customerHoldingDocumentNumber(platform, first.clientId, input.originator.documentNumber);
+  if ((holder?.customerId ?? null) !== first.customerId) differences.push('originator.documentNumber');
+  return differences;
 }
 
 /**
@@ -151,9 +208,13 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   if (toDecimal(totalAmount).lessThan(toDecimal(minimum))) {
     throw domainPrecondition(`amount: ${totalAmount} ${currency} is below the minimum deposit of ${minimum} ${currency}`);
   }
+  const maximum = maximumDeposit(platform, currency);
+  if (toDecimal(totalAmount).greaterThan(toDecimal(maximum))) {
+    throw domainPrecondition(`amount: ${totalAmount} ${currency} is above the maximum deposit of ${maximum} ${currency}`);
+  }
   const externalId = depositExternalId(platform.provider.name, input.depositId);
   const paymentId = paymentIdFor(clientId, externalId);
-  const known = await existingDeposit(platform, paymentId, externalId);
+  const known = await existingDeposit(platform, paymentId, externalId, input, totalAmount);
   if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
   if (known) return repeated(platform, known);
 
@@ -182,7 +243,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
       // A notification sent twice at once: the other one recorded it (or a payment of the client took the externalId).
       if (!(error instanceof DomainError && error.kind === 'alreadyExists')) throw error;
       recorded = false;
-      await existingDeposit(platform, paymentId, externalId);
+      await existingDeposit(platform, paymentId, externalId, input, totalAmount);
     }
     await completeMatched(platform, paymentId, totalAmount, metadata);
     const answer = { paymentId, outcome: 'MATCHED', recorded } as const;
@@ -195,7 +256,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   }, metadata, true);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   if (events.length === 0) {
-    const other = (await existingDeposit(platform, paymentId, externalId))!;
+    const other = (await existingDeposit(platform, paymentId, externalId, input, totalAmount))!;
     if (other.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
     return repeated(platform, other);
   }
@@ -228,7 +289,18 @@ export async function assignDeposit(
 ): Promise<void> {
   const tenant = clientTenant(clientId);
   const deposit = await loadDeposit(platform, paymentId);
-  if (!deposit.deposit || deposit.deposit.clientId !== clientId) throw domainNotFound('payment not found');
+  if (!deposit.deposit || deposit.deposit.clientId !== clientId) {
+    // A payment of the client that is no deposit (a purchase, a matched deposit, a companion, a refund): not this.
+    return refusingOtherKinds(platform, tenant, paymentId, 'only a deposit awaiting assignment can be assigned',
+      () => Promise.reject(domainNotFound('payment not found')));
+  }
+  if (input.expectedAmount !== undefined) {
+    const expected = expectedIn(input.expectedAmount, deposit.deposit.currency);
+    const maximum = maximumDeposit(platform, deposit.deposit.currency);
+    if (toDecimal(expected).greaterThan(toDecimal(maximum))) {
+      throw domainInvalid(`expectedAmount: ${expected} ${deposit.deposit.currency} is above the maximum deposit of ${maximum} ${deposit.deposit.currency}`);
+    }
+  }
   const account = await readState(platform.storage.store, accountStream(input.accountId), accountDecider);
   if (!account.account || account.account.clientId !== clientId || account.closed) throw domainNotFound(`account ${input.accountId} not found`);
   const { currency } = deposit.deposit;

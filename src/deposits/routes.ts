@@ -86,15 +86,17 @@ export function depositRoutes(services: Services): AnyRoute[] {
         'UNSETTLED when the account refuses it meanwhile); otherwise it awaits assignment (201, CREATED, no accountNumber, expiresAt 48 h ' +
         'later, purchase.pendingAssignment recorded), its funds in system:<currency>:suspense. The originator is matched to a customer ' +
         'of the client by documentNumber, else created (autoCreated). The same notification again changes nothing and answers 200 with ' +
-        'the payment as it is now. An amount below the catalog’s minimum for the currency (the lowest minAmount of its pay-in methods) ' +
-        'is 422 and records nothing.',
+        'the payment as it is now; a notification with the same depositId that differs in amount, currency, reference or originator is ' +
+        '409 naming what differs, and the first deposit stands. An amount below the catalog’s minimum for the currency (the lowest ' +
+        'minAmount of its pay-in methods) or above its maximum (the highest maxAmount) is 422 and records nothing.',
       tags: ['Payments'], access: 'provider', schemas: { body: depositNotificationSchema },
       responses: {
         200: { description: 'a repeated notification: the payment as it is', schema: paymentSchema },
         201: { description: 'the deposit’s payment', schema: paymentSchema },
         401: { description: 'bad signature', schema: errorSchema },
         404: { description: 'no such client', schema: errorSchema },
-        422: { description: 'below the minimum deposit of the currency', schema: errorSchema },
+        409: { description: 'the depositId was notified before with other content', schema: errorSchema },
+        422: { description: 'below the minimum or above the maximum deposit of the currency', schema: errorSchema },
       },
       verify({ body }) {
         const notification = body;
@@ -158,12 +160,13 @@ export function depositRoutes(services: Services): AnyRoute[] {
         'from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; ' +
         'a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus ' +
         'already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside ' +
-        'payment.settled.',
+        'payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400.',
       tags: ['Unassigned balances'], access: 'client', schemas: { params: idParamSchema, body: assignDepositSchema },
       responses: {
         200: { description: 'the deposit, SETTLED', schema: paymentSchema },
+        400: { description: 'expectedAmount malformed or above the maximum deposit of the currency', schema: errorSchema },
         404: { description: 'no such deposit or account for this client (another client’s answers the same)', schema: errorSchema },
-        422: { description: 'already assigned, being assigned, expired, another currency, or the account is not ACTIVE', schema: errorSchema },
+        422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, or the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const { id } = params;

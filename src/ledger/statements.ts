@@ -70,7 +70,9 @@ export async function writeStatement(
       .innerJoin('ledger_entries as e', 'e.entry_id', 'p.entry_id')
       .select(['e.entry_id', 'p.line_no', 'e.occurred_at', 'e.description', 'e.source_event_id',
         sql<string>`p.amount::text`.as('amount'),
-        sql<string | null>`(SELECT ev.data->>'paymentId' FROM events ev WHERE ev.id::text = e.source_event_id)`.as('payment_id')])
+        // A spent hold names no payment, only its hold: a refund's hold has the refund child's id (a payment too).
+        sql<string | null>`(SELECT COALESCE(ev.data->>'paymentId', (SELECT r.refund_id FROM refunds r WHERE r.refund_id = ev.data->>'holdId'))
+                              FROM events ev WHERE ev.id::text = e.source_event_id)`.as('payment_id')])
       .where('p.account_id', '=', accountId)
       .where('p.currency', '=', currency)
       .where('e.occurred_at', '>=', from)

@@ -13,7 +13,7 @@ import {
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
 import { paymentSettledProperties, paymentUnsettledProperties } from '../ledger/events.ts';
-import { storedPaymentNodeSchema } from './events/nodes.ts';
+import { nodesMaskedAsNow, storedPaymentNodeSchema } from './events/nodes.ts';
 
 export const paymentStatuses = [
   'CREATED', 'PENDING', 'ATTEMPT', 'AUTHORIZED', 'CAPTURED', 'RECEIVED', 'SETTLED', 'EXPIRED', 'UNSETTLED',
@@ -146,7 +146,10 @@ export type PaymentEvent =
 export type PaymentEventType = PaymentEvent['type'];
 export type PaymentEventData<T extends PaymentEventType> = Extract<PaymentEvent, { type: T }>['data'];
 
-export const paymentEvents: ContextEvents = { schemas: paymentEventSchemas };
+export const paymentEvents: ContextEvents = {
+  schemas: paymentEventSchemas,
+  upcasters: [{ type: 'PaymentCreated', fromVersion: 1, upcaster: nodesMaskedAsNow }],
+};
 
 export const paymentStream = (paymentId: string) => `payment-${paymentId}`;
 

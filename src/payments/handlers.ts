@@ -24,7 +24,7 @@ import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCom
 import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import type { Position } from '../eventstore/position.ts';
-import { validateNodes } from './nodes.ts';
+import { checkOriginAmounts, validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
@@ -32,6 +32,33 @@ import type { ReadModels } from '../../projections/readModels.ts';
 /** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedPayment(db: Kysely<ReadModels>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
   return findOwned(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
+}
+
+/** What a payment kept on a stream of its own kind is, as a refusal names it. */
+export function paymentKindOf(row: Pick<PaymentRow, 'type' | 'parent_payment_id'>): string {
+  if (row.type === 'REFUND' && row.parent_payment_id !== null) return `a refund of payment ${row.parent_payment_id}`;
+  if (row.parent_payment_id !== null) return `the companion of deposit ${row.parent_payment_id}`;
+  if (row.type === 'LOCAL_DEPOSIT') return 'a deposit';
+  return `a ${row.type} payment`;
+}
+
+/**
+ * Runs `act`, a command on the payment's own stream. A refund child, a deposit and a deposit's companion are
+ * payments the caller sees (GET /payments/:id) whose events the payment's machine does not hold: when `act` finds
+ * no payment but the caller has one of that id, the answer is a 422 saying what it is and `rule`, not a 404.
+ */
+export async function refusingOtherKinds<T>(
+  platform: Platform, tenant: Tenant, paymentId: string, rule: string, act: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await act();
+  } catch (error) {
+    if (!(error instanceof DomainError && error.kind === 'notFound')) throw error;
+    const row = await platform.readModels.selectFrom('payments').select(['client_id', 'type', 'parent_payment_id'])
+      .where('payment_id', '=', paymentId).executeTakeFirst();
+    if (!row || !visibleTo(tenant, row.client_id)) throw error;
+    throw domainPrecondition(`payment ${paymentId} is ${paymentKindOf(row)}; ${rule}`);
+  }
 }
 
 /** Operators and the provider act across clients: the payment by its id alone. */
@@ -57,6 +84,16 @@ async function run(platform: Platform, paymentId: string, command: PaymentComman
   const { events, readModels } = await record(platform, paymentId, command, metadata);
   await readModels;
   return events;
+}
+
+/**
+ * A refund is a child of a SETTLED payment, made only by POST /payments/:id/refund (its own stream, its parent's
+ * ceiling); a payment created with type REFUND would be money in that lists beside them and could be refunded.
+ */
+export function refuseRefundType(type: string): void {
+  if (type === 'REFUND') {
+    throw domainInvalid('type: REFUND cannot be created here; refund a SETTLED payment with POST /payments/{id}/refund');
+  }
 }
 
 export function amountIn(field: string, text: string, currency: string): string {
@@ -203,6 +240,7 @@ export async function createPayment(
    */
   origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean } = {},
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
+  refuseRefundType(input.type);
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
   const now = platform.runtime.now();
@@ -219,9 +257,9 @@ export async function createPayment(
     catalog, totalAmount, currency: input.currency, purchaseAmount: input.purchaseAmount, purchaseCurrency: input.purchaseCurrency,
     now, quoteTtlSeconds: provider.quoteTtlSeconds(input),
   });
-  const origins = validateNodes(catalog, input.origins, 'origins', {
-    currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount, now,
-  });
+  const charged = { currency: purchase.purchaseCurrency ?? input.currency, amount: purchase.purchaseAmount ?? totalAmount };
+  const origins = validateNodes(catalog, input.origins, 'origins', { ...charged, now });
+  checkOriginAmounts(input.origins, origins, charged);
   const destinations = validateNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
   const method = origins[0] ? catalog.nodeType(origins[0].type) : undefined;
   const fees = feesFor(catalog, method, totalAmount, input.currency);
@@ -260,6 +298,11 @@ export async function createPayment(
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
 export async function authorizePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  await refusingOtherKinds(platform, tenant, paymentId, 'only a card payment can be authorized',
+    () => authorizeCardPayment(platform, tenant, paymentId, metadata));
+}
+
+async function authorizeCardPayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   const state = await loadPayment(platform, paymentId);
   // Another client's payment is not found before the issuer hears of it, as the decider would answer.
   if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
@@ -270,7 +313,8 @@ export async function authorizePayment(platform: Platform, tenant: Tenant, payme
 }
 
 export async function capturePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata);
+  await refusingOtherKinds(platform, tenant, paymentId, 'only an authorized card payment can be captured',
+    () => run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata));
 }
 
 export async function markPaymentPending(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
@@ -353,10 +397,10 @@ export async function attachPaymentDocument(
   platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = platform.runtime.newId();
-  await run(platform, paymentId, {
+  await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => run(platform, paymentId, {
     type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
-  }, metadata);
+  }, metadata));
   return documentId;
 }
 

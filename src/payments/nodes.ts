@@ -8,12 +8,12 @@
  */
 import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { AmountError, formatAmount, parseAmount, type Decimal } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, type Decimal } from '../ledger/money.ts';
 import { countryCodes } from '../../schemas/countries.ts';
 import {
   MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNodeInput,
 } from '../../schemas/paymentNodes.ts';
-import type { StoredPaymentNode } from './events/nodes.ts';
+import { MIN_CARD_DIGITS_FOR_BIN, type StoredPaymentNode } from './events/nodes.ts';
 
 /** Defaults for nodes that name no currency or amount of their own, and the clock card expiry is judged by. */
 export interface NodeContext {
@@ -58,6 +58,42 @@ export function validateNode(catalog: Catalog, node: PaymentNodeInput, side: Nod
     throw domainInvalid(`${objectPath}.currency: ${fields.currency} does not match the node's currency ${priced.currency}`);
   }
   return { ...priced, [type.nodeKey]: stored } as StoredPaymentNode;
+}
+
+/**
+ * An origin's amount is what the payer pays through it, so the origins account for exactly what the payment
+ * charges the payer (`charged`: the purchase amount in the purchase currency): a single origin pays all of it
+ * (its amount, when given, must be that), several split it (each names its amount, and they add up to it).
+ * Called with the origins as sent (`inputs`: which amounts were given) and as checked (`stored`: normalised).
+ */
+export function checkOriginAmounts(
+  inputs: readonly { amount?: string | undefined }[] | undefined,
+  stored: readonly { amount: string; currency: string }[],
+  charged: { amount: string; currency: string },
+): void {
+  if (!inputs || inputs.length === 0) return;
+  const wanted = `${charged.amount} ${charged.currency}`;
+  stored.forEach((node, index) => {
+    const path = `origins[${index}].amount`;
+    if (inputs.length > 1 && inputs[index]!.amount === undefined) {
+      throw domainInvalid(`${path}: required when the payment has several origins (their amounts split the ${wanted} it charges)`);
+    }
+    if (inputs[index]!.amount !== undefined && node.currency !== charged.currency) {
+      throw domainInvalid(`${path}: ${node.amount} ${node.currency} is not in ${charged.currency}, the currency the payment charges (${wanted})`);
+    }
+  });
+  if (inputs.length === 1) {
+    const [node] = stored;
+    if (inputs[0]!.amount !== undefined && !toDecimal(node!.amount).equals(toDecimal(charged.amount))) {
+      throw domainInvalid(`origins[0].amount: ${node!.amount} ${node!.currency} differs from the ${wanted} the payment charges`);
+    }
+    return;
+  }
+  const sum = stored.reduce((total, node) => total.plus(toDecimal(node.amount)), toDecimal('0'));
+  if (!sum.equals(toDecimal(charged.amount))) {
+    throw domainInvalid(`origins[0..${stored.length - 1}].amount: they add up to ${formatAmount(sum, charged.currency)} ${charged.currency}, `
+      + `not the ${wanted} the payment charges`);
+  }
 }
 
 /** What every node shares, whatever carries its details: its own fields, and its type's catalog facts. */
@@ -157,8 +193,19 @@ function checkCountry(type: CatalogNodeType, country: string, path: string): voi
 }
 
 /**
- * What may be kept of a card: the number masked to its first six and last four digits (the most PCI DSS
- * allows to be shown), no cvv, and only the known fields, since an unknown one could carry card data.
+ * A card number as it may be kept and shown: its last four digits, and its first six only when it has at least
+ * 16 digits (PCI DSS), the rest starred: 411111******1111 hides 6 of 16 digits, a 12-digit ********1117 8 of 12.
+ */
+export function maskedCardNumber(number: string): string {
+  const last4 = number.slice(-4);
+  const bin = number.length >= MIN_CARD_DIGITS_FOR_BIN ? number.slice(0, 6) : '';
+  return `${bin}${'*'.repeat(number.length - bin.length - 4)}${last4}`;
+}
+
+/**
+ * What may be kept of a card: the number masked (`maskedCardNumber`: at most the first six and last four
+ * digits, as PCI DSS allows, the first six only for numbers of 16 digits or more), no cvv, and only the
+ * known fields, since an unknown one could carry card data.
  */
 function storedCard(card: Fields, path: string, now: Date): Fields {
   const number = card.number!;
@@ -172,17 +219,16 @@ function storedCard(card: Fields, path: string, now: Date): Fields {
   if (year * 12 + month < now.getUTCFullYear() * 12 + now.getUTCMonth() + 1) {
     throw domainInvalid(`${path}: the card expired (${String(month).padStart(2, '0')}/${year})`);
   }
-  const bin = number.slice(0, 6);
   const last4 = number.slice(-4);
   return {
-    number: `${bin}${'*'.repeat(number.length - 10)}${last4}`,
+    number: maskedCardNumber(number),
     holder: card.holder!,
     expiryMonth: String(month).padStart(2, '0'),
     expiryYear: String(year),
     brand: card.brand?.trim() || brandOf(number),
     ...(card.cardType !== undefined ? { cardType: card.cardType } : {}),
     last4,
-    bin,
+    ...(number.length >= MIN_CARD_DIGITS_FOR_BIN ? { bin: number.slice(0, 6) } : {}),
     ...(card.country !== undefined ? { country: card.country } : {}),
   };
 }

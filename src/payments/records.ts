@@ -10,6 +10,7 @@ import type { IdentityRow } from '../../projections/identities.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import { nodeKeyOf, type PaymentNode } from '../../schemas/paymentNodes.ts';
 import type { PaymentExchange, PaymentFee } from './events.ts';
+import { cardMaskedAsNow } from './events/nodes.ts';
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
@@ -55,8 +56,8 @@ export function paymentRecord(row: PaymentRow): PaymentRecord {
     purchaseCurrency: row.purchase_currency,
     fees: row.fees,
     refundedAt: iso(row.refunded_at),
-    origins: row.origins,
-    destinations: row.destinations,
+    origins: row.origins.map(shownNode),
+    destinations: row.destinations.map(shownNode),
     ...lifecycle(row),
   } as PaymentRecord;
 }
@@ -140,12 +141,17 @@ function walletRecordOf(node: TransactionNode | undefined, providerName: string)
   };
 }
 
+/** A node as responses show it: its card masked as now (a read model built before from version 1 events may hold one). */
+function shownNode<N extends { card?: unknown }>(node: N): N {
+  return node.card ? { ...node, card: cardMaskedAsNow(node.card as { number: string; last4: string; bin?: string }) } : node;
+}
+
 /** The node and what the detailed shape adds to it, each present (null where it does not apply). */
 function detailedNode(node: TransactionNode) {
   const wallet = node.wallet as Fields | undefined;
   const initiation = node.paymentInitiation;
   return {
-    ...node,
+    ...shownNode(node),
     referenceId: initiation?.referenceId ?? wallet?.referenceId ?? null,
     processing: node.settlement === 'INSTANT' ? 'INSTANT_PAYMENT' : 'BATCH_PAYMENT',
     paymentInitiation: initiation
@@ -209,5 +215,6 @@ export function detailedPayment(row: PaymentRow, context: DetailContext): Detail
       product: row.product, description: row.description, updatedAt: row.updated_at,
     }, context),
     ...lifecycle(row),
+    refundedAt: iso(row.refunded_at),
   } as DetailedPayment;
 }

@@ -30,7 +30,11 @@ import {
 const tags = ['Payments'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such payment for this client; another client’s payment answers the same, and nothing changes', schema: errorSchema } as const;
-const illegalMove = { description: 'the state machine does not allow this move from the current status (named in the message)', schema: errorSchema } as const;
+const illegalMove = {
+  description: 'the state machine does not allow this move from the current status (named in the message), or the payment is of a kind ' +
+    'the move does not apply to (a deposit, a deposit’s companion, a refund child: named in the message)',
+  schema: errorSchema,
+} as const;
 
 /**
  * The ORDER BY of each sort field (ties are broken by id in the same direction, so pages never overlap). Only

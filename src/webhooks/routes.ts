@@ -14,7 +14,7 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { notFound } from '../http/errors.ts';
+import { invalidParam, notFound } from '../http/errors.ts';
 import {
   deleteWebhook, ownedWebhook, pingWebhook, registerWebhook, retryWebhookDelivery, rotateWebhookSecret, updateWebhook,
 } from './handlers.ts';
@@ -176,7 +176,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       responses: { 200: { description: 'a page of events', schema: eventsPageSchema } },
       async handler({ query, req }) {
         const limit = query.limit ?? 50;
-        const [commit, prepare, ordinal] = (query.cursor ?? '0-0-0').split('-');
+        const [commit, prepare, ordinal] = feedCursorOf(query.cursor);
         let filtered = db.selectFrom('webhook_events').selectAll().where('client_id', '=', clientIdOf(req))
           .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
         if (query.type) filtered = filtered.where('event_type', '=', query.type);
@@ -197,4 +197,16 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       },
     }),
   ];
+}
+
+/** Postgres `bigint`'s largest value: the feed positions are stored as bigint. */
+const MAX_FEED_POSITION = 9_223_372_036_854_775_807n;
+
+/** The cursor's three parts; its pattern bounds their digits, this bounds their values to what the feed can hold. */
+function feedCursorOf(cursor: string | undefined): [string, string, string] {
+  const [commit, prepare, ordinal] = (cursor ?? '0-0-0').split('-') as [string, string, string];
+  if (BigInt(commit) > MAX_FEED_POSITION || BigInt(prepare) > MAX_FEED_POSITION) {
+    throw invalidParam(`cursor: its positions are at most ${MAX_FEED_POSITION}; pass the \`next\` of a previous page`);
+  }
+  return [commit, prepare, ordinal];
 }

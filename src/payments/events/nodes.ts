@@ -10,9 +10,16 @@ import { amountSchema, closed, nullableTextSchema, textSchema } from '../../../s
 /** A rail's node object: its string fields as sent (src/payments/nodes.ts checks them against the catalog). */
 const nodeObjectSchema = { type: 'object', additionalProperties: textSchema } as const;
 
-/** What is kept of a card: never the full number (masked to its first six and last four digits) nor the cvv. */
+/** Digits a card number needs before its first six may be kept beside its last four (PCI DSS). */
+export const MIN_CARD_DIGITS_FOR_BIN = 16;
+
+/**
+ * What is kept of a card: never the full number nor the cvv. The number is masked to its last four digits, and its
+ * first six (`bin`) only for numbers of 16 digits or more. Version 1 kept the first six of shorter numbers too: the
+ * upcaster below hides them on read.
+ */
 const storedCardSchema = closed({
-  number: { type: 'string', pattern: '^\\d{6}\\*{2,9}\\d{4}$' },
+  number: { type: 'string', pattern: '^(\\d{6}\\*{6,9}|\\*{8,11})\\d{4}$' },
   holder: textSchema,
   expiryMonth: textSchema,
   expiryYear: textSchema,
@@ -21,7 +28,7 @@ const storedCardSchema = closed({
   last4: textSchema,
   bin: textSchema,
   country: textSchema,
-}, ['cardType', 'country']);
+}, ['cardType', 'country', 'bin']);
 
 const optionalTexts = <const K extends string>(keys: readonly K[]) =>
   closed(Object.fromEntries(keys.map((key) => [key, textSchema])) as { [P in K]: typeof textSchema }, keys);
@@ -51,3 +58,25 @@ export const storedPaymentNodeSchema = closed({
   ...nodeObjects,
 }, nodeObjectKeys);
 export type StoredPaymentNode = FromSchema<typeof storedPaymentNodeSchema>;
+
+type StoredCardFields = { number: string; last4: string; bin?: string };
+
+/** A card kept as version 1 kept it, masked as now: a number shorter than 16 digits shows only its last four. */
+export function cardMaskedAsNow<C extends StoredCardFields>(card: C): C {
+  if (card.number.length >= MIN_CARD_DIGITS_FOR_BIN) return card;
+  const { bin: _bin, ...rest } = card;
+  return { ...rest, number: `${'*'.repeat(card.number.length - 4)}${card.last4}` } as C;
+}
+
+/** The v1 → v2 step of an event carrying nodes (PaymentCreated, PaymentAttemptCreated): their cards masked as now. */
+export function nodesMaskedAsNow<D extends { origins?: unknown[]; destinations?: unknown[] }>(data: D): D {
+  const node = (value: unknown) => {
+    const card = (value as { card?: StoredCardFields }).card;
+    return card ? { ...(value as object), card: cardMaskedAsNow(card) } : value;
+  };
+  return {
+    ...data,
+    ...(data.origins ? { origins: data.origins.map(node) } : {}),
+    ...(data.destinations ? { destinations: data.destinations.map(node) } : {}),
+  };
+}

@@ -29,6 +29,7 @@ import { endHold, requestHold } from '../../accounts/handlers.ts';
 import { findOwned } from '../../db/owned.ts';
 import type { RefundRow } from '../../../projections/refunds.ts';
 import { paymentStream } from '../events.ts';
+import { refusingOtherKinds } from '../handlers.ts';
 import { parentRefundDecider, refundDecider, type HoldAnswer, type ParentRefundState, type RefundState } from './decider.ts';
 import { OUTCOME_EVENTS, refundStream, type RefundCreatedData, type RefundOutcome } from './events.ts';
 
@@ -141,9 +142,10 @@ export async function requestRefund(
   platform: Platform, tenant: Tenant, parentId: string, input: { amount?: string; reason?: string }, metadata: EventMetadata,
 ): Promise<{ refundId: string; readModels: Promise<void> }> {
   const refundId = platform.runtime.newId();
-  const requested = await handleCommand(platform.storage.store, paymentStream(parentId), parentRefundDecider, {
-    type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),
-  }, metadata);
+  const requested = await refusingOtherKinds(platform, tenant, parentId, 'a refund cannot be refunded (refund its parent payment)',
+    () => handleCommand(platform.storage.store, paymentStream(parentId), parentRefundDecider, {
+      type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),
+    }, metadata));
   const progress = await advanceRefund(platform, parentId, refundId, metadata);
   if (!progress) throw new Error(`payment ${parentId} lost refund ${refundId}`);
   if (progress.outcome === 'REFUSED') throw domainPrecondition(`refund refused: ${progress.detail}`);

@@ -66,7 +66,8 @@ export function refundRoutes(services: Services): AnyRoute[] {
         'SETTLED, the amount exceeds what is left, or the account is not ACTIVE or its available funds are short; then nothing is held ' +
         'and nothing is reserved. The sandbox provider then settles the child (see the README for the triggers of every other end). ' +
         'A LOCAL_DEPOSIT settled into an account (matched on arrival, or assigned) is refunded the same way, from that account; a deposit ' +
-        'awaiting assignment or expired is not SETTLED (422), and a deposit’s companion child is refused (422: refund the deposit).',
+        'awaiting assignment or expired is not SETTLED (422), and a deposit’s companion child is refused (422: refund the deposit); so ' +
+        'is a refund child (422: a refund cannot be refunded).',
       tags, access: 'client', schemas: { params: idParamSchema, body: createRefundSchema },
       responses: {
         201: { description: 'the refund child as created (RECEIVED; reads show where the provider has taken it since)', schema: refundSchema },
@@ -98,7 +99,8 @@ export function refundRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'get', path: '/payments/:id/refunds', operationId: 'getPaymentRefundSummary', summary: 'The refund summary of a payment',
       description: 'totalRefunded sums SETTLED children, totalInProgress RECEIVED ones, totalFailed FAILED, EXPIRED and UNSETTLED ones; ' +
-        'maxRefundable = parentAmount − (totalRefunded + totalInProgress).',
+        'maxRefundable = parentAmount − (totalRefunded + totalInProgress) for a SETTLED payment, and 0 for what cannot be refunded ' +
+        '(a payment not SETTLED, such as a deposit awaiting assignment or a FAILED purchase; a refund; a deposit’s companion).',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the summary', schema: refundSummarySchema }, 404: paymentNotFound },
       async handler({ params, req }) {
@@ -113,11 +115,13 @@ export function refundRoutes(services: Services): AnyRoute[] {
         const failed = sumOf(['FAILED', 'EXPIRED', 'UNSETTLED']);
         const { currency } = parent;
         const parentAmount = toDecimal(parent.total_amount);
+        // As POST /payments/:id/refund decides: only a SETTLED payment that is no child (a refund, a companion) is refunded.
+        const refundable = parent.status === 'SETTLED' && parent.parent_payment_id === null;
         return { status: 200, body: {
           parentPaymentId: parent.payment_id, parentAmount: formatAmount(parentAmount, currency), currency,
           totalRefunded: formatAmount(refunded.total, currency), totalInProgress: formatAmount(inProgress.total, currency),
           totalFailed: formatAmount(failed.total, currency),
-          maxRefundable: formatAmount(parentAmount.minus(refunded.total).minus(inProgress.total), currency),
+          maxRefundable: formatAmount(refundable ? parentAmount.minus(refunded.total).minus(inProgress.total) : new Decimal(0), currency),
           completedCount: refunded.n, inProgressCount: inProgress.n, failedCount: failed.n,
         } };
       },
