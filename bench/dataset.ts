@@ -11,10 +11,15 @@ import { paymentDecider, type PaymentCommand, type PaymentState } from '../src/p
 import type { WithoutTenant } from '../src/domain/tenancy.ts';
 import { paymentIdFor, paymentStream, type PaymentCreatedData, type PaymentEvent } from '../src/payments/events.ts';
 import { feesFor, totalFee } from '../src/payments/pricing.ts';
+import { customerDecider, type CustomerCommand, type CustomerState } from '../src/customers/decider.ts';
+import { customerStream } from '../src/customers/events.ts';
 import { call, OPERATOR_KEY, type BenchService } from './service.ts';
 
-/** Appends in flight while seeding. */
-export const SEED_IN_FLIGHT = 32;
+/**
+ * Appends in flight while seeding: enough that the event store's group commit (src/eventstore/postgres) writes
+ * them in large batches, one statement and one commit each.
+ */
+export const SEED_IN_FLIGHT = 256;
 /** The merchant's accounts (USD). */
 export const ACCOUNTS = 10;
 export const card = { number: '4111111111111111', holder: 'Ana Pérez', expiryMonth: '12', expiryYear: '2099', cvv: '123' };
@@ -134,3 +139,43 @@ export async function seedPayments(
   return { events, last: last!, ms: performance.now() - started };
 }
 
+
+/**
+ * Appends `count` customers' histories (created, then `updates` changes of name), SEED_IN_FLIGHT appends at a
+ * time: the rest of a log that holds more than payments. Answers the events appended and the last position.
+ */
+export async function seedCustomers(
+  store: EventStore, merchant: Merchant, count: number, updates: number,
+): Promise<{ events: number; last: Position | null; ms: number }> {
+  const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
+  const tenant = { clientId: merchant.clientId };
+  let next = 0;
+  let events = 0;
+  let last: Position | null = null;
+  const started = performance.now();
+  await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
+    for (let i = next++; i < count; i = next++) {
+      const customerId = randomUUID();
+      const at = Date.now() - Math.floor(Math.random() * 90 * 86_400_000);
+      const commands: CustomerCommand[] = [{
+        type: 'CreateCustomer', tenant, customerId, clientId: merchant.clientId, autoCreated: false, now: new Date(at),
+        fields: { firstName: 'Ana', lastName: `Seed${i}`, email: `seed-${i}@example.com`, country: 'BRA' },
+      }];
+      for (let u = 0; u < updates; u++) {
+        commands.push({ type: 'UpdateCustomer', tenant, changes: { firstName: `Ana${u}` }, now: new Date(at + (u + 1) * 60_000) });
+      }
+      let state: CustomerState = customerDecider.initialState;
+      const history = commands.flatMap((command) => {
+        const decided = customerDecider.decide(command, state);
+        for (const event of decided) state = customerDecider.evolve(state, event);
+        return decided;
+      });
+      events += history.length;
+      const { position } = await store.append(customerStream(customerId), history.map((e) => ({
+        type: e.type, data: e.data, metadata: { ...metadata, correlationId: randomUUID() },
+      })), 'no_stream');
+      if (!last || comparePositions(position, last) > 0) last = position;
+    }
+  }));
+  return { events, last, ms: performance.now() - started };
+}

@@ -1,20 +1,22 @@
 /**
- * HTTP benchmarks of the whole service: the real stack in this process — express,
- * authentication, validation, idempotency, the command handlers, the projection daemon with every projector,
+ * HTTP benchmarks of the whole service, at scale: the real stack in this process — express, authentication,
+ * validation, idempotency, the command handlers, the projection daemon with every projector and reactor,
  * read-your-writes — over the given database, and autocannon in a child process on the same machine.
  *
- *   POST /payments   16 connections, every request a new externalId and Idempotency-Key
- *   GET  /payments   a filtered first page (default sort, limit 50) over a seeded dataset of payments
- *   POST /payments/received   signed notifications settling INSTANT payments: into one account, and spread over 10
- *   POST /payments/:id/refund  refunds of 0.01 USD: all on one hot parent, and spread over 200 parents
+ *   seed      BENCH_HTTP_PAYMENTS payments (default 200,000) whose whole histories the payment decider decides,
+ *             then customers' histories until the log holds BENCH_HTTP_EVENTS events (default 1,000,000), appended
+ *             straight to the event store while the service is stopped, SEED_IN_FLIGHT appends at a time (the
+ *             store's group commit writes them in large batches)
+ *   rebuild   the service starts again and every projector catches up with that log, as a rebuild from zero:
+ *             events/s
+ *   GET /payments  a filtered first page (default sort, limit 50), one connection: p50 and p99
+ *   writes    every write route beside the floor of an HTTP create (bench/writes.ts)
  *
- * The dataset is appended straight to the event store while the service is stopped (one stream per payment,
- * its whole history decided by the payment decider and appended at once, 32 appends in flight); the service
- * then starts again and its projections catch up (timed). Prints figures beside their targets and, with
- * BENCH_HTTP_DIAGNOSE, the server-side breakdown of a request's time (bench/profile.ts); never fails on a slow machine.
+ * BENCH_HTTP_PAYMENTS=0 skips the dataset (the writes then run on an almost empty log). Prints figures beside
+ * their targets and never fails on a slow machine.
  *
  * BENCH_HTTP_DIAGNOSE=1 traces every request (server-side breakdown, one request's SQL, the list queries' plans;
- * the tracing slows the service) and adds POST runs without Idempotency-Key and with 1 connection;
+ * the tracing slows the service) and adds the list at 16 connections;
  * BENCH_HTTP_CPU_PROFILE=<dir> writes a V8 CPU profile of the service per measured run.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -35,7 +37,8 @@ import { providerSignature } from '../src/payments/routes.ts';
 import type { LoadResult, LoadSpec } from './loadgen.ts';
 import { Profiler, type Profile, type Statement } from './profile.ts';
 import { call, startService, type BenchService } from './service.ts';
-import { ACCOUNTS, card, paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, seedPayments, type Merchant } from './dataset.ts';
+import { paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, seedCustomers, seedPayments } from './dataset.ts';
+import { benchWrites } from './writes.ts';
 
 export type Report = (target: string, what: string, value: string) => void;
 
@@ -86,59 +89,6 @@ export async function startLoadGenerator(): Promise<LoadGenerator> {
       if (child.connected) child.send({ kind: 'exit' });
     },
   };
-}
-
-/** Payments notified as received in the settlement runs (warm-up and run together), per run. */
-const SETTLEMENTS = Number(process.env.BENCH_HTTP_SETTLEMENTS ?? 12_000);
-
-/** `count` INSTANT push payments of 10.00 USD without fee to `accounts` in turn, created and waiting for their funds. */
-async function seedReceivable(
-  store: EventStore, services: Services, merchant: Merchant, template: PaymentCreatedData,
-  accounts: ReadonlyArray<{ id: string; accountNumber: string }>, count: number,
-): Promise<{ ids: string[]; last: Position }> {
-  const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
-  const ids: string[] = [];
-  let last: Position | null = null;
-  let next = 0;
-  await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      const externalId = `receivable-${randomUUID()}`;
-      const paymentId = paymentIdFor(merchant.clientId, externalId);
-      const account = accounts[i % accounts.length]!;
-      const created = paymentDecider.decide({ type: 'CreatePayment', tenant: { clientId: merchant.clientId }, now: services.runtime.now(), screening: { outcome: 'CLEAR' }, payment: {
-        ...template, paymentId, externalId, accountId: account.id, accountNumber: account.accountNumber, totalAmount: '10.00',
-        origins: [], fees: [], feeAmount: '0.00', flow: 'PUSH', method: null, settlement: 'INSTANT',
-      } }, paymentDecider.initialState);
-      const { position } = await store.append(paymentStream(paymentId), created.map((e) => ({ type: e.type, data: e.data, metadata })), 'no_stream');
-      if (!last || comparePositions(position, last) > 0) last = position;
-      ids.push(paymentId);
-    }
-  }));
-  return { ids, last: last! };
-}
-
-/** Parents of the refund runs across many parents. */
-const REFUND_PARENTS = 200;
-
-/**
- * `count` SETTLED payments of 999.00 USD (below the review threshold) without fee, through the API (created, then the provider's
- * notification settles them INSTANT), to the merchant's accounts in turn: room for every refund of 0.01 a run sends.
- */
-async function settledParents(baseUrl: string, merchant: Merchant, count: number, providerSecret: string): Promise<string[]> {
-  const ids: string[] = [];
-  let next = 0;
-  await Promise.all(Array.from({ length: 8 }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      const payment = await call(baseUrl, 'POST', '/payments', merchant.headers, {
-        externalId: `refundable-${randomUUID()}`, identityId: merchant.identityId, type: 'PURCHASE',
-        accountNumber: merchant.accounts[i % merchant.accounts.length]!.accountNumber, totalAmount: '999.00', currency: 'USD',
-      });
-      await call(baseUrl, 'POST', '/payments/received', { 'user-agent': 'provider' },
-        { transactionId: payment.id, signature: providerSignature(providerSecret, payment.id) });
-      ids.push(payment.id as string);
-    }
-  }));
-  return ids;
 }
 
 // -------------------------------------------------------------------------------------------- runs
@@ -238,6 +188,12 @@ export async function measure(
   return { result, profile };
 }
 
+/** Events in the seeded log, payments' and the rest (customers' histories): the scale the figures hold at. */
+const EVENTS = Number(process.env.BENCH_HTTP_EVENTS ?? 1_000_000);
+const EVENTS_PGLITE = Number(process.env.BENCH_HTTP_EVENTS_PGLITE ?? 50_000);
+/** Changes of each seeded customer after its creation. */
+const CUSTOMER_UPDATES = 4;
+
 export async function benchHttp(target: string, database: Database, report: Report, payments: number): Promise<void> {
   const profiler = new Profiler();
   if (DIAGNOSE) profiler.instrumentPool(database.pool);
@@ -252,114 +208,81 @@ export async function benchHttp(target: string, database: Database, report: Repo
     await service.close();
     service = null;
 
-    // 2. The dataset, appended with no projection running (as a backlog a new deployment would find).
-    const seeded = await seedPayments(new PostgresEventStore(database, { crossProcessWakeups: false }), services, merchant, template, payments);
-    report(target, `seed: ${fmt(payments)} payments (${fmt(seeded.events)} events) appended, ${SEED_IN_FLIGHT} in flight`,
-      `${fmt(seeded.ms / 1000, 1)} s: ${fmt(payments / (seeded.ms / 1000))} appends/s, ${fmt(seeded.events / (seeded.ms / 1000))} events/s`);
+    // 2. The dataset, appended with no projection running (as a backlog a new deployment would find): the payments'
+    // histories, then customers' until the log holds the events asked for.
+    let seededEvents = 0;
+    let last: Position | null = null;
+    if (payments > 0) {
+      const store = new PostgresEventStore(database, { crossProcessWakeups: false });
+      const seeded = await seedPayments(store, services, merchant, template, payments);
+      report(target, `seed: ${fmt(payments)} payments (${fmt(seeded.events)} events) appended, ${SEED_IN_FLIGHT} in flight`,
+        `${fmt(seeded.ms / 1000, 1)} s: ${fmt(payments / (seeded.ms / 1000))} appends/s, ${fmt(seeded.events / (seeded.ms / 1000))} events/s`);
+      seededEvents = seeded.events;
+      last = seeded.last;
+      const wanted = target === 'pglite' ? EVENTS_PGLITE : EVENTS;
+      const customers = Math.max(0, Math.ceil((wanted - seeded.events) / (1 + CUSTOMER_UPDATES)));
+      if (customers > 0) {
+        const filler = await seedCustomers(store, merchant, customers, CUSTOMER_UPDATES);
+        report(target, `seed: ${fmt(customers)} customers (${fmt(filler.events)} events) appended, ${SEED_IN_FLIGHT} in flight`,
+          `${fmt(filler.ms / 1000, 1)} s: ${fmt(filler.events / (filler.ms / 1000))} events/s`);
+        seededEvents += filler.events;
+        if (filler.last && comparePositions(filler.last, last) > 0) last = filler.last;
+      }
+      await store.close();
+    }
 
-    // 3. The service again: its projections catch up from where they stopped.
+    // 3. The service again: every projector catches up from where it stopped, as a rebuild from zero would.
     const restarted = performance.now();
     const runnerDone = new Map<string, number>();
+    const seededLast = last;
     const live = await startService(database, { profiler, diagnose: DIAGNOSE, beforeStart: (projections) => {
+      if (!seededLast) return;
       for (const runner of projections.projectionRunners) {
         runner.on('advanced', () => {
-          if (!runnerDone.has(runner.name) && positionReached(runner.checkpoint, seeded.last)) runnerDone.set(runner.name, performance.now() - restarted);
+          if (!runnerDone.has(runner.name) && positionReached(runner.checkpoint, seededLast)) runnerDone.set(runner.name, performance.now() - restarted);
         });
       }
     } });
     service = live;
-    const caughtUp = await live.projections.waitFor(seeded.last, 900_000);
-    const catchUpMs = performance.now() - restarted;
-    const rows = Number((await database.query<{ n: string }>(
-      'SELECT count(*) AS n FROM payments WHERE client_id = $1', [merchant.clientId])).rows[0]!.n);
-    report(target, `seed: projections catch up (${allProjectors().length} projectors, batches of ${services.config.projectionBatchSize})`,
-      `${caughtUp ? '' : 'NOT CAUGHT UP: '}${fmt(catchUpMs / 1000, 1)} s: ${fmt(seeded.events / (catchUpMs / 1000))} events/s` +
-      (rows === payments + 1 ? '' : `; payments read model has ${fmt(rows)} rows, expected ${fmt(payments + 1)}`));
-    report(target, 'seed: each projector caught up after',
-      [...runnerDone].sort((a, b) => b[1] - a[1]).map(([name, at]) => `${name} ${fmt(at / 1000, 1)} s`).join(', '));
-    // What autovacuum does soon after a bulk load (its insert threshold is 20% of the table): marks the pages
-    // all-visible, so counting a filter's matches is an index-only scan rather than a heap visit per row.
-    const vacuumed = performance.now();
-    await database.query(`VACUUM ANALYZE ${quoteIdent(projectorSchemaName(database.schema, paymentsProjector))}.payments`);
-    report(target, 'seed: VACUUM ANALYZE of the payments table', ms(performance.now() - vacuumed));
+    if (seededLast) {
+      const caughtUp = await live.projections.waitFor(seededLast, 1_800_000);
+      const catchUpMs = performance.now() - restarted;
+      const rows = Number((await database.query<{ n: string }>(
+        'SELECT count(*) AS n FROM payments WHERE client_id = $1', [merchant.clientId])).rows[0]!.n);
+      const rate = seededEvents / (catchUpMs / 1000);
+      report(target, `rebuild: every projector from the seeded log (${allProjectors().length} projectors, ${fmt(seededEvents)} events)`,
+        `${caughtUp ? '' : 'NOT CAUGHT UP: '}${fmt(catchUpMs / 1000, 1)} s: ${fmt(rate)} events/s  target ≥ 20,000/s: ${verdict(rate >= 20_000)}` +
+        (rows === payments + 1 ? '' : `; payments read model has ${fmt(rows)} rows, expected ${fmt(payments + 1)}`));
+      report(target, 'rebuild: each projector caught up after',
+        [...runnerDone].sort((a, b) => b[1] - a[1]).map(([name, at]) => `${name} ${fmt(at / 1000, 1)} s`).join(', '));
+      // What autovacuum does soon after a bulk load (its insert threshold is 20% of the table): marks the pages
+      // all-visible, so counting a filter's matches is an index-only scan rather than a heap visit per row.
+      const vacuumed = performance.now();
+      await database.query(`VACUUM ANALYZE ${quoteIdent(projectorSchemaName(database.schema, paymentsProjector))}.payments`);
+      report(target, 'seed: VACUUM ANALYZE of the payments table', ms(performance.now() - vacuumed));
 
-    for (const [label, path] of [
-      ['status=SETTLED', '/payments?status=SETTLED&limit=50'],
-      ['accountNumber=…', `/payments?accountNumber=${merchant.accounts[3]!.accountNumber}&limit=50`],
-    ] as const) {
-      const page = await call(live.baseUrl, 'GET', path, merchant.headers);
-      const what = `GET /payments?${label} (${fmt(page.pagination.total)} of ${fmt(payments)} match)`;
-      const spec = { baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'GET' as const, paths: [path], headers: merchant.headers };
-      const { result, profile } = await measure(loadgen, profiler, spec, `get-${label}`, target, what, report);
-      reportLoad(target, what, result, report, { latency: `target p99 ≤ 25 ms: ${verdict(result.latency.p99 <= 25)}` });
-      reportProfile(target, what, profile, result, report);
-      if (DIAGNOSE) await reportPlans(target, what, database, profile.sampleStatements, report);
-      // The same page for one client at a time: the latency of the query path itself, without 16-deep queueing
-      // on a service that is CPU-bound at 16 connections.
-      const single = await loadgen.run({ ...spec, connections: 1, seconds: SECONDS });
-      reportLoad(target, `${what}, 1 connection`, single, report, { latency: `target p99 ≤ 25 ms: ${verdict(single.latency.p99 <= 25)}` });
-    }
-
-    const body = {
-      identityId: merchant.identityId, type: 'PURCHASE', accountNumber: merchant.accounts[0]!.accountNumber,
-      totalAmount: '100.00', currency: 'USD', origins: [{ type: 'CARD', card }],
-    };
-    const create = async (what: string, idempotencyKeys = true, connections = CONNECTIONS) => {
-      const spec = {
-        baseUrl: live.baseUrl, connections, method: 'POST' as const, paths: ['/payments'],
-        headers: merchant.headers, body, idempotencyKeys,
-      };
-      const { result, profile } = await measure(loadgen, profiler, spec, what, target, what, report);
-      const rate = result.requestsPerSecond;
-      const p99 = result.latency.p99;
-      reportLoad(target, what, result, report, {
-        rate: `target ≥ 1,000/s: ${verdict(rate >= 1000)}; goal ≥ 2,500/s: ${verdict(rate >= 2500)}`,
-        latency: `target p99 ≤ 50 ms: ${verdict(p99 <= 50)}; goal ≤ 30 ms: ${verdict(p99 <= 30)}`,
-      });
-      reportProfile(target, what, profile, result, report);
-      if (DIAGNOSE) {
-        profile.sampleStatements.forEach((statement, i) =>
-          report(target, `${what}: statement ${i + 1}`, statement.text.replace(/\s+/g, ' ').slice(0, 110)));
+      for (const [label, path] of [
+        ['status=SETTLED', '/payments?status=SETTLED&limit=50'],
+        ['accountNumber=…', `/payments?accountNumber=${merchant.accounts[3]!.accountNumber}&limit=50`],
+      ] as const) {
+        const page = await call(live.baseUrl, 'GET', path, merchant.headers);
+        const what = `GET /payments?${label} (${fmt(page.pagination.total)} of ${fmt(payments)} match)`;
+        const spec = { baseUrl: live.baseUrl, connections: 1, method: 'GET' as const, paths: [path], headers: merchant.headers };
+        // One client at a time: the latency of the query path itself, without queueing on a service that is
+        // CPU-bound at 16 connections.
+        const { result: single } = await measure(loadgen, profiler, spec, `get-${label}`, target, what, report);
+        reportLoad(target, `${what}, 1 connection`, single, report, { latency: `target p99 ≤ 25 ms: ${verdict(single.latency.p99 <= 25)}` });
+        if (DIAGNOSE) {
+          const { result, profile } = await measure(loadgen, profiler, { ...spec, connections: CONNECTIONS }, `get16-${label}`, target, what, report);
+          reportLoad(target, `${what}, ${CONNECTIONS} connections`, result, report, { latency: '' });
+          reportProfile(target, what, profile, result, report);
+          await reportPlans(target, what, database, profile.sampleStatements, report);
+        }
       }
-    };
-    await create(`POST /payments, ${CONNECTIONS} connections`);
+    }
 
-    // Settlement: signed provider notifications of INSTANT payments, each received once: the payment, then its
-    // account's answer, then the payment's settlement (two streams, three appends). All to one account (the hot
-    // merchant account, whose commands queue) and spread over the merchant's accounts.
-    for (const [label, accounts] of [['one account', merchant.accounts.slice(0, 1)], [`${ACCOUNTS} accounts`, merchant.accounts]] as const) {
-      const what = `POST /payments/received (settles), ${label}, ${CONNECTIONS} connections`;
-      const pending = await seedReceivable(live.services.storage.store, live.services, merchant, template, accounts, SETTLEMENTS);
-      await live.projections.waitFor(pending.last, 120_000);
-      const spec = {
-        baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'POST' as const, paths: ['/payments/received'], headers: { 'user-agent': 'provider' },
-        bodies: pending.ids.map((transactionId) => ({ transactionId, signature: providerSignature(live.services.config.providerSecret, transactionId) })),
-        bodiesKey: `settle-${label}`,
-      };
-      const { result, profile } = await measure(loadgen, profiler, spec, `settle-${label}`, target, what, report);
-      reportLoad(target, what, result, report, { latency: 'no target' });
-      reportProfile(target, what, profile, result, report);
-      if (result.completed > pending.ids.length) report(target, `${what}: note`, `ran out of receivable payments after ${fmt(pending.ids.length)}`);
-    }
-    // Refunds: each request reserves on its parent's stream, holds on the account's, records the answer on the
-    // parent and creates the child (four appends over three streams). On one hot parent (its commands queue, and
-    // its account's), and across many parents spread over the merchant's accounts.
-    for (const [label, parents] of [['one parent', 1], [`${REFUND_PARENTS} parents`, REFUND_PARENTS]] as const) {
-      const what = `POST /payments/:id/refund, ${label}, ${CONNECTIONS} connections`;
-      const ids = await settledParents(live.baseUrl, merchant, parents, live.services.config.providerSecret);
-      const spec = {
-        baseUrl: live.baseUrl, connections: CONNECTIONS, method: 'POST' as const, paths: ids.map((id) => `/payments/${id}/refund`),
-        headers: merchant.headers, bodies: [{ amount: '0.01' }], bodiesKey: `refund-${label}`,
-      };
-      const { result, profile } = await measure(loadgen, profiler, spec, `refund-${label}`, target, what, report);
-      reportLoad(target, what, result, report, { latency: 'no target' });
-      reportProfile(target, what, profile, result, report);
-    }
-    if (DIAGNOSE) {
-      // Variants that show what a part costs: the idempotency bookkeeping, and queueing under 16 connections.
-      await create('diagnose: POST, no Idempotency-Key', false);
-      await create('diagnose: POST, 1 connection', true, 1);
-    }
+    // 4. The write routes, on the same log, beside the floor measured now.
+    await benchWrites(target, database, report, loadgen, profiler, live, merchant, template);
   } finally {
     loadgen.close();
     await service?.close();

@@ -15,13 +15,16 @@ export interface LoadSpec {
   /** Paths sent in turn by each connection (one for a single endpoint). */
   paths: string[];
   headers: Record<string, string>;
-  /** POST only: the JSON body; every request gets a new `externalId` (and Idempotency-Key when asked). */
+  /** POST only: the JSON body; every request gets a new `uniqueField` (and Idempotency-Key when asked). */
   body?: Record<string, unknown>;
+  /** The field of `body` made unique per request (default `externalId`; '' for none), its value `uniquePrefix` + a sequence. */
+  uniqueField?: string;
+  uniquePrefix?: string;
   /**
    * POST only, instead of `body`: bodies sent as they are, in turn. Runs that name the same `bodiesKey` share one
    * cursor (a warm-up and its measured run never send the same body twice); past the last, from the first again.
    */
-  bodies?: Array<Record<string, unknown>>;
+  bodies?: Array<Record<string, unknown> | null>;
   /**
    * POST only, with `bodies`: the path of each body (same length), for requests that may each be sent once (an
    * assignment of one deposit); `paths` is then ignored.
@@ -65,15 +68,20 @@ async function run(spec: LoadSpec): Promise<LoadResult> {
         const at = cursors.get(key) ?? 0;
         cursors.set(key, at + 1);
         const i = at % spec.bodies!.length;
-        return { ...request, ...(spec.bodyPaths ? { path: spec.bodyPaths[i] } : {}),
-          headers: { ...request.headers, 'content-type': 'application/json' }, body: JSON.stringify(spec.bodies![i]) };
+        // A null body: the route takes none (a move such as POST /payments/:id/authorized).
+        const body = spec.bodies![i];
+        const headers: Record<string, string> = { ...request.headers, ...(body === null ? {} : { 'content-type': 'application/json' }) };
+        if (spec.idempotencyKeys) headers['idempotency-key'] = `${prefix}-key-${++sequence}`;
+        return { ...request, ...(spec.bodyPaths ? { path: spec.bodyPaths[i] } : {}), headers, ...(body === null ? {} : { body: JSON.stringify(body) }) };
       },
     } : spec.body ? {
       setupRequest: (request: { headers: Record<string, string> }) => {
         const n = ++sequence;
         const headers: Record<string, string> = { ...request.headers, 'content-type': 'application/json' };
         if (spec.idempotencyKeys) headers['idempotency-key'] = `${prefix}-key-${n}`;
-        return { ...request, headers, body: JSON.stringify({ ...spec.body, externalId: `${prefix}-${n}` }) };
+        const field = spec.uniqueField ?? 'externalId';
+        const body = field ? { ...spec.body, [field]: `${spec.uniquePrefix ?? ''}${prefix}-${n}` } : spec.body;
+        return { ...request, headers, body: JSON.stringify(body) };
       },
     } : {}),
   }));

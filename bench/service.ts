@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
+import { storedEvents } from '../src/storedEvents/registry.ts';
 import type { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { createApp } from '../src/http/app.ts';
 import type { Services } from '../src/http/services.ts';
@@ -27,20 +28,27 @@ export interface BenchService {
 
 /** The service as src/main.ts assembles it (logs formatted as in production, written to /dev/null). */
 export async function startService(
-  database: Database, options: { profiler?: Profiler; diagnose?: boolean; beforeStart?: (projections: ProjectionDaemon) => void } = {},
+  database: Database,
+  options: {
+    profiler?: Profiler; diagnose?: boolean; beforeStart?: (projections: ProjectionDaemon) => void;
+    /** Settings over the benchmark's own (autopilot off, no rate limit). */
+    env?: Record<string, string>;
+    /** Run the scheduled jobs on their schedules (off by default: they would act on the seeded payments mid-run). */
+    schedule?: boolean;
+  } = {},
 ): Promise<BenchService> {
   const { profiler, diagnose = false, beforeStart } = options;
   const config = loadConfig({
     OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', SANDBOX_AUTOPILOT: 'false',
     ...(database.connectionString ? { DATABASE_URL: database.connectionString } : {}),
+    ...options.env,
   });
   const logger = pino({ level: config.logLevel }, pino.destination({ dest: '/dev/null', sync: false }));
-  const store = new PostgresEventStore(database);
+  const store = new PostgresEventStore(database, { upcasters: storedEvents.upcasters });
   const { services, projections, scheduler } = await assembleService({
     config, logger, runtime: systemRuntime,
     storage: { mode: database.kind === 'postgres' ? 'postgres' : 'embedded', database, store, describe: 'bench', close: async () => store.close() },
-    // The scheduled jobs stay off: the settlement and expiry jobs would act on the seeded payments mid-run.
-    schedule: false,
+    schedule: options.schedule ?? false,
     beforeProjecting: beforeStart,
   });
   if (diagnose) profiler?.wrapReadYourWrites(services);

@@ -1,0 +1,60 @@
+/**
+ * What a piece of work costs the database, counted in this process: every statement sent by a `pg` client (the
+ * service's pool, its LISTEN/NOTIFY connections, PGlite's bridged connection) is a round trip, and every
+ * transaction that commits a write is a commit: an explicit COMMIT, or a single statement outside a transaction
+ * that writes (an append, an idempotency claim, a lease renewal). Installed once, on pg.Client's prototype, so
+ * that it sees the clients the service creates itself; counting costs a regular expression per statement.
+ */
+import pg from 'pg';
+
+export interface DatabaseCounts {
+  /** Statements sent (round trips). */
+  queries: number;
+  /** Transactions that committed a write. */
+  commits: number;
+}
+
+const counts: DatabaseCounts = { queries: 0, commits: 0 };
+const inTransaction = new WeakSet<object>();
+let installed = false;
+
+const BEGIN = /^\s*(begin|start\s+transaction)\b/i;
+const END = /^\s*(commit|end|rollback)\b/i;
+const COMMIT = /^\s*(commit|end)\b/i;
+/** A statement that writes (rows, a row lock, a notification); a SELECT ... FOR UPDATE counts, as it takes an xid. */
+const WRITES = /\b(insert\s+into|update\s|delete\s+from|pg_notify|notify\s)/i;
+
+function textOf(first: unknown): string | null {
+  if (typeof first === 'string') return first;
+  if (first && typeof first === 'object' && typeof (first as { text?: unknown }).text === 'string') return (first as { text: string }).text;
+  return null;
+}
+
+export function installDatabaseCounters(): void {
+  if (installed) return;
+  installed = true;
+  const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+  const original = prototype.query;
+  prototype.query = function (this: object, ...args: unknown[]) {
+    const text = textOf(args[0]);
+    if (text !== null) {
+      counts.queries++;
+      // A simple-protocol string may hold several statements (BEGIN; …; COMMIT): count its transaction once.
+      if (BEGIN.test(text) && /;\s*commit\s*;?\s*$/i.test(text)) counts.commits++;
+      else if (BEGIN.test(text)) inTransaction.add(this);
+      else if (END.test(text)) {
+        if (COMMIT.test(text) && inTransaction.has(this)) counts.commits++;
+        inTransaction.delete(this);
+      } else if (!inTransaction.has(this) && WRITES.test(text)) counts.commits++;
+    }
+    return original.apply(this, args);
+  };
+}
+
+export function databaseCounts(): DatabaseCounts {
+  return { ...counts };
+}
+
+export function countsSince(before: DatabaseCounts): DatabaseCounts {
+  return { queries: counts.queries - before.queries, commits: counts.commits - before.commits };
+}
