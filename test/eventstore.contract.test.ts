@@ -113,6 +113,61 @@ for (const target of eventStoreTargets()) {
       });
     });
 
+    describe('appends made together (one group commit on Postgres)', () => {
+      it('each keeps its own outcome: one refused on its expectation, one a repeat, the others recorded', async () => {
+        const [fresh, existing, wrong, repeated] = [uniqueStream(), uniqueStream(), uniqueStream(), uniqueStream()];
+        await store.append(existing, [ev('A')], 'no_stream');
+        await store.append(wrong, [ev('A'), ev('B')], 'no_stream');
+        const ids = [randomUUID(), randomUUID()];
+        const first = await store.append(repeated, [ev('R1', {}, ids[0]), ev('R2', {}, ids[1])], 'no_stream');
+        const outcomes = await Promise.allSettled([
+          store.append(fresh, [ev('One'), ev('Two'), ev('Three')], 'no_stream'),
+          store.append(existing, [ev('B')], 0n),
+          store.append(wrong, [ev('C')], 0n),
+          store.append(repeated, [ev('R1', {}, ids[0]), ev('R2', {}, ids[1])], 'no_stream'),
+          store.append(uniqueStream(), [ev('Solo')], 'any'),
+        ]);
+        expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        const value = (i: number) => (outcomes[i] as PromiseFulfilledResult<Awaited<ReturnType<EventStore['append']>>>).value;
+        expect(value(0).nextRevision).to.equal(2n);
+        expect(value(1).nextRevision).to.equal(1n);
+        expect((outcomes[2] as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
+        expect((outcomes[2] as PromiseRejectedResult).reason.actual).to.equal(1n);
+        expect(value(3).nextRevision).to.equal(first.nextRevision);
+        expect(comparePositions(value(3).position, first.position)).to.equal(0);
+        expect((await store.readStream(fresh)).map((e) => [e.type, e.revision])).to.deep.equal([['One', 0n], ['Two', 1n], ['Three', 2n]]);
+        expect((await store.readStream(existing)).map((e) => e.type)).to.deep.equal(['A', 'B']);
+        expect((await store.readStream(wrong)).map((e) => e.type)).to.deep.equal(['A', 'B']);
+        expect((await store.readStream(repeated)).map((e) => e.type)).to.deep.equal(['R1', 'R2']);
+      });
+
+      it('appends to one stream made together are applied one after the other, in the order they were made', async () => {
+        const stream = uniqueStream();
+        await store.append(stream, [ev('Opened')], 'no_stream');
+        const outcomes = await Promise.allSettled([
+          store.append(stream, [ev('First')], 0n),
+          store.append(stream, [ev('Second')], 0n),
+          store.append(stream, [ev('Third')], 1n),
+          store.append(stream, [ev('Any')], 'any'),
+        ]);
+        expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'fulfilled', 'fulfilled']);
+        expect((await store.readStream(stream)).map((e) => e.type)).to.deep.equal(['Opened', 'First', 'Third', 'Any']);
+      });
+
+      it('the feed shows each stream of a group in revision order, and every event once', async () => {
+        const head = await store.headPosition();
+        const streams = Array.from({ length: 12 }, () => uniqueStream());
+        await Promise.all(streams.map((stream, i) => store.append(stream, Array.from({ length: 1 + (i % 4) }, (_, n) => ev('G', { n })), 'no_stream')));
+        const feed = (await store.readAll({ after: head, limit: 1000 })).filter((e) => streams.includes(e.stream));
+        expect(feed).to.have.length(streams.reduce((sum, _, i) => sum + 1 + (i % 4), 0));
+        for (const stream of streams) {
+          const mine = feed.filter((e) => e.stream === stream);
+          expect(mine.map((e) => e.revision)).to.deep.equal(mine.map((_, n) => BigInt(n)));
+          expect(mine.map((e) => (e.data as { n: number }).n)).to.deep.equal(mine.map((_, n) => n));
+        }
+      });
+    });
+
     describe('reading', () => {
       it('round-trips ids, data and metadata', async () => {
         const stream = uniqueStream();

@@ -23,6 +23,49 @@ for (const target of databaseTargets()) {
       await database?.close();
     });
 
+    it('appends made together go as one statement (up to 4 of them): one transaction, one commit, each member its own outcome', async () => {
+      const streams = Array.from({ length: 4 }, () => `grouped-${randomUUID()}`);
+      await store.append(streams[3]!, [{ type: 'Existing', data: {} }], 'no_stream');
+      let statements = 0;
+      const query = database.query;
+      const spy: Database['query'] = (text, params) => {
+        statements++;
+        return query(text, params);
+      };
+      (database as { query: Database['query'] }).query = spy;
+      let outcomes: PromiseSettledResult<Awaited<ReturnType<PostgresEventStore['append']>>>[];
+      try {
+        outcomes = await Promise.allSettled(streams.map((stream, i) =>
+          store.append(stream, Array.from({ length: 1 + (i % 3) }, (_, n) => ({ type: 'Grouped', data: { n } })), 'no_stream')));
+      } finally {
+        (database as { query: Database['query'] }).query = query;
+      }
+      expect(statements).to.equal(1);
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
+      const commits = new Set(outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.position.commit] : [])));
+      expect(commits.size).to.equal(1);
+    });
+
+    it('a group whose member races a writer of another process (unique violation) is appended member by member', async () => {
+      const raced = `raced-${randomUUID()}`;
+      const others = [`calm-${randomUUID()}`, `calm-${randomUUID()}`];
+      const other = new PostgresEventStore(database, { crossProcessWakeups: false });
+      try {
+        // Another store instance stands for another process: its append to the same stream is in a group of its own.
+        const outcomes = await Promise.allSettled([
+          store.append(raced, [{ type: 'Mine', data: {} }], 'no_stream'),
+          ...others.map((stream) => store.append(stream, [{ type: 'Calm', data: {} }], 'no_stream')),
+          other.append(raced, [{ type: 'Theirs', data: {} }], 'no_stream'),
+          other.append(`calm-${randomUUID()}`, [{ type: 'Calm', data: {} }], 'no_stream'),
+        ]);
+        expect(outcomes.filter((o) => o.status === 'fulfilled')).to.have.length(4);
+        expect(await store.readStream(raced)).to.have.length(1);
+        for (const stream of others) expect(await store.readStream(stream)).to.have.length(1);
+      } finally {
+        await other.close();
+      }
+    });
+
     for (const statement of ['UPDATE events SET type = \'Tampered\'', 'DELETE FROM events', 'TRUNCATE events']) {
       it(`refuses at the database: ${statement.split(' ')[0]}`, async () => {
         const before = await database.query('SELECT count(*)::int AS n, min(type) AS t FROM events');

@@ -74,6 +74,28 @@ for (const target of databaseTargets()) {
       expect(await recordFeedDigest(database, store, new Date())).to.equal(null);
     });
 
+    it('chains every member of a group commit from its own stream, and names an edited event among them', async () => {
+      const continued = `continued-${randomUUID()}`;
+      await store.append(continued, [ping(0), ping(1)], 'no_stream');
+      const fresh = Array.from({ length: 3 }, () => `grouped-${randomUUID()}`);
+      // Made in the same turn of the event loop (four of them): one statement, one transaction.
+      const results = await Promise.all([
+        store.append(continued, [ping(2), ping(3)], 1n),
+        ...fresh.map((stream, i) => store.append(stream, Array.from({ length: 1 + (i % 3) }, (_, n) => ping(n)), 'no_stream')),
+      ]);
+      expect(new Set(results.map((r) => r.position.commit)).size).to.equal(1);
+      await recordFeedDigest(database, store, new Date());
+      const intact = await verifyIntegrity(database);
+      expect(intact.problems).to.deep.equal([]);
+      expect(intact.ok).to.equal(true);
+
+      const [target] = await store.readStream(fresh[2]!, { fromRevision: 1n, limit: 1 });
+      await tamper(database, `UPDATE events SET data = jsonb_set(data, '{n}', '42') WHERE id = $1`, [target!.id]);
+      const edited = await verifyIntegrity(database);
+      expect(edited.problems.filter((p) => p.kind === 'altered').map((p) => 'stream' in p && [p.stream, p.revision]))
+        .to.deep.equal([[fresh[2], '1']]);
+    });
+
     it('checks a long stream in revision order (revision 10 after 9, not after 1)', async () => {
       const long = `long-${randomUUID()}`;
       await store.append(long, Array.from({ length: 12 }, (_, i) => ping(i)), 'no_stream');

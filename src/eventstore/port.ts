@@ -59,6 +59,8 @@ export interface ReadAllOptions {
 
 export const MAX_READ_LIMIT = 10_000;
 
+export type AppendedListener = (eventTypes?: readonly string[], position?: Position) => void;
+
 export interface EventStore {
   readonly kind: 'postgres' | 'pglite' | 'eventstoredb';
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
@@ -66,12 +68,19 @@ export interface EventStore {
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** The global feed: one total order across all streams, never skipping an event that commits late. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * The feed as `readAll` answers it, and whether events already recorded are held back from it for a moment (on
+   * Postgres: committed after a transaction that is still running began). Stores without such a horizon do not
+   * implement it.
+   */
+  readTail?(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }>;
   /** Position of the newest event a consumer may read now, or null on an empty store. */
   headPosition(): Promise<Position | null>;
   /**
-   * Calls the listener when new events may be readable: with their types when this process appended them,
-   * without when anything may have been (another process, a subscription). Returns an unsubscribe.
+   * Calls the listener when new events may be readable: with their types and the position the append reached
+   * when this process appended them, without when anything may have been (another process, a subscription).
+   * Returns an unsubscribe.
    */
-  onAppended(listener: (eventTypes?: readonly string[]) => void): () => void;
+  onAppended(listener: AppendedListener): () => void;
   close(): Promise<void>;
 }

@@ -9,9 +9,9 @@ import type { EventStore } from '../eventstore/port.ts';
 import { positionReached, type Position } from '../eventstore/position.ts';
 import type { Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
-import { ProjectionRunner, type RunnerOptions } from './runner.ts';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_TTL_MS, ProjectionRunner, type RunnerOptions } from './runner.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
-import { SharedFeed } from './sharedFeed.ts';
+import { SharedFeed, type ReleaseSignal } from './sharedFeed.ts';
 
 export interface DaemonOptions extends Omit<RunnerOptions, 'owner'> {
   owner?: string;
@@ -19,6 +19,16 @@ export interface DaemonOptions extends Omit<RunnerOptions, 'owner'> {
 }
 
 export const DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS = 5_000;
+/**
+ * How often the head of the feed is read when nothing said there is something new. Appends of this process say
+ * so at once, and on Postgres so do other processes' (LISTEN/NOTIFY): this only bounds the delay of a lost notice.
+ */
+const DEFAULT_IDLE_POLL_MS = 1_000;
+/**
+ * How often a wait looks at projection_state for projectors run by another process (or a version building here):
+ * no notice tells this process when another one's checkpoint moves. Waits for runners of this process listen to
+ * them instead, and use no timer but their bound.
+ */
 const STATE_POLL_MS = 25;
 
 export class ProjectionDaemon {
@@ -38,7 +48,31 @@ export class ProjectionDaemon {
   ) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.states = new ProjectionStateStore(database);
-    this.feed = new SharedFeed(store);
+    this.feed = new SharedFeed(store, { idlePollMs: options.idlePollMs ?? DEFAULT_IDLE_POLL_MS, releases: database.pool as unknown as ReleaseSignal });
+  }
+
+  /** One beat for every runner's lease renewal, so that they go to the database in one statement. */
+  private readonly beats = new Set<() => void>();
+  private beatTimer: NodeJS.Timeout | null = null;
+
+  private readonly heartbeats = (beat: () => void): (() => void) => {
+    this.beats.add(beat);
+    if (!this.beatTimer) {
+      this.beatTimer = setInterval(() => { for (const each of this.beats) each(); }, this.heartbeatMs());
+      this.beatTimer.unref();
+    }
+    return () => {
+      this.beats.delete(beat);
+      if (this.beats.size === 0 && this.beatTimer) {
+        clearInterval(this.beatTimer);
+        this.beatTimer = null;
+      }
+    };
+  };
+
+  private heartbeatMs(): number {
+    const ttl = this.options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
+    return Math.max(Math.min(this.options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, ttl / 2), 1);
   }
 
   addProjector(projector: Projector): this {
@@ -63,7 +97,7 @@ export class ProjectionDaemon {
 
   private runnerOptions(): RunnerOptions {
     const { owner: _owner, ...rest } = this.options;
-    return { ...rest, owner: this.owner };
+    return { ...rest, owner: this.owner, heartbeats: this.heartbeats };
   }
 
   get projectionRunners(): readonly ProjectionRunner[] {
@@ -80,6 +114,11 @@ export class ProjectionDaemon {
     await Promise.all(this.runners.map((runner) => runner.stop()));
   }
 
+  /** Reads the head of the feed now (the runners at the head hear of what it finds). */
+  nudge(): void {
+    this.feed.nudge();
+  }
+
   /**
    * Resolves true once every projector serving reads has passed `position`, false when `timeoutMs` runs out.
    * Runners of this process serving reads are watched in memory; otherwise (leased elsewhere, or a version
@@ -90,23 +129,31 @@ export class ProjectionDaemon {
     const deadline = Date.now() + timeoutMs;
     // A read model that handles none of the written event types reads the same before and after them.
     const waited = this.runners.filter((r) => r.kind === 'projector' && (!eventTypes || r.handlesAny(eventTypes)));
-    // Without the types, runners that ignored the append were not woken by it: wake them, not wait a poll.
-    if (!eventTypes) for (const runner of waited) runner.nudge();
+    // Without the types, make sure the head is read now, whatever woke the feed before.
+    if (!eventTypes) this.feed.nudge();
     for (;;) {
       const progress = await this.progress(waited, position);
       if (progress === 'passed') return true;
       if (progress === 'unattended') return false;
       const remaining = deadline - Date.now();
       if (remaining <= 0) return false;
+      // Runners of this process tell when they advance; only a projector run elsewhere is looked at on a timer.
+      const local = waited.filter((r) => r.holdsLease && r.servesReaders);
+      const polled = local.length < waited.length;
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, Math.min(STATE_POLL_MS, remaining));
-        const local = waited.filter((r) => r.holdsLease);
+        const timer = setTimeout(done, polled ? Math.min(STATE_POLL_MS, remaining) : remaining);
         function done() {
           clearTimeout(timer);
-          for (const runner of local) runner.off('advanced', done);
+          for (const runner of waited) {
+            runner.off('advanced', done);
+            runner.off('lease', done);
+          }
           resolve();
         }
-        for (const runner of local) runner.on('advanced', done);
+        for (const runner of waited) {
+          runner.on('advanced', done);
+          runner.on('lease', done);
+        }
       });
     }
   }

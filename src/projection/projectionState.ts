@@ -5,6 +5,36 @@
 import { sql, type Kysely } from 'kysely';
 import type { Database, NoTables } from '../db/database.ts';
 import type { Position } from '../eventstore/position.ts';
+import { Coalescer } from '../db/coalescer.ts';
+
+interface Renewal { name: string; version: number; owner: string; ttlMs: number }
+
+/**
+ * Lease renewals of a process's runners, one statement for all that come in the same turn of the event loop (the
+ * runners of a daemon beat together): the idle service's cost in the database is a statement per beat, not one per
+ * runner.
+ */
+const renewals = new WeakMap<Database, Coalescer<Renewal, boolean>>();
+
+function renewalsOf(database: Database): Coalescer<Renewal, boolean> {
+  let coalescer = renewals.get(database);
+  if (!coalescer) {
+    coalescer = new Coalescer(async (leases) => {
+      const { rows } = await database.query<{ n: number }>(
+        `UPDATE projection_state p
+            SET lease_owner = x.owner, lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000)
+           FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, version integer, owner text, ttl_ms double precision)
+          WHERE p.name = x.name AND p.version = x.version AND p.status <> 'retired'
+            AND (p.lease_owner IS NULL OR p.lease_owner = x.owner OR p.lease_expires_at < now())
+         RETURNING x.n`,
+        [JSON.stringify(leases.map((lease, n) => ({ n, name: lease.name, version: lease.version, owner: lease.owner, ttl_ms: lease.ttlMs })))]);
+      const kept = new Set(rows.map((row) => row.n));
+      return leases.map((_, n) => kept.has(n));
+    }, { maxBatch: 1000 });
+    renewals.set(database, coalescer);
+  }
+  return coalescer;
+}
 
 export type ProjectionStatus = 'building' | 'active' | 'retired';
 
@@ -94,16 +124,11 @@ export class ProjectionStateStore {
 
   /**
    * Takes or renews the lease; true when this owner holds it afterwards. A retired version's lease is never
-   * granted: its schema is gone and the main schema's views lead to its successor's tables.
+   * granted: its schema is gone and the main schema's views lead to its successor's tables. Renewals made in the
+   * same turn of the event loop share one statement.
    */
-  async acquireLease(name: string, version: number, owner: string, ttlMs: number): Promise<boolean> {
-    const { rowCount } = await this.database.query(
-      `UPDATE projection_state
-          SET lease_owner = $3, lease_expires_at = now() + make_interval(secs => $4::double precision / 1000)
-        WHERE name = $1 AND version = $2 AND status <> 'retired'
-          AND (lease_owner IS NULL OR lease_owner = $3 OR lease_expires_at < now())`,
-      [name, version, owner, ttlMs]);
-    return rowCount === 1;
+  acquireLease(name: string, version: number, owner: string, ttlMs: number): Promise<boolean> {
+    return renewalsOf(this.database).submit({ name, version, owner, ttlMs });
   }
 
   /**

@@ -99,12 +99,18 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
 /**
  * A reactor (process manager) reacts to events with commands on other streams. Its effects cannot share
  * the checkpoint's transaction, so it runs at least once per event: every effect must use deterministic ids
- * or `no_stream` expectations so that a second run changes nothing.
+ * or `no_stream` expectations so that a second run changes nothing. Events of one partition (by default one
+ * stream) react in feed order; different partitions react at the same time.
  */
 export interface Reactor {
   readonly name: string;
   readonly handles: readonly string[];
   react(event: RecordedEvent): Promise<void>;
+  /**
+   * The events that must react one after the other, in feed order, share a partition; partitions react side by
+   * side (the runner bounds how many at once). Default: the event's stream.
+   */
+  partition?(event: RecordedEvent): string;
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,30}$/;

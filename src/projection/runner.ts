@@ -20,7 +20,7 @@ import type { Projector, Reactor } from './projector.ts';
 import { assertValidName } from './projector.ts';
 import { activateVersion, createFreshSchema, projectorSchemaName } from './projectorSchema.ts';
 import { ProjectionStateStore } from './projectionState.ts';
-import type { FeedSource } from './sharedFeed.ts';
+import type { SharedFeed } from './sharedFeed.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
 
@@ -36,8 +36,22 @@ export interface RunnerOptions {
   heartbeatMs?: number;
   /** Told whenever this process takes a projection's lease or loses it (metrics). */
   onLeaseChange?: (projection: string, change: LeaseChange) => void;
-  /** Poll interval when idle: wake-ups usually come sooner; this bounds the delay when one is lost. */
+  /**
+   * How often the process reads the feed's head when nothing said there is something new (a notification lost
+   * between processes only delays); the runners themselves wait for the shared feed (./sharedFeed.ts).
+   */
   idlePollMs?: number;
+  /**
+   * Subscribes the runner's lease renewal to a beat shared by every runner of the process, so that their
+   * renewals go to the database together (one statement); without it, the runner keeps a timer of its own.
+   */
+  heartbeats?: (beat: () => void) => () => void;
+  /**
+   * Reactors: events of different streams (or of another partition the reactor names) react at once, up to
+   * this many partitions of a batch at a time; the events of one partition react one after the other, in
+   * feed order.
+   */
+  reactorConcurrency?: number;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   logger?: Logger;
@@ -69,6 +83,13 @@ const REACTOR_VERSION = 1;
  * for events a runner ignores was most of the database's work under load.
  */
 const IGNORED_CHECKPOINT_INTERVAL_MS = 1_000;
+/**
+ * A runner caught up waits for the shared feed to say it grew; this bounds that wait should a wake-up be lost
+ * (the feed itself reads the head at least every idle poll).
+ */
+const CAUGHT_UP_SAFETY_WAKE_MS = 30_000;
+/** Partitions of a reactor's batch reacting at once, by default. */
+export const DEFAULT_REACTOR_CONCURRENCY = 16;
 
 export class ProjectionRunner extends EventEmitter {
   readonly name: string;
@@ -96,7 +117,7 @@ export class ProjectionRunner extends EventEmitter {
   private readonly batchSize: number;
   private readonly leaseTtlMs: number;
   private readonly heartbeatMs: number;
-  private readonly idlePollMs: number;
+  private readonly reactorConcurrency: number;
   private readonly initialBackoffMs: number;
   private readonly maxBackoffMs: number;
   private readonly logger: Logger;
@@ -105,6 +126,7 @@ export class ProjectionRunner extends EventEmitter {
   /** performance.now() of the latest renewal's start: the lease runs at least until then plus its TTL. */
   private leaseRenewedAt = 0;
   private heartbeatTimer: NodeJS.Timeout | null = null;
+  private stopBeats: (() => void) | null = null;
   /** The renewal in flight, if any: one at a time, and `stop` waits for it before releasing the lease. */
   private heartbeatRun: Promise<void> | null = null;
   private heartbeatFailing = false;
@@ -116,7 +138,7 @@ export class ProjectionRunner extends EventEmitter {
 
   constructor(
     private readonly database: Database,
-    private readonly store: FeedSource,
+    private readonly feed: SharedFeed,
     private readonly subject: RunnerSubject,
     private readonly options: RunnerOptions,
   ) {
@@ -130,10 +152,10 @@ export class ProjectionRunner extends EventEmitter {
     this.handles = new Set(described.handles);
     this.states = new ProjectionStateStore(database);
     this.schema = subject.kind === 'projector' ? projectorSchemaName(database.schema, subject.projector) : null;
-    this.batchSize = Math.min(Math.max(options.batchSize ?? (subject.kind === 'projector' ? 1000 : 100), 1), 10_000);
+    this.batchSize = Math.min(Math.max(options.batchSize ?? (subject.kind === 'projector' ? 1000 : 256), 1), 10_000);
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     this.heartbeatMs = Math.max(Math.min(options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, this.leaseTtlMs / 2), 1);
-    this.idlePollMs = options.idlePollMs ?? 500;
+    this.reactorConcurrency = Math.min(Math.max(options.reactorConcurrency ?? DEFAULT_REACTOR_CONCURRENCY, 1), 64);
     this.initialBackoffMs = options.initialBackoffMs ?? 100;
     this.maxBackoffMs = options.maxBackoffMs ?? 30_000;
     this.logger = (options.logger ?? silentLogger).child({ projection: this.name, version: this.version });
@@ -150,11 +172,16 @@ export class ProjectionRunner extends EventEmitter {
 
   start(): void {
     if (this.loop) return;
-    this.unsubscribe = this.store.onAppended(this.wake);
-    this.heartbeatTimer = setInterval(() => {
+    this.unsubscribe = this.feed.subscribe(() => this.nudge());
+    const beat = () => {
       this.heartbeatRun ??= this.heartbeat().finally(() => { this.heartbeatRun = null; });
-    }, this.heartbeatMs);
-    this.heartbeatTimer.unref();
+    };
+    if (this.options.heartbeats) {
+      this.stopBeats = this.options.heartbeats(beat);
+    } else {
+      this.heartbeatTimer = setInterval(beat, this.heartbeatMs);
+      this.heartbeatTimer.unref();
+    }
     this.loop = this.run();
   }
 
@@ -162,6 +189,7 @@ export class ProjectionRunner extends EventEmitter {
     this.stopping = true;
     this.nudge();
     this.unsubscribe?.();
+    this.stopBeats?.();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await this.loop;
     // A renewal landing after the release below would hold the lease from the next instance until it expired.
@@ -173,13 +201,7 @@ export class ProjectionRunner extends EventEmitter {
     this.state = 'stopped';
   }
 
-  /** Appends of only event types this runner ignores do not wake it: the idle poll passes over them. */
-  private readonly wake = (eventTypes?: readonly string[]): void => {
-    if (eventTypes && !this.handlesAny(eventTypes)) return;
-    this.nudge();
-  };
-
-  /** Reads the feed now rather than at the next idle poll. */
+  /** Looks at the feed now: it grew, or a lease changed hands. */
   nudge(): void {
     this.pendingWake = true;
     this.wakeSleeper?.();
@@ -223,7 +245,7 @@ export class ProjectionRunner extends EventEmitter {
         backoff = this.initialBackoffMs;
         if (caughtUp) {
           await this.whenCaughtUp();
-          await this.sleep(this.idlePollMs, true);
+          await this.sleep(CAUGHT_UP_SAFETY_WAKE_MS, true);
         }
       } catch (error) {
         if (this.stopping) break;
@@ -276,6 +298,7 @@ export class ProjectionRunner extends EventEmitter {
     this.leased = true;
     this.logger.info({ checkpoint: this.checkpoint, state: this.state, previousOwner: claim.previousOwner }, 'lease taken');
     this.options.onLeaseChange?.(this.name, 'acquired');
+    this.emit('lease');
     return true;
   }
 
@@ -291,6 +314,7 @@ export class ProjectionRunner extends EventEmitter {
     this.state = 'standby';
     this.logger.warn({ reason }, 'lease lost; another instance may run this projection now');
     this.options.onLeaseChange?.(this.name, 'lost');
+    this.emit('lease');
     this.nudge();
   }
 
@@ -319,12 +343,14 @@ export class ProjectionRunner extends EventEmitter {
 
   /** Reads and applies one batch; true when the feed had nothing more to give. */
   private async step(): Promise<boolean> {
-    const events = await this.store.readAll({ after: this.checkpoint, limit: this.batchSize });
+    // Woken before the read: a wake-up that comes while it is in flight makes the runner look again.
+    this.pendingWake = false;
+    const { events, caughtUp } = await this.feed.next(this.checkpoint, this.batchSize);
     if (events.length === 0) {
       if (this.checkpoint !== this.stored && Date.now() - this.storedAt >= IGNORED_CHECKPOINT_INTERVAL_MS) {
         await this.storeBatch([], this.checkpoint!);
       }
-      return true;
+      return caughtUp;
     }
     const last = events[events.length - 1]!.position;
     const relevant = events.filter((event) => this.handles.has(event.type));
@@ -338,7 +364,7 @@ export class ProjectionRunner extends EventEmitter {
     this.lastError = null;
     this.checkpoint = last;
     this.emit('advanced', last);
-    return events.length < this.batchSize;
+    return false;
   }
 
   /** Applies `events` and stores the checkpoint `last` in one transaction (reactors: reacts first). */
@@ -365,11 +391,36 @@ export class ProjectionRunner extends EventEmitter {
     });
   }
 
+  /**
+   * Reacts to a batch, then moves the checkpoint: ordered within a partition (a stream, unless the reactor names
+   * another key), partitions side by side up to `reactorConcurrency`. At least once, as before: the checkpoint
+   * moves only once every event of the batch has reacted; a failure stops new partitions from starting, waits for
+   * those running, and the batch is tried again (the effects' deterministic ids make the second run change nothing).
+   */
   private async applyReacted(reactor: Reactor, events: RecordedEvent[], last: Position): Promise<void> {
+    const partitions = new Map<string, RecordedEvent[]>();
     for (const event of events) {
-      if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
-      await reactor.react(event);
+      const key = reactor.partition?.(event) ?? event.stream;
+      const lane = partitions.get(key);
+      if (lane) lane.push(event);
+      else partitions.set(key, [event]);
     }
+    const lanes = [...partitions.values()];
+    let next = 0;
+    let failure: { error: unknown } | null = null;
+    const work = async () => {
+      for (let i = next++; i < lanes.length && !failure; i = next++) {
+        for (const event of lanes[i]!) {
+          if (failure) return;
+          if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
+          await reactor.react(event);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.reactorConcurrency, lanes.length) }, () => work().catch((error: unknown) => {
+      failure ??= { error };
+    })));
+    if (failure) throw (failure as { error: unknown }).error;
     await this.checkpointTransaction(async (trx) => {
       const moved = await this.states.advanceCheckpoint(
         trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.stored, last, events.length);
@@ -390,5 +441,6 @@ export class ProjectionRunner extends EventEmitter {
     this.servesReaders = true;
     this.logger.info({ checkpoint: this.checkpoint }, 'rebuilt version caught up and is now active');
     this.emit('activated');
+    this.emit('lease');
   }
 }

@@ -43,10 +43,13 @@ SELECT (SELECT met FROM expectation) AS met,
        pg_current_xact_id()::text AS transaction_id
   FROM inserted`;
 
-/** The append statements, with the chain hash computed (the service always) or left NULL (see `hashChain`). */
-export function appendStatements(chained: boolean): { many: string; one: string } {
-  const hash = (previous: string, e: Omit<Parameters<typeof chainHash>[1], 'stream' | 'recordedAtMicros'>) =>
-    (chained ? chainHash(previous, { ...e, stream: '$1', recordedAtMicros: RECORDED_AT_MICROS }) : 'NULL::bytea');
+/**
+ * The append statements, with the chain hash computed (the service always) or left NULL (see `hashChain`).
+ * `one` and `many` append to one stream; `group` to several at once (group commit, below).
+ */
+export function appendStatements(chained: boolean): { many: string; one: string; group: string } {
+  const hash = (previous: string, e: Omit<Parameters<typeof chainHash>[1], 'recordedAtMicros'>) =>
+    (chained ? chainHash(previous, { ...e, recordedAtMicros: RECORDED_AT_MICROS }) : 'NULL::bytea');
   return {
     // Parameters: stream, expectation kind, exact revision, events as a JSON array. The chain runs through the
     // batch in order (a recursive step per event).
@@ -60,24 +63,93 @@ export function appendStatements(chained: boolean): { many: string; one: string 
 ), chain AS (
   SELECT 0::bigint AS ordinal, (SELECT chain_hash FROM expectation) AS hash
   UNION ALL
-  SELECT b.ordinal, ${hash('c.hash', { id: 'b.id', revision: 'b.revision', type: 'b.type', version: 'b.schema_version', data: 'b.data', metadata: 'b.metadata' })}
+  SELECT b.ordinal, ${hash('c.hash', { id: 'b.id', stream: '$1', revision: 'b.revision', type: 'b.type', version: 'b.schema_version', data: 'b.data', metadata: 'b.metadata' })}
     FROM chain c JOIN batch b ON b.ordinal = c.ordinal + 1
 ), inserted AS (
   INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
   SELECT b.id, $1, b.revision, b.type, b.schema_version, b.data, b.metadata, now(), c.hash
     FROM batch b JOIN chain c ON c.ordinal = b.ordinal
+   ORDER BY b.ordinal
   RETURNING revision, global_position
 )${APPEND_RESULT}`,
     // The common case, one event, without unpacking an array: stream, kind, exact, id, type, version, data, metadata.
     one: `${EXPECTATION}, inserted AS (
   INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
   SELECT $4::uuid, $1, coalesce(x.revision, -1) + 1, $5::text, $6::integer, $7::jsonb, $8::jsonb, now(),
-         ${hash('x.chain_hash', { id: '$4::uuid', revision: 'coalesce(x.revision, -1) + 1', type: '$5::text', version: '$6::integer', data: '$7::jsonb', metadata: '$8::jsonb' })}
+         ${hash('x.chain_hash', { id: '$4::uuid', stream: '$1', revision: 'coalesce(x.revision, -1) + 1', type: '$5::text', version: '$6::integer', data: '$7::jsonb', metadata: '$8::jsonb' })}
     FROM expectation x
    WHERE x.met
   RETURNING revision, global_position
 )${APPEND_RESULT}`,
+    group: groupStatement(hash),
   };
+}
+
+/**
+ * Group commit: the appends of several writers, each to its own stream with its own expectation, in one statement
+ * and so one transaction and one commit. Each member keeps its own outcome: it is inserted when its expectation is
+ * met and none of its event ids is recorded yet; otherwise nothing of it is, and the statement answers why (the
+ * stream's revision, and whether its ids are already on the stream: a repeat). Members never share a stream (the
+ * store sends a second append to a stream in a later group), so their expectations are independent; a writer of
+ * another process racing on one of the streams makes the whole statement fail on the unique constraint, and the
+ * store then appends the members one by one.
+ *
+ * Parameters: $1 the members, a JSON array of {m, stream, kind, exact}; $2 their events, a JSON array of
+ * {m, o (1-based order within the member), id, type, v (schema version), data, meta}. Answers one row per member.
+ * The events are numbered (revision, global position) and chained member by member, in order.
+ */
+function groupStatement(hash: (previous: string, e: Omit<Parameters<typeof chainHash>[1], 'recordedAtMicros'>) => string): string {
+  return `
+WITH RECURSIVE members AS (
+  SELECT * FROM jsonb_to_recordset($1::jsonb) AS m(m integer, stream text, kind text, exact bigint)
+), evs AS (
+  SELECT * FROM jsonb_to_recordset($2::jsonb) AS e(m integer, o bigint, id uuid, type text, v integer, data jsonb, meta jsonb)
+), state AS (
+  SELECT m.m, m.stream, m.kind, m.exact, last.revision, last.chain_hash,
+         (SELECT count(*) FROM evs JOIN events x ON x.id = evs.id WHERE evs.m = m.m) AS seen,
+         (SELECT count(*) FROM evs WHERE evs.m = m.m) AS size
+    FROM members m
+    LEFT JOIN LATERAL (SELECT revision, chain_hash FROM events WHERE stream = m.stream ORDER BY revision DESC LIMIT 1) last ON true
+), decided AS (
+  SELECT s.*, CASE s.kind
+                WHEN 'any' THEN true
+                WHEN 'no_stream' THEN s.revision IS NULL
+                WHEN 'stream_exists' THEN s.revision IS NOT NULL
+                ELSE s.revision IS NOT DISTINCT FROM s.exact
+              END AS expected
+    FROM state s
+), batch AS (
+  SELECT e.m, e.o, e.id, d.stream, coalesce(d.revision, -1) + e.o AS revision, e.type, e.v, e.data, e.meta
+    FROM evs e JOIN decided d ON d.m = e.m
+   WHERE d.expected AND d.seen = 0
+), chain AS (
+  SELECT d.m, 0::bigint AS o, d.chain_hash AS hash FROM decided d WHERE d.expected AND d.seen = 0
+  UNION ALL
+  SELECT b.m, b.o, ${hash('c.hash', { id: 'b.id', stream: 'b.stream', revision: 'b.revision', type: 'b.type', version: 'b.v', data: 'b.data', metadata: 'b.meta' })}
+    FROM chain c JOIN batch b ON b.m = c.m AND b.o = c.o + 1
+), inserted AS (
+  INSERT INTO events (id, stream, revision, type, schema_version, data, metadata, recorded_at, chain_hash)
+  SELECT b.id, b.stream, b.revision, b.type, b.v, b.data, b.meta, now(), c.hash
+    FROM batch b JOIN chain c ON c.m = b.m AND c.o = b.o
+   ORDER BY b.m, b.o
+  RETURNING stream, revision, global_position
+), appended AS (
+  SELECT stream, max(revision) AS revision, max(global_position) AS global_position FROM inserted GROUP BY stream
+)
+SELECT d.m, d.expected AND d.seen = 0 AS met, d.revision::text AS current_revision,
+       a.revision::text AS last_revision, a.global_position::text AS last_position,
+       pg_current_xact_id()::text AS transaction_id,
+       -- A repeat: every id of the member is already on its stream. Answers the last of them, as the first append did.
+       CASE WHEN d.seen = d.size THEN (
+         SELECT json_build_array(x.revision::text, x.transaction_id::text, x.global_position::text)
+           FROM evs JOIN events x ON x.id = evs.id
+          WHERE evs.m = d.m AND x.stream = d.stream
+          ORDER BY x.revision DESC LIMIT 1)
+       END AS repeat_of,
+       CASE WHEN d.seen = d.size THEN (SELECT count(*) FROM evs JOIN events x ON x.id = evs.id WHERE evs.m = d.m AND x.stream = d.stream) END AS repeated,
+       d.seen > 0 AS seen
+  FROM decided d LEFT JOIN appended a ON a.stream = d.stream
+ ORDER BY d.m`;
 }
 
 /**
@@ -99,6 +171,26 @@ SELECT ${FEED_COLUMNS} FROM events
    AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
  ORDER BY transaction_id, global_position
  LIMIT $3`;
+
+/**
+ * The feed after a position, and whether events already committed wait behind the horizon: rows of a transaction
+ * that ended while an older one (of any writer: an append, a projector's batch) still runs. Such events show once
+ * that older transaction ends, so a reader told `held` reads again soon instead of waiting for the next append.
+ * The last row is the answer on holding (every column but `held` null); the rows before it, the page.
+ */
+export const READ_TAIL_SQL = `
+WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
+(SELECT ${FEED_COLUMNS}, NULL::boolean AS held FROM events
+  WHERE transaction_id < (SELECT xmin FROM horizon)
+    AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+  ORDER BY transaction_id, global_position
+  LIMIT $3)
+UNION ALL
+SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+       EXISTS (SELECT 1 FROM events WHERE transaction_id >= (SELECT xmin FROM horizon)) AS held`;
+
+export const READ_TAIL_FROM_START_SQL = READ_TAIL_SQL
+  .replace('AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)', 'AND $1::text IS NULL AND $2::bigint IS NULL');
 
 export const HEAD_POSITION_SQL = `
 SELECT transaction_id::text AS commit_position, global_position::text AS prepare_position FROM events

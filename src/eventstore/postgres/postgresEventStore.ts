@@ -8,7 +8,7 @@ import type { Database } from '../../db/database.ts';
 import { isUniqueViolation } from '../../db/sql.ts';
 import { DuplicateEventIdError, WrongExpectedRevisionError } from '../errors.ts';
 import type {
-  AppendResult, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions, RecordedEvent,
+  AppendedListener, AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions, RecordedEvent,
 } from '../port.ts';
 import { MAX_READ_LIMIT } from '../port.ts';
 import type { Position } from '../position.ts';
@@ -16,13 +16,26 @@ import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
   appendStatements, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
-  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL,
+  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_TAIL_FROM_START_SQL, READ_TAIL_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
 
 /** Retries for 'any' and 'stream_exists' when a concurrent writer took the same revision first. */
 const MAX_APPEND_RETRIES = 20;
 export const MAX_EVENTS_PER_APPEND = 1_000;
+/** Appends in one group commit at most, and their events: one statement carries them all. */
+const MAX_GROUP_MEMBERS = 500;
+const MAX_GROUP_EVENTS = 5_000;
+/**
+ * Group statements in flight at once. More overlap round trips when the load is light; under load, appends that
+ * arrive while they are all in flight wait for the next group, which is how groups grow with the load.
+ */
+const MAX_GROUPS_IN_FLIGHT = 4;
+/**
+ * What waits is spread over the free slots, but never into groups smaller than this: on a busy machine statements
+ * in flight side by side get more of it, while each group saves commits and round trips.
+ */
+const MIN_SPLIT_GROUP = 4;
 
 interface FeedRow {
   commit_position: string;
@@ -45,6 +58,31 @@ interface AppendRow {
   transaction_id: string;
 }
 
+interface GroupRow extends AppendRow {
+  m: number;
+  /** [revision, commit, prepare] of the member's last event already on its stream, when all its ids are there. */
+  repeat_of: [string, string, string] | null;
+  repeated: string | null;
+  seen: boolean;
+}
+
+interface StoredRow {
+  id: string;
+  type: string;
+  schema_version: number;
+  data: unknown;
+  metadata: EventMetadata;
+}
+
+/** One append waiting for its group. */
+interface Member {
+  stream: string;
+  rows: StoredRow[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
 export interface PostgresEventStoreOptions {
   upcasters?: UpcasterRegistry;
   /** Listen for appends made by other processes (real Postgres only). Default: true on Postgres. */
@@ -65,7 +103,7 @@ export class PostgresEventStore implements EventStore {
   private readonly upcasters: UpcasterRegistry;
   private readonly local = new EventEmitter();
   private readonly wakeups: PostgresWakeups | null;
-  private readonly statements: { one: { name: string; text: string }; many: { name: string; text: string } };
+  private readonly statements: { one: { name: string; text: string }; many: { name: string; text: string }; group: { name: string; text: string } };
 
   constructor(private readonly database: Database, options: PostgresEventStoreOptions = {}) {
     this.kind = database.kind;
@@ -78,6 +116,7 @@ export class PostgresEventStore implements EventStore {
     this.statements = {
       one: { name: `events_append_one${suffix}`, text: sql.one },
       many: { name: `events_append${suffix}`, text: sql.many },
+      group: { name: `events_append_group${suffix}`, text: sql.group },
     };
     const crossProcess = options.crossProcessWakeups ?? database.kind === 'postgres';
     this.wakeups = crossProcess && database.connectionString
@@ -113,6 +152,139 @@ export class PostgresEventStore implements EventStore {
       data: event.data ?? null,
       metadata: event.metadata ?? {},
     }));
+    return new Promise<AppendResult>((resolve, reject) => {
+      this.waiting.push({ stream, rows, expected, resolve, reject });
+      this.scheduleGroup();
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ group commit
+  //
+  // Appends made in the same turn of the event loop, or while MAX_GROUPS_IN_FLIGHT groups are in flight, go to
+  // Postgres together: one statement, one transaction, one commit for all of them (appendSql.ts, `group`). At low
+  // load an append goes alone, a turn of the event loop later (no timer), as the one-stream statement; under load
+  // the round trips and commits per append fall as the groups grow. Two appends to one stream never share a group,
+  // nor run in two groups at once: the later waits for the next group, and sees the first one's events.
+
+  /** Appends not yet sent, in the order they were made. */
+  private readonly waiting: Member[] = [];
+  /** Streams of the groups in flight. */
+  private readonly streamsInFlight = new Set<string>();
+  private groupsInFlight = 0;
+  private groupScheduled = false;
+
+  /** After the I/O callbacks of this turn of the event loop, so that the appends they make join the same group. */
+  private scheduleGroup(): void {
+    if (this.groupScheduled) return;
+    this.groupScheduled = true;
+    setImmediate(() => {
+      this.groupScheduled = false;
+      this.sendGroups();
+    });
+  }
+
+  private sendGroups(): void {
+    while (this.groupsInFlight < MAX_GROUPS_IN_FLIGHT && this.waiting.length > 0) {
+      // What waits is spread over the free slots (MIN_SPLIT_GROUP): commits in flight at once share Postgres's WAL
+      // flushes, and statements in flight at once overlap their round trips.
+      const size = Math.min(MAX_GROUP_MEMBERS,
+        Math.max(MIN_SPLIT_GROUP, Math.ceil(this.waiting.length / (MAX_GROUPS_IN_FLIGHT - this.groupsInFlight))));
+      const group: Member[] = [];
+      const streams = new Set<string>();
+      let events = 0;
+      for (let i = 0; i < this.waiting.length && group.length < size; ) {
+        const member = this.waiting[i]!;
+        // A stream already in this group or in flight waits, and so do the later appends to it (order per stream).
+        if (streams.has(member.stream) || this.streamsInFlight.has(member.stream)) {
+          streams.add(member.stream);
+          i++;
+          continue;
+        }
+        if (group.length > 0 && events + member.rows.length > MAX_GROUP_EVENTS) break;
+        this.waiting.splice(i, 1);
+        group.push(member);
+        streams.add(member.stream);
+        events += member.rows.length;
+      }
+      if (group.length === 0) return;
+      for (const member of group) this.streamsInFlight.add(member.stream);
+      this.groupsInFlight++;
+      this.sendGroup(group).finally(() => {
+        for (const member of group) this.streamsInFlight.delete(member.stream);
+        this.groupsInFlight--;
+        if (this.waiting.length > 0) this.scheduleGroup();
+      });
+    }
+  }
+
+  private async sendGroup(group: Member[]): Promise<void> {
+    if (group.length === 1) {
+      const [member] = group as [Member];
+      await this.appendAlone(member.stream, member.rows, member.expected).then(member.resolve, member.reject);
+      return;
+    }
+    let rows: GroupRow[];
+    try {
+      ({ rows } = await this.database.query<GroupRow>(this.statements.group, [
+        JSON.stringify(group.map((member, m) => {
+          const [kind, exact] = typeof member.expected === 'bigint' ? ['exact', member.expected.toString()] : [member.expected, null];
+          return { m, stream: member.stream, kind, exact };
+        })),
+        JSON.stringify(group.flatMap((member, m) => member.rows.map((row, o) => ({
+          m, o: o + 1, id: row.id, type: row.type, v: row.schema_version, data: row.data, meta: row.metadata,
+        })))),
+      ]));
+    } catch (error) {
+      if (isUniqueViolation(error, 'events_stream_revision') || isUniqueViolation(error, 'events_id')) {
+        // A writer of another process raced on one of the streams (or ids collide across members): nothing of the
+        // group was recorded. Each member on its own has the whole single-append treatment (retries, repeats).
+        await Promise.all(group.map((member) => this.appendAlone(member.stream, member.rows, member.expected).then(member.resolve, member.reject)));
+        return;
+      }
+      for (const member of group) member.reject(error);
+      return;
+    }
+    const types: string[] = [];
+    let position: Position | null = null;
+    for (const row of rows) {
+      const member = group[row.m]!;
+      if (row.met) {
+        const result = {
+          nextRevision: BigInt(row.last_revision!),
+          position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position!) },
+        };
+        for (const event of member.rows) types.push(event.type);
+        if (!position || result.position.prepare > position.prepare) position = result.position;
+        member.resolve(result);
+      } else if (row.repeat_of && Number(row.repeated) === member.rows.length) {
+        // The same events appended again (a retried command, a reactor re-run) answer as the first time did.
+        const [revision, commit, prepare] = row.repeat_of;
+        member.resolve({ nextRevision: BigInt(revision), position: { commit: BigInt(commit), prepare: BigInt(prepare) } });
+      } else {
+        member.reject(this.refusal(member, row));
+      }
+    }
+    if (position) this.appended(types, position);
+  }
+
+  /** Why a member was not appended: its expectation, or (expectation met) ids already recorded elsewhere. */
+  private refusal(member: Member, row: GroupRow): Error {
+    const current = row.current_revision === null ? 'no_stream' : BigInt(row.current_revision);
+    const expected = member.expected;
+    const met = expected === 'any' || (expected === 'no_stream' ? current === 'no_stream'
+      : expected === 'stream_exists' ? current !== 'no_stream' : current === expected);
+    return met && row.seen ? new DuplicateEventIdError(member.stream, member.rows.map((e) => e.id))
+      : new WrongExpectedRevisionError(member.stream, expected, current);
+  }
+
+  /** Tells this process's consumers (with the types and the position reached) and, soon, other processes'. */
+  private appended(types: readonly string[], position: Position): void {
+    this.local.emit('appended', types, position);
+    this.wakeups?.notifySoon();
+  }
+
+  /** One append in a statement of its own (one event, or several to one stream), with retries for a racing writer. */
+  private async appendAlone(stream: string, rows: StoredRow[], expected: ExpectedRevision): Promise<AppendResult> {
     const [kind, exact] = typeof expected === 'bigint' ? ['exact', expected.toString()] : [expected, null];
     const only = rows.length === 1 ? rows[0]! : null;
     const [statement, params] = only
@@ -149,12 +321,9 @@ export class PostgresEventStore implements EventStore {
         throw new WrongExpectedRevisionError(
           stream, expected, row.current_revision === null ? 'no_stream' : BigInt(row.current_revision));
       }
-      this.local.emit('appended', events.map((event) => event.type));
-      this.wakeups?.notifySoon();
-      return {
-        nextRevision: BigInt(row.last_revision!),
-        position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position!) },
-      };
+      const position = { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position!) };
+      this.appended(rows.map((event) => event.type), position);
+      return { nextRevision: BigInt(row.last_revision!), position };
     }
   }
 
@@ -203,13 +372,22 @@ export class PostgresEventStore implements EventStore {
     return rows.map((row) => this.toRecorded(row));
   }
 
+  async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }> {
+    const limit = boundedLimit(options.limit);
+    const { rows } = await this.database.query<FeedRow & { held: boolean | null }>(
+      options.after ? READ_TAIL_SQL : READ_TAIL_FROM_START_SQL,
+      [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit]);
+    const last = rows.pop();
+    return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true };
+  }
+
   async headPosition(): Promise<Position | null> {
     const { rows } = await this.database.query<Pick<FeedRow, 'commit_position' | 'prepare_position'>>(HEAD_POSITION_SQL);
     const row = rows[0];
     return row ? { commit: toBigInt(row.commit_position), prepare: toBigInt(row.prepare_position) } : null;
   }
 
-  onAppended(listener: (eventTypes?: readonly string[]) => void): () => void {
+  onAppended(listener: AppendedListener): () => void {
     this.local.on('appended', listener);
     this.wakeups?.start();
     return () => this.local.off('appended', listener);
