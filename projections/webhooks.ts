@@ -259,6 +259,8 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
     writesOutside: true,
+    // GET /events is a feed polled with a cursor and deliveries are sent after the fact: a write does not wait for them.
+    eventual: true,
     handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),

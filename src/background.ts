@@ -4,10 +4,14 @@
  */
 import { contexts } from './contexts.ts';
 import type { Services } from './http/services.ts';
+import type { Platform } from './platform.ts';
 import { Scheduler } from './jobs/scheduler.ts';
 
 export function startBackgroundWork(services: Services, options: { schedule?: boolean } = {}): Scheduler {
-  for (const context of contexts) for (const reactor of context.reactors?.(services) ?? []) services.projections.addReactor(reactor);
+  // A reactor answers nobody: the commands it issues need not wait for the read models to show them (their
+  // handlers' read-your-writes waits would hold up every event behind it, a reactor's lane at a time).
+  const reacting: Platform = { ...services, readYourWrites: async () => undefined };
+  for (const context of contexts) for (const reactor of context.reactors?.(reacting) ?? []) services.projections.addReactor(reactor);
   const scheduler = new Scheduler(services.logger);
   if (options.schedule === false) return scheduler;
   scheduler.add({ name: 'purge-idempotency-keys', schedule: '*/10 * * * *', run: () => services.idempotency.purgeExpired() });

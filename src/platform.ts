@@ -29,8 +29,10 @@ export interface Platform {
   provider: PaymentProvider;
   /**
    * Waits (bounded, READ_YOUR_WRITES_TIMEOUT_MS) until the read models reflect a write that reached
-   * `position`: those that handle one of `eventTypes`, or all of them when the types are not given. When they
-   * do not in time, `onStale` hears of it (the HTTP edge then answers the request with `X-Read-Models: stale`).
+   * `position`: those that handle one of `eventTypes`, or all of them when the types are not given; never the
+   * webhook events feed and outbox (read later, not right after a write). When they do not in time, `onStale`
+   * hears of it (the HTTP edge then answers the request with `X-Read-Models: stale`). Reactors are given a
+   * platform where this answers at once: their commands answer nobody.
    */
   readYourWrites(position: Position | null, eventTypes?: readonly string[]): Promise<void>;
 }
@@ -49,7 +51,7 @@ export function createPlatform(deps: {
     // (a client retrying after a 5xx would run the command twice).
     async readYourWrites(position, eventTypes) {
       if (!position) return;
-      const caughtUp = await projections.waitFor(position, config.readYourWritesTimeoutMs, eventTypes).catch((error: unknown) => {
+      const caughtUp = await projections.waitFor(position, config.readYourWritesTimeoutMs, eventTypes, { forWrite: true }).catch((error: unknown) => {
         logger.error({ err: error }, 'could not wait for the read models');
         return false;
       });

@@ -68,6 +68,32 @@ for (const target of databaseTargets()) {
       expect((await readState(store, stream, counter)).total).to.equal(35);
     });
 
+    it('commands that waited together go to the store in one append, each still answered with its own outcome', async () => {
+      const stream = `counter-${randomUUID()}`;
+      await handleCommand(store, stream, counter, { add: 1 }, metadata);
+      const appends: number[] = [];
+      const counting = new Proxy(store, {
+        get(target, property, receiver) {
+          const value = Reflect.get(target, property, receiver);
+          if (property !== 'append') return typeof value === 'function' ? value.bind(target) : value;
+          return (...args: Parameters<PostgresEventStore['append']>) => {
+            appends.push(args[1].length);
+            return target.append(...args);
+          };
+        },
+      });
+      const outcomes = await Promise.allSettled(Array.from({ length: 20 }, (_, i) =>
+        handleCommand(counting, stream, counter, { add: i === 7 ? -1000 : 1 }, { actor: `command-${i}` })));
+      expect(outcomes.filter((o) => o.status === 'rejected')).to.have.length(1);
+      // The first runs alone; the 19 that queued behind it are decided together (one of them refused).
+      expect(appends).to.deep.equal([1, 18]);
+      const events = await store.readStream(stream);
+      expect(events.map((e) => e.metadata.actor)).to.deep.equal([
+        'test', ...Array.from({ length: 20 }, (_, i) => `command-${i}`).filter((_, i) => i !== 7)]);
+      const totals = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.state.total] : []));
+      expect(totals).to.deep.equal(Array.from({ length: 19 }, (_, i) => 2 + i));
+    });
+
     it('a deterministic event id is appended once, however often its command arrives', async () => {
       const stream = `counter-${randomUUID()}`;
       const id = randomUUID();

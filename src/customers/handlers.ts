@@ -6,7 +6,8 @@ import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
-import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
+import { MAX_READ_LIMIT, type EventMetadata, type RecordedEvent } from '../eventstore/port.ts';
+import type { Position } from '../eventstore/position.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
@@ -31,23 +32,36 @@ const HOLDER_CREATION_WAIT_MS = 5_000;
 /** Between two looks at a reserved number's customer while it is being created. */
 const HOLDER_POLL_MS = 10;
 
-/** A stream folded whole, page by page, as its decider sees it. */
+/** A stream folded whole, page by page, as its decider sees it; and its last event (null for an empty stream). */
 async function fold<Event extends { type: string; data: unknown }, State>(
   platform: Platform, stream: string, decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
-): Promise<State> {
+): Promise<{ state: State; last: RecordedEvent | null }> {
   let state = decider.initialState;
+  let last: RecordedEvent | null = null;
   for (let from = 0n; ;) {
     const page = await platform.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
     for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
-    if (page.length < MAX_READ_LIMIT) return state;
+    if (page.length > 0) last = page[page.length - 1]!;
+    if (page.length < MAX_READ_LIMIT) return { state, last };
     from = page[page.length - 1]!.revision + 1n;
   }
 }
 
 /** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
 export async function customerOfClient(platform: Platform, clientId: string, customerId: string): Promise<CustomerState | null> {
-  const state = await fold(platform, customerStream(customerId), customerDecider);
-  return state.exists && state.clientId === clientId ? state : null;
+  return (await customerStreamOf(platform, clientId, customerId))?.customer ?? null;
+}
+
+/** A customer of the client, and where its stream's last event is in the feed: what a read model must pass to show it as it is. */
+export interface CustomerAsRecorded {
+  customer: CustomerState;
+  position: Position;
+  lastType: string;
+}
+
+async function customerStreamOf(platform: Platform, clientId: string, customerId: string): Promise<CustomerAsRecorded | null> {
+  const { state, last } = await fold(platform, customerStream(customerId), customerDecider);
+  return state.exists && state.clientId === clientId && last ? { customer: state, position: last.position, lastType: last.type } : null;
 }
 
 /**
@@ -59,11 +73,18 @@ export async function customerOfClient(platform: Platform, clientId: string, cus
 export async function customerHoldingDocumentNumber(
   platform: Platform, clientId: string, documentNumber: string,
 ): Promise<CustomerState | null> {
+  return (await documentNumberHolder(platform, clientId, documentNumber))?.customer ?? null;
+}
+
+/** As `customerHoldingDocumentNumber`, with where the holder's last event is (to wait for the read models without reading it again). */
+export async function documentNumberHolder(
+  platform: Platform, clientId: string, documentNumber: string,
+): Promise<CustomerAsRecorded | null> {
   const deadline = Date.now() + HOLDER_CREATION_WAIT_MS;
   for (;;) {
-    const { holder } = await fold(platform, documentNumberStream(clientId, documentNumber), documentNumberDecider);
+    const { state: { holder } } = await fold(platform, documentNumberStream(clientId, documentNumber), documentNumberDecider);
     if (holder === null) return null;
-    const customer = await customerOfClient(platform, clientId, holder);
+    const customer = await customerStreamOf(platform, clientId, holder);
     if (customer) return customer;
     if (Date.now() >= deadline) {
       throw domainConflict(`documentNumber ${documentNumber} is reserved by customer ${holder}, whose creation has not completed`);
@@ -129,12 +150,23 @@ function payerFieldsOf(input: UpdateCustomer): CustomerChanges {
 export async function createCustomer(
   platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
 ): Promise<string> {
+  const created = await recordCustomer(platform, clientId, input, metadata, autoCreated);
+  await platform.readYourWrites(created.position, created.eventTypes);
+  return created.customerId;
+}
+
+/**
+ * Creates the customer and answers where its events are, without waiting for the read models: for a caller that
+ * records more and waits once for everything (a deposit whose originator is new).
+ */
+export async function recordCustomer(
+  platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
+): Promise<{ customerId: string; position: Position | null; eventTypes: string[] }> {
   const customerId = platform.runtime.newId();
   const fields = customerFieldsOf(input);
-  const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
+  const { position, events } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
     run(platform, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
-  await platform.readYourWrites(position);
-  return customerId;
+  return { customerId, position, eventTypes: events.map((e) => e.type) };
 }
 
 export async function updateCustomer(

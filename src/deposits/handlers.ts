@@ -20,7 +20,7 @@ import { accountNumberStream, accountStream } from '../accounts/events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import { clientDecider } from '../clients/decider.ts';
 import { clientStream } from '../clients/events.ts';
-import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
+import { customerHoldingDocumentNumber, documentNumberHolder, recordCustomer } from '../customers/handlers.ts';
 import { paymentDecider } from '../payments/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
@@ -89,20 +89,24 @@ async function accountByNumber(platform: Platform, accountNumber: string): Promi
 /** Creations of the originator as a customer tried, when another request takes its document number first. */
 const MAX_ORIGINATOR_ATTEMPTS = 3;
 
-/** The originator as a customer of the client: the one holding its document number, else a new one (autoCreated). */
-async function originatorCustomer(platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata): Promise<string> {
+/**
+ * The originator as a customer of the client: the one holding its document number, else a new one (autoCreated);
+ * and `shown`, settled once the read models show that customer as its stream has it (the deposit's answer names
+ * it): the caller waits for it beside its own writes' wait, not before them.
+ */
+async function originatorCustomer(
+  platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata,
+): Promise<{ customerId: string; shown: Promise<void> }> {
   for (let attempt = 1; ; attempt++) {
-    const holder = await customerHoldingDocumentNumber(platform, clientId, originator.documentNumber);
-    if (holder) {
-      await customerInReadModels(platform, holder.customerId!);
-      return holder.customerId!;
-    }
+    const holder = await documentNumberHolder(platform, clientId, originator.documentNumber);
+    if (holder) return { customerId: holder.customer.customerId!, shown: platform.readYourWrites(holder.position, [holder.lastType]) };
     try {
-      return await createCustomer(platform, clientId, {
+      const created = await recordCustomer(platform, clientId, {
         firstName: originator.firstName, documentNumber: originator.documentNumber,
         ...(originator.lastName ? { lastName: originator.lastName } : {}),
         ...(originator.documentType ? { documentType: originator.documentType as never } : {}),
       }, metadata, true);
+      return { customerId: created.customerId, shown: platform.readYourWrites(created.position, created.eventTypes) };
     } catch (error) {
       const numberTaken = error instanceof DomainError && error.kind === 'alreadyExists';
       if (!numberTaken || attempt >= MAX_ORIGINATOR_ATTEMPTS) throw error;
@@ -225,7 +229,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const account = await accountByNumber(platform, input.reference);
   const matches = account !== null && account.account!.clientId === clientId && !account.closed && account.status === 'ACTIVE'
     && account.account!.currency === currency;
-  const customerId = await originatorCustomer(platform, clientId, originator, metadata);
+  const { customerId, shown: customerShown } = await originatorCustomer(platform, clientId, originator, metadata);
   if (matches) {
     const { accountId, accountNumber, identityId } = account.account!;
     let recorded = true;
@@ -245,7 +249,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
       recorded = false;
       await existingDeposit(platform, paymentId, externalId, input, totalAmount);
     }
-    await completeMatched(platform, paymentId, totalAmount, metadata);
+    await Promise.all([completeMatched(platform, paymentId, totalAmount, metadata), customerShown]);
     const answer = { paymentId, outcome: 'MATCHED', recorded } as const;
     return recorded ? answer : repeated(platform, answer);
   }
@@ -254,7 +258,8 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
     deposit: { paymentId, clientId, externalId, totalAmount, currency, provider: platform.provider.name, providerDepositId: input.depositId,
       reference: input.reference, originator, customerId },
   }, metadata, true);
-  await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
+  // The read models of what this deposit recorded (nothing: a twin notification recorded it), and of its customer.
+  await Promise.all([platform.readYourWrites(position, events.map((e) => e.type)), customerShown]);
   if (events.length === 0) {
     const other = (await existingDeposit(platform, paymentId, externalId, input, totalAmount))!;
     if (other.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);

@@ -3,7 +3,8 @@
  *
  * - Commands on one stream in this process run one at a time (a queue per stream): they would only conflict
  *   with each other, and each starts from the state the previous one left, so a hot stream (an account that
- *   many settlements credit) costs no retries inside a process.
+ *   many settlements credit) costs no retries inside a process. The commands that waited meanwhile are decided
+ *   together and appended at once (see the queue below).
  * - The folded state of recently used streams is kept (bounded, least recently used first out), so a command
  *   reads only the events appended since, not the whole stream again.
  * - Another process may append first: the append is refused, and the command reads the new events, decides
@@ -64,7 +65,6 @@ interface Folded<State> {
 /** Folded states of one store and decider, least recently used first. */
 type StateCache = Map<string, Folded<unknown>>;
 const caches = new WeakMap<EventStore, WeakMap<object, StateCache>>();
-const queues = new WeakMap<EventStore, Map<string, { tail: Promise<unknown>; waiting: number }>>();
 
 function cacheOf(store: EventStore, decider: object): StateCache {
   let byDecider = caches.get(store);
@@ -74,21 +74,85 @@ function cacheOf(store: EventStore, decider: object): StateCache {
   return cache;
 }
 
-/** Runs `work` after every earlier command on `stream` in this process has finished. */
-async function serialised<T>(store: EventStore, stream: string, work: () => Promise<T>): Promise<T> {
+// ------------------------------------------------------------------------------------------------ the queue
+//
+// Per stream, what waits to run in this process, in arrival order: commands, and reads of the folded state. A
+// command that finds the queue empty runs at once; those that arrive while it runs wait, and the next turn takes
+// every command waiting with the same decider (up to MAX_BATCH_COMMANDS): each is decided on the state the one
+// before it left, and all their events go in one append (one round trip, one commit), each command answered with
+// its own events, its own refusal or its own state. A hot stream (an account many settlements credit, a parent many
+// refunds reserve on) so costs one append per turn, not one per command.
+
+/** Commands decided together and appended in one append, at most; and their events. */
+const MAX_BATCH_COMMANDS = 64;
+const MAX_BATCH_EVENTS = 500;
+/**
+ * After a batch lost its append to another process's writer (or found it recorded by another process), the
+ * stream's commands run one at a time for this long: a lost batch costs a fold from the stream's first event.
+ */
+const CONTENDED_MS = 1_000;
+
+interface CommandJob {
+  kind: 'command';
+  decider: Decider<unknown, DecidedEvent, unknown>;
+  command: unknown;
+  metadata: EventMetadata;
+  options: CommandOptions;
+  resolve(result: CommandResult<DecidedEvent, unknown>): void;
+  reject(error: unknown): void;
+}
+
+interface WorkJob {
+  kind: 'work';
+  run(): Promise<void>;
+}
+
+interface StreamQueue {
+  jobs: Array<CommandJob | WorkJob>;
+  draining: boolean;
+  /** Until when (Date.now()) the stream's commands run one at a time. */
+  contendedUntil: number;
+}
+
+const queues = new WeakMap<EventStore, Map<string, StreamQueue>>();
+
+function enqueue(store: EventStore, stream: string, job: CommandJob | WorkJob): void {
   let byStream = queues.get(store);
   if (!byStream) queues.set(store, byStream = new Map());
-  const queue = byStream.get(stream) ?? { tail: Promise.resolve(), waiting: 0 };
-  if (queue.waiting >= MAX_QUEUED_PER_STREAM) throw new ContentionError(stream, 0);
-  queue.waiting++;
-  byStream.set(stream, queue);
-  const run = queue.tail.then(work, work);
-  // The queue only orders; each caller gets its own command's outcome from `run`, errors included.
-  queue.tail = run.catch(() => undefined);
+  let queue = byStream.get(stream);
+  if (!queue) byStream.set(stream, queue = { jobs: [], draining: false, contendedUntil: 0 });
+  if (queue.jobs.length >= MAX_QUEUED_PER_STREAM) throw new ContentionError(stream, 0);
+  queue.jobs.push(job);
+  if (!queue.draining) {
+    queue.draining = true;
+    void drain(store, stream, queue, byStream);
+  }
+}
+
+/** Runs what waits on `stream`, in order; each job answers its own caller and never throws here. */
+async function drain(store: EventStore, stream: string, queue: StreamQueue, byStream: Map<string, StreamQueue>): Promise<void> {
   try {
-    return await run;
+    while (queue.jobs.length > 0) {
+      const head = queue.jobs[0]!;
+      if (head.kind === 'work') {
+        queue.jobs.shift();
+        await head.run();
+        continue;
+      }
+      let count = 1;
+      if (!head.options.expectNewStream && Date.now() >= queue.contendedUntil) {
+        for (; count < queue.jobs.length && count < MAX_BATCH_COMMANDS; count++) {
+          const next = queue.jobs[count]!;
+          if (next.kind !== 'command' || next.decider !== head.decider || next.options.expectNewStream) break;
+        }
+      }
+      const batch = queue.jobs.splice(0, count) as CommandJob[];
+      if (batch.length === 1) await runCommand(store, stream, batch[0]!);
+      else await runBatch(store, stream, batch, queue);
+    }
   } finally {
-    if (--queue.waiting === 0) byStream.delete(stream);
+    queue.draining = false;
+    if (byStream.get(stream) === queue) byStream.delete(stream);
   }
 }
 
@@ -108,38 +172,32 @@ async function catchUp<Event extends DecidedEvent, State>(
   }
 }
 
-/**
- * Handles `command` on `stream`. `command` may be a function of the current state (a command whose facts
- * depend on the object, such as asking the provider about a payment): it is called again on every retry.
- */
-export function handleCommand<Command, Event extends DecidedEvent, State>(
-  store: EventStore,
-  stream: string,
-  decider: Decider<Command, Event, State>,
-  command: Command | ((state: State) => Command),
-  metadata: EventMetadata,
-  options: CommandOptions = {},
-): Promise<CommandResult<Event, State>> {
-  const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
-  return serialised(store, stream, async () => {
+const commandOf = (job: CommandJob, state: unknown) => (typeof job.command === 'function' ? (job.command as (s: unknown) => unknown)(state) : job.command);
+
+/** One command: fold, decide, append; on another process's append, read the new events and try again. */
+async function runCommand(store: EventStore, stream: string, job: CommandJob): Promise<void> {
+  const { decider, metadata, options } = job;
+  const cache = cacheOf(store, decider) as Map<string, Folded<unknown>>;
+  try {
     // Taken out while in use: only this command touches it until it is put back.
     const cached = cache.get(stream);
     cache.delete(stream);
-    let folded: Folded<State> = cached ?? { state: decider.initialState, revision: null };
+    let folded: Folded<unknown> = cached ?? { state: decider.initialState, revision: null };
     for (let attempt = 1; ; attempt++) {
       // A stream this command creates is decided on the empty state first; if it exists after all, the
       // append is refused and the next attempt reads it.
       if (!(options.expectNewStream && attempt === 1 && !cached)) folded = await catchUp(store, stream, decider, folded);
-      let decided: Event[];
+      let decided: DecidedEvent[];
       try {
-        decided = decider.decide(typeof command === 'function' ? (command as (state: State) => Command)(folded.state) : command, folded.state);
+        decided = decider.decide(commandOf(job, folded.state), folded.state);
       } catch (error) {
         if (error instanceof DomainError && folded.revision !== null) remember(cache, stream, folded);
         throw error;
       }
       if (decided.length === 0) {
         remember(cache, stream, folded);
-        return { events: decided, state: folded.state, position: null };
+        job.resolve({ events: decided, state: folded.state, position: null });
+        return;
       }
       try {
         const { position, nextRevision } = await store.append(stream,
@@ -155,7 +213,8 @@ export function handleCommand<Command, Event extends DecidedEvent, State>(
           folded = await catchUp(store, stream, decider, folded);
         }
         remember(cache, stream, folded);
-        return { events: decided, state: folded.state, position };
+        job.resolve({ events: decided, state: folded.state, position });
+        return;
       } catch (error) {
         // Anything else (a lost connection, an evolve that threw) leaves the state out of the cache: the next
         // command on the stream folds it afresh.
@@ -164,6 +223,101 @@ export function handleCommand<Command, Event extends DecidedEvent, State>(
         await sleep(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
       }
     }
+  } catch (error) {
+    job.reject(error);
+  }
+}
+
+/**
+ * Commands that waited together: decided one after the other on one fold, their events appended at once. When
+ * that append loses to another process (or finds the events recorded by one), the speculative state (which a
+ * decider may have grown in place) is dropped, and each command runs on its own from a fresh fold.
+ */
+async function runBatch(store: EventStore, stream: string, jobs: CommandJob[], queue: StreamQueue): Promise<void> {
+  const decider = jobs[0]!.decider;
+  const cache = cacheOf(store, decider) as Map<string, Folded<unknown>>;
+  const cached = cache.get(stream);
+  cache.delete(stream);
+  const outcomes = new Map<CommandJob, { events: DecidedEvent[]; state: unknown } | { error: unknown }>();
+  let folded: Folded<unknown>;
+  let state: unknown;
+  const appended: Array<{ event: DecidedEvent; metadata: EventMetadata }> = [];
+  try {
+    folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
+    state = folded.state;
+    for (const job of jobs) {
+      // Past the bound of one append, the rest run after it, each on its own.
+      if (appended.length >= MAX_BATCH_EVENTS) break;
+      let decided: DecidedEvent[];
+      try {
+        decided = decider.decide(commandOf(job, state), state);
+      } catch (error) {
+        outcomes.set(job, { error });
+        continue;
+      }
+      for (const event of decided) {
+        state = decider.evolve(state, event);
+        appended.push({ event, metadata: job.metadata });
+      }
+      outcomes.set(job, { events: decided, state });
+    }
+  } catch (error) {
+    // A read that failed, or an evolve that threw: nothing was appended; the state is not kept.
+    for (const job of jobs) job.reject(error);
+    return;
+  }
+  const rest = jobs.filter((job) => !outcomes.has(job));
+  const answer = async (position: Position | null) => {
+    for (const job of jobs) {
+      const outcome = outcomes.get(job);
+      if (!outcome) continue;
+      if ('error' in outcome) job.reject(outcome.error);
+      else job.resolve({ events: outcome.events, state: outcome.state, position: outcome.events.length > 0 ? position : null });
+    }
+    for (const job of rest) await runCommand(store, stream, job);
+  };
+  if (appended.length === 0) {
+    remember(cache, stream, { state, revision: folded.revision });
+    await answer(null);
+    return;
+  }
+  try {
+    const { position, nextRevision } = await store.append(stream,
+      appended.map(({ event, metadata }) => ({ ...(event.id ? { id: event.id } : {}), type: event.type, data: event.data, metadata })),
+      folded.revision ?? 'no_stream');
+    if (nextRevision === (folded.revision ?? -1n) + BigInt(appended.length)) {
+      remember(cache, stream, { state, revision: nextRevision });
+      await answer(position);
+      return;
+    }
+  } catch (error) {
+    if (!(error instanceof WrongExpectedRevisionError)) {
+      for (const job of jobs) job.reject(error);
+      return;
+    }
+  }
+  // Another process appended first, or recorded these very events: fold afresh, one command at a time.
+  queue.contendedUntil = Date.now() + CONTENDED_MS;
+  for (const job of jobs) await runCommand(store, stream, job);
+}
+
+/**
+ * Handles `command` on `stream`. `command` may be a function of the current state (a command whose facts
+ * depend on the object, such as asking the provider about a payment): it is called again on every retry.
+ */
+export function handleCommand<Command, Event extends DecidedEvent, State>(
+  store: EventStore,
+  stream: string,
+  decider: Decider<Command, Event, State>,
+  command: Command | ((state: State) => Command),
+  metadata: EventMetadata,
+  options: CommandOptions = {},
+): Promise<CommandResult<Event, State>> {
+  return new Promise<CommandResult<Event, State>>((resolve, reject) => {
+    enqueue(store, stream, {
+      kind: 'command', decider: decider as unknown as CommandJob['decider'], command, metadata, options,
+      resolve: resolve as unknown as CommandJob['resolve'], reject,
+    });
   });
 }
 
@@ -175,12 +329,21 @@ export function readState<Event extends DecidedEvent, State>(
   store: EventStore, stream: string, decider: Decider<unknown, Event, State>,
 ): Promise<State> {
   const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
-  return serialised(store, stream, async () => {
-    const cached = cache.get(stream);
-    cache.delete(stream);
-    const folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
-    if (folded.revision !== null) remember(cache, stream, folded);
-    return folded.state;
+  return new Promise<State>((resolve, reject) => {
+    enqueue(store, stream, {
+      kind: 'work',
+      async run() {
+        try {
+          const cached = cache.get(stream);
+          cache.delete(stream);
+          const folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
+          if (folded.revision !== null) remember(cache, stream, folded);
+          resolve(folded.state);
+        } catch (error) {
+          reject(error);
+        }
+      },
+    });
   });
 }
 

@@ -125,10 +125,15 @@ export class ProjectionDaemon {
    * still building) the active version's checkpoint is read from projection_state.
    * Reactors are not waited for: their effects are new commands with positions of their own.
    */
-  async waitFor(position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[]): Promise<boolean> {
+  async waitFor(
+    position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[],
+    /** A write's read-your-writes: projectors marked `eventual` (read later, not right after a write) are not waited for. */
+    options: { forWrite?: boolean } = {},
+  ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     // A read model that handles none of the written event types reads the same before and after them.
-    const waited = this.runners.filter((r) => r.kind === 'projector' && (!eventTypes || r.handlesAny(eventTypes)));
+    const waited = this.runners.filter((r) => r.kind === 'projector' && (!options.forWrite || r.awaitedByWrites)
+      && (!eventTypes || r.handlesAny(eventTypes)));
     // Without the types, make sure the head is read now, whatever woke the feed before.
     if (!eventTypes) this.feed.nudge();
     for (;;) {

@@ -39,6 +39,11 @@ export interface Projector {
    * act, so `verify read-models` does not rebuild it.
    */
   readonly writesOutside?: boolean;
+  /**
+   * Read-your-writes does not wait for it: what it serves is read later, not right after a write (the webhook
+   * events feed, polled with a cursor, and the outbox the dispatcher sends).
+   */
+  readonly eventual?: boolean;
 }
 
 /** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */
@@ -54,6 +59,8 @@ interface ProjectorParts<T extends Tables> {
   derivedViews?: readonly string[];
   /** See `Projector.writesOutside`. */
   writesOutside?: boolean;
+  /** See `Projector.eventual`. */
+  eventual?: boolean;
 }
 
 export type EventHandler<T extends Tables> = (trx: Kysely<T>, event: RecordedEvent) => Promise<void>;
@@ -92,6 +99,7 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
     setup: (trx) => definition.setup(own(trx)),
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
+    ...(definition.eventual ? { eventual: true } : {}),
     apply: (trx, events) => apply(own(trx), events),
   };
 }

@@ -165,6 +165,11 @@ export class ProjectionRunner extends EventEmitter {
     return this.leased;
   }
 
+  /** Read-your-writes waits for it (a projector not marked `eventual`). */
+  get awaitedByWrites(): boolean {
+    return this.subject.kind === 'projector' && !this.subject.projector.eventual;
+  }
+
   /** Whether any of these event types changes what this runner writes. */
   handlesAny(eventTypes: readonly string[]): boolean {
     return eventTypes.some((type) => this.handles.has(type));
