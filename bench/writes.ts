@@ -4,8 +4,9 @@
  * connections, every request with an Idempotency-Key. Per route: requests/s, p50 and p99, and what a request
  * costs the database: round trips (statements) and commits, counted on every `pg` client of this process
  * (bench/pgCounters.ts) over the measured run and until the work it set off (projectors, reactors) is done,
- * divided by the requests answered. The floor is measured before the routes and again after them; the shares
- * use the mean of the two.
+ * divided by the requests answered. The floor is measured just before each route's run and just after it (this
+ * machine's speed drifts within minutes), and each route's share is of the mean of those two; the main routes are
+ * also run one request at a time (one connection), for what a request costs alone.
  *
  *   payments          POST /payments, a push payment (no method), a new externalId each
  *   deposits          POST /payments/deposits, signed, unmatched (recorded unassigned), originators drawn from 500
@@ -54,6 +55,7 @@ const DRAIN_TIMEOUT_MS = 120_000;
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const ms = (n: number) => `${fmt(n, n < 10 ? 1 : 0)} ms`;
 const verdict = (ok: boolean) => (ok ? 'met' : 'MISSED');
+const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / Math.max(values.length, 1);
 
 type Spec = Omit<LoadSpec, 'kind' | 'seconds'>;
 
@@ -63,7 +65,18 @@ interface Figure {
   result: LoadResult;
   queries: number;
   commits: number;
+  /** The floor measured just before the run and just after it. */
+  floor: LoadResult[];
+  /** One connection, one request at a time: latency and cost of a request alone (main routes only). */
+  alone?: { result: LoadResult; queries: number; commits: number };
 }
+
+/** Seconds of each floor run beside a route's run (one before, one after). */
+const FLOOR_SECONDS = Number(process.env.BENCH_WRITES_FLOOR_SECONDS ?? Math.max(2, SECONDS / 2));
+/** Seconds of the one-connection run of the main routes. */
+const ALONE_SECONDS = Number(process.env.BENCH_WRITES_ALONE_SECONDS ?? 3);
+/** The routes also measured one request at a time. */
+const ALONE_ROUTES = new Set(['payments', 'deposits', 'refunds-200', 'sessions']);
 
 /** Waits until every runner of the service holding its lease has passed the head of the feed, and the head stays. */
 export async function drain(service: BenchService, timeoutMs = DRAIN_TIMEOUT_MS): Promise<boolean> {
@@ -93,22 +106,41 @@ interface Context {
   service: BenchService;
   merchant: Merchant;
   clp: { id: string; accountNumber: string };
+  floorSpec: Spec;
 }
 
-/** A warm-up, the run itself with its database round trips and commits counted, and what it set off. */
+/**
+ * A warm-up, the run itself with its database round trips and commits counted (and what it set off), between two
+ * runs of the floor; for the main routes also a run of one request at a time.
+ */
 async function measureRoute(ctx: Context, name: string, what: string, spec: Spec): Promise<Figure & { profile: Profile }> {
   const { loadgen, profiler, service } = ctx;
   if (WARMUP_SECONDS > 0) await loadgen.run({ ...spec, seconds: WARMUP_SECONDS });
   await drain(service);
-  const before = databaseCounts();
+  const floorBefore = name === 'floor' ? null : await loadgen.run({ ...ctx.floorSpec, seconds: FLOOR_SECONDS });
+  const counted = async (run: Omit<LoadSpec, 'kind'>) => {
+    const before = databaseCounts();
+    const result = await loadgen.run(run);
+    const drained = await drain(service);
+    const used = countsSince(before);
+    if (!drained) ctx.report(ctx.target, `${what}: note`, `the work it set off had not finished ${DRAIN_TIMEOUT_MS / 1000} s after the run`);
+    const answered = Math.max(result.completed, 1);
+    return { result, queries: used.queries / answered, commits: used.commits / answered };
+  };
   profiler.start();
+  const before = databaseCounts();
   const result = await loadgen.run({ ...spec, seconds: SECONDS });
   const profile = profiler.stop();
   const drained = await drain(service);
   const used = countsSince(before);
   if (!drained) ctx.report(ctx.target, `${what}: note`, `the work it set off had not finished ${DRAIN_TIMEOUT_MS / 1000} s after the run`);
+  const floorAfter = name === 'floor' ? null : await loadgen.run({ ...ctx.floorSpec, seconds: FLOOR_SECONDS });
+  const alone = ALONE_ROUTES.has(name) ? await counted({ ...spec, connections: 1, seconds: ALONE_SECONDS }) : undefined;
   const answered = Math.max(result.completed, 1);
-  return { name, what, result, profile, queries: used.queries / answered, commits: used.commits / answered };
+  return {
+    name, what, result, profile, queries: used.queries / answered, commits: used.commits / answered,
+    floor: floorBefore && floorAfter ? [floorBefore, floorAfter] : [], ...(alone ? { alone } : {}),
+  };
 }
 
 /** `count` signed notifications of 10.00 USD, to `reference(i)`, each with a new provider deposit id. */
@@ -206,11 +238,13 @@ export async function benchWrites(
   const services = service.services;
   const base = { baseUrl: service.baseUrl, connections: CONNECTIONS, method: 'POST' as const, idempotencyKeys: true };
   const clpAccount = await call(service.baseUrl, 'POST', '/accounts', merchant.headers, { identityId: merchant.identityId, type: 'CHECKING', currency: 'CLP' });
-  const ctx: Context = { target, database, report, loadgen, profiler, service, merchant, clp: { id: clpAccount.id, accountNumber: clpAccount.accountNumber } };
   const floor = await startFloor(database, services.config.databasePoolSize);
   const floorSpec: Spec = {
     ...base, baseUrl: floor.baseUrl, paths: ['/floor'], headers: {}, idempotencyKeys: false,
     body: { identityId: merchant.identityId, type: 'PURCHASE', accountNumber: merchant.accounts[0]!.accountNumber, totalAmount: '100.00', currency: 'USD' },
+  };
+  const ctx: Context = {
+    target, database, report, loadgen, profiler, service, merchant, clp: { id: clpAccount.id, accountNumber: clpAccount.accountNumber }, floorSpec,
   };
   const figures: Figure[] = [];
   const floors: LoadResult[] = [];
@@ -225,6 +259,13 @@ export async function benchWrites(
     reportLoad(target, what, figure.result, report, { latency: '' });
     reportProfile(target, what, figure.profile, figure.result, report);
     report(target, `${what}: per request`, `${fmt(figure.queries, 1)} round trips, ${fmt(figure.commits, 1)} commits`);
+    const floorRate = mean(figure.floor.map((f) => f.requestsPerSecond));
+    report(target, `${what}: the floor beside it (before, after)`,
+      `${figure.floor.map((f) => `${fmt(f.requestsPerSecond)}/s p99 ${ms(f.latency.p99)}`).join(', ')}: share ${fmt(figure.result.requestsPerSecond / floorRate, 2)}`);
+    if (figure.alone) {
+      report(target, `${what}: one request at a time`,
+        `p50 ${ms(figure.alone.result.latency.p50)}, p99 ${ms(figure.alone.result.latency.p99)}, ${fmt(figure.alone.queries, 1)} round trips, ${fmt(figure.alone.commits, 1)} commits per request`);
+    }
     const extra = note?.(figure);
     if (extra) report(target, `${what}: note`, extra);
     figures.push(figure);
@@ -331,14 +372,16 @@ export async function benchWrites(
     await floor.close();
   }
 
-  // The summary: each route as a share of the floor measured in the same run.
-  const floorRate = floors.reduce((sum, f) => sum + f.requestsPerSecond, 0) / floors.length;
-  const floorP50 = floors.reduce((sum, f) => sum + f.latency.p50, 0) / floors.length;
-  const floorP99 = floors.reduce((sum, f) => sum + f.latency.p99, 0) / floors.length;
-  report(target, 'writes: the floor (mean of both runs)',
-    `${fmt(floorRate)} req/s (${floors.map((f) => fmt(f.requestsPerSecond)).join(' and ')}), p50 ${ms(floorP50)}, p99 ${ms(floorP99)}`);
-  console.log(`\n${target}: route | req/s | p50 | p99 | round trips/req | commits/req | share of the floor | p99 / floor p99 | bounds`);
+  // The summary: each route as a share of the floor measured beside it (just before and just after its run).
+  const all = [...floors, ...figures.flatMap((f) => f.floor)];
+  report(target, 'writes: the floor over the whole section',
+    `${fmt(Math.min(...all.map((f) => f.requestsPerSecond)))} to ${fmt(Math.max(...all.map((f) => f.requestsPerSecond)))} req/s, ` +
+    `p99 ${ms(Math.min(...all.map((f) => f.latency.p99)))} to ${ms(Math.max(...all.map((f) => f.latency.p99)))} (the machine's drift: compare shares, not rates)`);
+  console.log(`\n${target}: route | req/s | p50 | p99 | round trips/req | commits/req | share of the floor beside it | p99 / floor p99 | alone: p50, round trips, commits | bounds`);
   for (const f of figures) {
+    const floorRate = mean(f.floor.map((x) => x.requestsPerSecond));
+    const floorP50 = mean(f.floor.map((x) => x.latency.p50));
+    const floorP99 = mean(f.floor.map((x) => x.latency.p99));
     const share = f.result.requestsPerSecond / floorRate;
     const p99x = f.result.latency.p99 / floorP99;
     const p50x = f.result.latency.p50 / floorP50;
@@ -349,8 +392,9 @@ export async function benchWrites(
       ...(bound?.p50x !== undefined ? [`p50 ≤ ${bound.p50x}× ${verdict(p50x <= bound.p50x)}`] : []),
       `goal ≥ 0.75 ${verdict(share >= 0.75)}, p99 ≤ 2× ${verdict(p99x <= 2)}`,
     ];
+    const alone = f.alone ? `${ms(f.alone.result.latency.p50)}, ${fmt(f.alone.queries, 1)}, ${fmt(f.alone.commits, 1)}` : '–';
     console.log(`${target}: ${f.what} | ${fmt(f.result.requestsPerSecond)} | ${ms(f.result.latency.p50)} | ${ms(f.result.latency.p99)} | ` +
-      `${fmt(f.queries, 1)} | ${fmt(f.commits, 1)} | ${fmt(share, 2)} | ${fmt(p99x, 1)}× | ${checks.join('; ')}` +
+      `${fmt(f.queries, 1)} | ${fmt(f.commits, 1)} | ${fmt(share, 2)} (floor ${fmt(floorRate)}/s) | ${fmt(p99x, 1)}× | ${alone} | ${checks.join('; ')}` +
       (f.result.non2xx ? ` | ${fmt(f.result.non2xx)} non-2xx` : ''));
   }
   console.log('');

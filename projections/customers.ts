@@ -1,7 +1,8 @@
 /**
  * Read model of customers (payers) and their documents. Documents keep the order they were added in (`seq`).
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { CustomerEvent, DocumentStatus, OperationLevel } from '../src/customers/events.ts';
 import type { CustomerRecord } from '../schemas/customers.ts';
@@ -52,6 +53,126 @@ async function decide(trx: Kysely<CustomerTables>, data: Data<'CustomerDocumentA
   await trx.updateTable('customers').set({ updated_at: data.decidedAt }).where('customer_id', '=', data.customerId).execute();
 }
 
+/** A customer's row as the batch leaves it: created in it (the whole row), or changed (the columns set, in order). */
+type Pending = { created: Insertable<CustomersTable> | null; changes: Partial<Record<keyof CustomersTable, unknown>> };
+
+/**
+ * A batch of events in a few statements: creations and changes of customers are folded in memory per customer and
+ * written at once (one INSERT of every row created, one UPDATE of every row changed), before the first document
+ * event of the batch and at its end; document events, rare, are applied one at a time, in feed order.
+ */
+async function apply(trx: Kysely<CustomerTables>, events: readonly RecordedEvent[]): Promise<void> {
+  let pending = new Map<string, Pending>();
+  const change = (customerId: string, columns: Partial<Record<keyof CustomersTable, unknown>>) => {
+    const entry = pending.get(customerId) ?? { created: null, changes: {} };
+    // Fields the event did not change are undefined: left as they are, as an UPDATE would leave them.
+    const set = Object.fromEntries(Object.entries(columns).filter(([, value]) => value !== undefined));
+    if (entry.created) Object.assign(entry.created, set);
+    else Object.assign(entry.changes, set);
+    pending.set(customerId, entry);
+  };
+  const flush = async () => {
+    if (pending.size === 0) return;
+    const batch = pending;
+    pending = new Map();
+    const created = [...batch.values()].flatMap((entry) => (entry.created ? [entry.created] : []));
+    for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
+      await trx.insertInto('customers').values(created.slice(from, from + ROWS_PER_STATEMENT)).execute();
+    }
+    const changed = [...batch].flatMap(([customerId, entry]) => (entry.created ? [] : [{ customer_id: customerId, ...entry.changes }]));
+    for (let from = 0; from < changed.length; from += ROWS_PER_STATEMENT) {
+      await updateCustomers(trx, changed.slice(from, from + ROWS_PER_STATEMENT));
+    }
+  };
+  for (const event of events) {
+    switch (event.type) {
+      case 'CustomerCreated': {
+        const d = event.data as Data<'CustomerCreated'>;
+        pending.set(d.customerId, {
+          created: {
+            customer_id: d.customerId, client_id: d.clientId, first_name: d.firstName ?? null, last_name: d.lastName ?? null,
+            email: d.email ?? null, phone_number: d.phoneNumber ?? null, phone_number_prefix: d.phoneNumberPrefix ?? null,
+            document_number: d.documentNumber ?? null, document_type: d.documentType ?? null, country: d.country ?? null,
+            operation_level: d.operationLevel, auto_created: d.autoCreated, is_documented: false,
+            created_at: d.createdAt, updated_at: d.createdAt,
+          },
+          changes: {},
+        });
+        break;
+      }
+      case 'CustomerUpdated': {
+        const d = event.data as Data<'CustomerUpdated'>;
+        const c = d.changes;
+        change(d.customerId, {
+          first_name: c.firstName, last_name: c.lastName, email: c.email, phone_number: c.phoneNumber,
+          phone_number_prefix: c.phoneNumberPrefix, document_type: c.documentType, document_number: c.documentNumber,
+          updated_at: d.updatedAt,
+        });
+        break;
+      }
+      case 'CustomerLevelChanged': {
+        const d = event.data as Data<'CustomerLevelChanged'>;
+        change(d.customerId, { operation_level: d.operationLevel, is_documented: d.isDocumented, updated_at: d.changedAt });
+        break;
+      }
+      default: {
+        const handler = documentHandlers[event.type];
+        if (!handler) break;
+        await flush();
+        await handler(trx, event);
+      }
+    }
+  }
+  await flush();
+}
+
+/** Rows per INSERT or UPDATE statement (each column a parameter: well within Postgres's 65,535). */
+const ROWS_PER_STATEMENT = 1_000;
+
+/** Columns a change may set, with their types as the UPDATE reads them from JSON. */
+const changeColumns: ReadonlyArray<[keyof CustomersTable, string]> = [
+  ['first_name', 'text'], ['last_name', 'text'], ['email', 'text'], ['phone_number', 'text'], ['phone_number_prefix', 'text'],
+  ['document_type', 'text'], ['document_number', 'text'], ['operation_level', 'text'], ['is_documented', 'boolean'], ['updated_at', 'timestamptz'],
+];
+
+/** One UPDATE for the changes of many customers: each column set where that customer's change names it (null included). */
+async function updateCustomers(trx: Kysely<CustomerTables>, changes: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+  const assignments = changeColumns.map(([column, type]) =>
+    `${column} = CASE WHEN x.change ? '${column}' THEN (x.change->>'${column}')::${type} ELSE c.${column} END`);
+  await sql`UPDATE customers c SET ${sql.raw(assignments.join(', '))}
+    FROM jsonb_array_elements(${JSON.stringify(changes)}::jsonb) AS x(change)
+   WHERE c.customer_id = x.change->>'customer_id'`.execute(trx);
+}
+
+/** Document events: a customer's documents change one at a time. */
+const documentHandlers: Record<string, (trx: Kysely<CustomerTables>, event: RecordedEvent) => Promise<void>> = {
+    async CustomerDocumentAdded(trx, event) {
+      const d = event.data as Data<'CustomerDocumentAdded'>;
+      const customer = await trx.selectFrom('customers').select('client_id').where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
+      const count = await trx.selectFrom('customer_documents').select((eb) => eb.fn.countAll<string>().as('n'))
+        .where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
+      await trx.insertInto('customer_documents').values({
+        document_id: d.document.documentId, customer_id: d.customerId, client_id: customer.client_id, seq: Number(count.n),
+        type: d.document.type, url: d.document.url, content_type: d.document.contentType, status: d.document.status,
+        uploaded_at: d.document.uploadedAt, added_at: d.addedAt,
+      }).execute();
+      await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
+    },
+    async CustomerDocumentUploaded(trx, event) {
+      const d = event.data as Data<'CustomerDocumentUploaded'>;
+      await trx.updateTable('customer_documents')
+        .set({ url: d.url, content_type: d.contentType, status: 'UPLOADED', uploaded_at: d.uploadedAt })
+        .where('customer_id', '=', d.customerId).where('document_id', '=', d.documentId).execute();
+      await trx.updateTable('customers').set({ updated_at: d.uploadedAt }).where('customer_id', '=', d.customerId).execute();
+    },
+    async CustomerDocumentApproved(trx, event) {
+      await decide(trx, event.data as Data<'CustomerDocumentApproved'>, 'APPROVED');
+    },
+    async CustomerDocumentRejected(trx, event) {
+      await decide(trx, event.data as Data<'CustomerDocumentRejected'>, 'REJECTED');
+    },
+};
+
 export const customersProjector = defineProjector<CustomerTables>({
   name: 'customers',
   version: 1,
@@ -92,59 +213,8 @@ export const customersProjector = defineProjector<CustomerTables>({
       .execute();
     await sql`CREATE INDEX customer_documents_customer ON customer_documents (customer_id, seq)`.execute(trx);
   },
-  handlers: {
-    async CustomerCreated(trx, event) {
-      const d = event.data as Data<'CustomerCreated'>;
-      await trx.insertInto('customers').values({
-        customer_id: d.customerId, client_id: d.clientId, first_name: d.firstName ?? null, last_name: d.lastName ?? null,
-        email: d.email ?? null, phone_number: d.phoneNumber ?? null, phone_number_prefix: d.phoneNumberPrefix ?? null,
-        document_number: d.documentNumber ?? null, document_type: d.documentType ?? null, country: d.country ?? null,
-        operation_level: d.operationLevel, auto_created: d.autoCreated, is_documented: false,
-        created_at: d.createdAt, updated_at: d.createdAt,
-      }).execute();
-    },
-    async CustomerUpdated(trx, event) {
-      const d = event.data as Data<'CustomerUpdated'>;
-      const c = d.changes;
-      // Fields the update did not change are undefined, which kysely leaves out of the SET.
-      await trx.updateTable('customers').set({
-        first_name: c.firstName, last_name: c.lastName, email: c.email, phone_number: c.phoneNumber,
-        phone_number_prefix: c.phoneNumberPrefix, document_type: c.documentType, document_number: c.documentNumber,
-        updated_at: d.updatedAt,
-      }).where('customer_id', '=', d.customerId).execute();
-    },
-    async CustomerDocumentAdded(trx, event) {
-      const d = event.data as Data<'CustomerDocumentAdded'>;
-      const customer = await trx.selectFrom('customers').select('client_id').where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
-      const count = await trx.selectFrom('customer_documents').select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
-      await trx.insertInto('customer_documents').values({
-        document_id: d.document.documentId, customer_id: d.customerId, client_id: customer.client_id, seq: Number(count.n),
-        type: d.document.type, url: d.document.url, content_type: d.document.contentType, status: d.document.status,
-        uploaded_at: d.document.uploadedAt, added_at: d.addedAt,
-      }).execute();
-      await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
-    },
-    async CustomerDocumentUploaded(trx, event) {
-      const d = event.data as Data<'CustomerDocumentUploaded'>;
-      await trx.updateTable('customer_documents')
-        .set({ url: d.url, content_type: d.contentType, status: 'UPLOADED', uploaded_at: d.uploadedAt })
-        .where('customer_id', '=', d.customerId).where('document_id', '=', d.documentId).execute();
-      await trx.updateTable('customers').set({ updated_at: d.uploadedAt }).where('customer_id', '=', d.customerId).execute();
-    },
-    async CustomerDocumentApproved(trx, event) {
-      await decide(trx, event.data as Data<'CustomerDocumentApproved'>, 'APPROVED');
-    },
-    async CustomerDocumentRejected(trx, event) {
-      await decide(trx, event.data as Data<'CustomerDocumentRejected'>, 'REJECTED');
-    },
-    async CustomerLevelChanged(trx, event) {
-      const d = event.data as Data<'CustomerLevelChanged'>;
-      await trx.updateTable('customers')
-        .set({ operation_level: d.operationLevel, is_documented: d.isDocumented, updated_at: d.changedAt })
-        .where('customer_id', '=', d.customerId).execute();
-    },
-  },
+  handles: ['CustomerCreated', 'CustomerUpdated', 'CustomerLevelChanged', ...Object.keys(documentHandlers)],
+  apply,
 });
 
 export const customerDocumentRecord = (row: CustomerDocumentRow) => ({

@@ -259,8 +259,9 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
     writesOutside: true,
-    // GET /events is a feed polled with a cursor and deliveries are sent after the fact: a write does not wait for them.
-    eventual: true,
+    // Endpoints are read back right after they change; GET /events is a feed polled with a cursor and deliveries are
+    // sent after the fact: a write waits for this projector only when it changed an endpoint.
+    awaitedFor: Object.keys(webhookEventSchemas),
     handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),

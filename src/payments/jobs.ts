@@ -8,6 +8,11 @@ import { EXPIRABLE_STATUSES } from '../../projections/payments.ts';
 import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
 
 export const JOB_BATCH_SIZE = 500;
+/**
+ * Payments of a settlement batch settling at once. Each is a process across its own stream and its account's;
+ * those crediting one account queue on its stream and are appended together (src/eventstore/commandHandler.ts).
+ */
+const SETTLEMENT_CONCURRENCY = 16;
 
 export interface SettlementBatchResult {
   batchId: string | null;
@@ -16,7 +21,11 @@ export interface SettlementBatchResult {
   skipped: number;
 }
 
-/** One settlement batch: every RECEIVED payment whose period is not INSTANT, oldest first, stamped with one id. */
+/**
+ * One settlement batch: every RECEIVED payment whose period is not INSTANT (at most JOB_BATCH_SIZE, oldest first),
+ * stamped with one id. A payment that fails stops the run (the job runs again on schedule): the others in flight
+ * finish first.
+ */
 export async function runSettlementBatch(platform: Platform): Promise<SettlementBatchResult> {
   const db = platform.readModels;
   const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
@@ -26,12 +35,23 @@ export async function runSettlementBatch(platform: Platform): Promise<Settlement
   if (due.length === 0) return result;
   const batchId = platform.runtime.newId();
   result.batchId = batchId;
-  for (const { payment_id: paymentId, client_id: clientId } of due) {
-    const status = await settlePayment(platform, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
-    if (status === 'SETTLED') result.settled++;
-    else if (status === 'UNSETTLED') result.unsettled++;
-    else result.skipped++;
-  }
+  // Started oldest first, SETTLEMENT_CONCURRENCY at a time.
+  let next = 0;
+  let failure: { error: unknown } | null = null;
+  await Promise.all(Array.from({ length: Math.min(SETTLEMENT_CONCURRENCY, due.length) }, async () => {
+    for (let i = next++; i < due.length && !failure; i = next++) {
+      const { payment_id: paymentId, client_id: clientId } = due[i]!;
+      try {
+        const status = await settlePayment(platform, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
+        if (status === 'SETTLED') result.settled++;
+        else if (status === 'UNSETTLED') result.unsettled++;
+        else result.skipped++;
+      } catch (error) {
+        failure ??= { error };
+      }
+    }
+  }));
+  if (failure) throw (failure as { error: unknown }).error;
   return result;
 }
 

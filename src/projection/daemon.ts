@@ -127,13 +127,13 @@ export class ProjectionDaemon {
    */
   async waitFor(
     position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[],
-    /** A write's read-your-writes: projectors marked `eventual` (read later, not right after a write) are not waited for. */
+    /** A write's read-your-writes: only for the event types each projector's readers read back at once (`awaitedFor`). */
     options: { forWrite?: boolean } = {},
   ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     // A read model that handles none of the written event types reads the same before and after them.
-    const waited = this.runners.filter((r) => r.kind === 'projector' && (!options.forWrite || r.awaitedByWrites)
-      && (!eventTypes || r.handlesAny(eventTypes)));
+    const waited = this.runners.filter((r) => r.kind === 'projector'
+      && (!eventTypes || (options.forWrite ? r.awaitedBy(eventTypes) : r.handlesAny(eventTypes))));
     // Without the types, make sure the head is read now, whatever woke the feed before.
     if (!eventTypes) this.feed.nudge();
     for (;;) {

@@ -40,10 +40,11 @@ export interface Projector {
    */
   readonly writesOutside?: boolean;
   /**
-   * Read-your-writes does not wait for it: what it serves is read later, not right after a write (the webhook
-   * events feed, polled with a cursor, and the outbox the dispatcher sends).
+   * The event types read-your-writes waits for this projector to pass, when not all it handles: what it writes
+   * for the others is read later, not right after a write (the webhook emitter: its endpoints are read back at
+   * once, the events feed it keeps is polled with a cursor, the outbox is sent after the fact).
    */
-  readonly eventual?: boolean;
+  readonly awaitedFor?: readonly string[];
 }
 
 /** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */
@@ -59,8 +60,8 @@ interface ProjectorParts<T extends Tables> {
   derivedViews?: readonly string[];
   /** See `Projector.writesOutside`. */
   writesOutside?: boolean;
-  /** See `Projector.eventual`. */
-  eventual?: boolean;
+  /** See `Projector.awaitedFor`. */
+  awaitedFor?: readonly string[];
 }
 
 export type EventHandler<T extends Tables> = (trx: Kysely<T>, event: RecordedEvent) => Promise<void>;
@@ -99,7 +100,7 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
     setup: (trx) => definition.setup(own(trx)),
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
-    ...(definition.eventual ? { eventual: true } : {}),
+    ...(definition.awaitedFor ? { awaitedFor: definition.awaitedFor } : {}),
     apply: (trx, events) => apply(own(trx), events),
   };
 }

@@ -165,14 +165,16 @@ export class ProjectionRunner extends EventEmitter {
     return this.leased;
   }
 
-  /** Read-your-writes waits for it (a projector not marked `eventual`). */
-  get awaitedByWrites(): boolean {
-    return this.subject.kind === 'projector' && !this.subject.projector.eventual;
-  }
-
   /** Whether any of these event types changes what this runner writes. */
   handlesAny(eventTypes: readonly string[]): boolean {
     return eventTypes.some((type) => this.handles.has(type));
+  }
+
+  /** Whether a write of these event types waits for this projector to pass it (see `Projector.awaitedFor`). */
+  awaitedBy(eventTypes: readonly string[]): boolean {
+    if (this.subject.kind !== 'projector') return false;
+    const awaited = this.subject.projector.awaitedFor;
+    return awaited ? eventTypes.some((type) => awaited.includes(type)) : this.handlesAny(eventTypes);
   }
 
   start(): void {

@@ -6,7 +6,9 @@
  *
  * Bounds: one attempt lasts at most DELIVERY_TIMEOUT_MS (10 s) from connecting to the end of the answer; a
  * dispatcher runs at most `maxConcurrent` attempts, and at most `maxPerEndpoint` to one endpoint, so a slow or
- * dead receiver holds at most that many of its slots while the others serve the other endpoints. A 2xx answer
+ * dead receiver holds at most that many of its slots while the others serve the other endpoints. A slot is free
+ * again once the receiver has answered: the attempts are recorded after that, those that end together in one
+ * statement (the claim's lease keeps the delivery from being claimed again until its attempt is recorded). A 2xx answer
  * delivers; anything else (another status, a refused connection, a timeout) is retried 30 s later, doubling to
  * 1 h, until the next attempt would come more than 24 h after the first: then the delivery is dropped.
  *
@@ -20,7 +22,8 @@ import { performance } from 'node:perf_hooks';
 import type { Database } from '../db/database.ts';
 import { isUndefinedTable } from '../db/sql.ts';
 import type { Logger } from '../logging.ts';
-import { claimDue, outboxDepth, recordAttempt, releaseClaim, type AttemptOutcome, type AttemptResult, type ClaimedDelivery } from './outbox.ts';
+import { Coalescer } from '../db/coalescer.ts';
+import { claimDue, outboxDepth, recordAttempts, releaseClaim, type AttemptOutcome, type AttemptResult, type ClaimedDelivery } from './outbox.ts';
 import type { SecretBox } from './secrets.ts';
 import { deliveryHeaders } from './signing.ts';
 import { isNonPublicAddress } from './url.ts';
@@ -79,8 +82,14 @@ export class WebhookDispatcher {
   private wakeUp: (() => void) | null = null;
   private pendingWake = false;
   private depthTimer: NodeJS.Timeout | null = null;
+  /** Attempts answered and not yet recorded (stop waits for them). */
+  private readonly recording = new Set<Promise<void>>();
+  private readonly recorder: Coalescer<{ claimed: ClaimedDelivery; result: AttemptResult }, AttemptOutcome>;
 
-  constructor(private readonly options: DispatcherOptions) {}
+  constructor(private readonly options: DispatcherOptions) {
+    // Attempts that end in the same turn of the event loop, or while a batch is being recorded, share a statement.
+    this.recorder = new Coalescer((attempts) => recordAttempts(options.database, attempts), { maxBatch: 500, maxInFlight: 2 });
+  }
 
   start(): void {
     if (this.loop) return;
@@ -98,6 +107,7 @@ export class WebhookDispatcher {
     if (this.depthTimer) clearInterval(this.depthTimer);
     await this.loop;
     await Promise.all(this.inFlight.values());
+    await Promise.all(this.recording);
     this.agents.http.destroy();
     this.agents.https.destroy();
   }
@@ -112,6 +122,7 @@ export class WebhookDispatcher {
   async runOnce(): Promise<number> {
     const { started } = await this.claimAndSend();
     await Promise.all(this.inFlight.values());
+    await Promise.all(this.recording);
     return started;
   }
 
@@ -196,7 +207,19 @@ export class WebhookDispatcher {
       });
       const answer = await this.post(claimed.url, claimed.body, headers);
       const result: AttemptResult = { startedAt, durationMs: performance.now() - started, ...answer };
-      const outcome = await recordAttempt(this.options.database, claimed, result);
+      // The receiver's slot is free from here on (this attempt leaves inFlight when this returns); the record follows.
+      const recorded = this.record(claimed, result, log);
+      this.recording.add(recorded);
+      void recorded.finally(() => this.recording.delete(recorded));
+    } catch (error) {
+      log.error({ err: error }, 'webhook attempt failed before it was sent; its lease runs out and it is sent again');
+    }
+  }
+
+  /** Records an answered attempt (batched with those that ended with it). Never throws. */
+  private async record(claimed: ClaimedDelivery, result: AttemptResult, log: Logger): Promise<void> {
+    try {
+      const outcome = await this.recorder.submit({ claimed, result });
       if (outcome === 'lease_lost') log.warn('the claim was taken over before the attempt was recorded; the delivery will be sent again');
       else if (outcome === 'dropped') log.warn({ statusCode: result.statusCode, error: result.error }, 'webhook delivery dropped after 24 hours of attempts');
       else if (outcome === 'retrying') log.info({ statusCode: result.statusCode, error: result.error }, 'webhook delivery failed; retrying later');

@@ -103,27 +103,43 @@ export interface AttemptResult {
 
 export type AttemptOutcome = 'delivered' | 'retrying' | 'dropped' | 'lease_lost';
 
-/** Records one attempt under the claim's lease; answers what became of the delivery. */
-export async function recordAttempt(database: Database, claimed: ClaimedDelivery, result: AttemptResult): Promise<AttemptOutcome> {
-  const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-  const attempts = claimed.attempts + 1;
-  const firstAttemptAt = claimed.firstAttemptAt ?? result.startedAt;
-  const nextAttemptAt = new Date(result.startedAt.getTime() + retryDelayMs(attempts));
-  const dropped = !delivered && nextAttemptAt.getTime() - firstAttemptAt.getTime() > DELIVERY_WINDOW_MS;
-  const status = delivered ? 'DELIVERED' : dropped ? 'DROPPED' : 'PENDING';
-  const error = result.error === null ? null : result.error.slice(0, MAX_ERROR_CHARS);
-  const logEntry = JSON.stringify({ at: result.startedAt.toISOString(), durationMs: Math.round(result.durationMs), statusCode: result.statusCode, error });
-  const { rowCount } = await database.query(`
-    UPDATE webhook_deliveries SET
-      status = $3, attempts = $4, first_attempt_at = $5, last_attempt_at = $6, last_status_code = $7, last_error = $8,
-      next_attempt_at = $9, delivered_at = $10, dropped_at = $11, lease_token = NULL, lease_expires_at = NULL,
-      attempt_log = CASE WHEN jsonb_array_length(attempt_log) >= $13 THEN attempt_log - 0 ELSE attempt_log END || jsonb_build_array($12::jsonb)
-    WHERE delivery_id = $1 AND lease_token = $2 AND status = 'PENDING'`,
-  [claimed.deliveryId, claimed.leaseToken, status, attempts, firstAttemptAt, result.startedAt, result.statusCode, error,
-    status === 'PENDING' ? nextAttemptAt : null, delivered ? result.startedAt : null, dropped ? result.startedAt : null,
-    logEntry, MAX_LOGGED_ATTEMPTS]);
-  if (rowCount === 0) return 'lease_lost';
-  return delivered ? 'delivered' : dropped ? 'dropped' : 'retrying';
+/**
+ * Records attempts under their claims' leases, one statement for all of them; answers what became of each
+ * delivery, in order ('lease_lost' when the claim was taken over meanwhile, or the delivery is no longer pending).
+ */
+export async function recordAttempts(
+  database: Database, attempts: ReadonlyArray<{ claimed: ClaimedDelivery; result: AttemptResult }>,
+): Promise<AttemptOutcome[]> {
+  if (attempts.length === 0) return [];
+  const rows = attempts.map(({ claimed, result }, n) => {
+    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const count = claimed.attempts + 1;
+    const firstAttemptAt = claimed.firstAttemptAt ?? result.startedAt;
+    const nextAttemptAt = new Date(result.startedAt.getTime() + retryDelayMs(count));
+    const dropped = !delivered && nextAttemptAt.getTime() - firstAttemptAt.getTime() > DELIVERY_WINDOW_MS;
+    const status = delivered ? 'DELIVERED' : dropped ? 'DROPPED' : 'PENDING';
+    const error = result.error === null ? null : result.error.slice(0, MAX_ERROR_CHARS);
+    return {
+      n, delivery_id: claimed.deliveryId, lease_token: claimed.leaseToken, status, attempts: count,
+      first_attempt_at: firstAttemptAt.toISOString(), last_attempt_at: result.startedAt.toISOString(), last_status_code: result.statusCode,
+      last_error: error, next_attempt_at: status === 'PENDING' ? nextAttemptAt.toISOString() : null,
+      delivered_at: delivered ? result.startedAt.toISOString() : null, dropped_at: dropped ? result.startedAt.toISOString() : null,
+      entry: { at: result.startedAt.toISOString(), durationMs: Math.round(result.durationMs), statusCode: result.statusCode, error },
+    };
+  });
+  const { rows: recorded } = await database.query<{ n: number }>(`
+    UPDATE webhook_deliveries w SET
+      status = x.status, attempts = x.attempts, first_attempt_at = x.first_attempt_at, last_attempt_at = x.last_attempt_at,
+      last_status_code = x.last_status_code, last_error = x.last_error, next_attempt_at = x.next_attempt_at,
+      delivered_at = x.delivered_at, dropped_at = x.dropped_at, lease_token = NULL, lease_expires_at = NULL,
+      attempt_log = CASE WHEN jsonb_array_length(w.attempt_log) >= $2 THEN w.attempt_log - 0 ELSE w.attempt_log END || jsonb_build_array(x.entry)
+      FROM jsonb_to_recordset($1::jsonb) AS x(n integer, delivery_id text, lease_token text, status text, attempts integer,
+        first_attempt_at timestamptz, last_attempt_at timestamptz, last_status_code integer, last_error text,
+        next_attempt_at timestamptz, delivered_at timestamptz, dropped_at timestamptz, entry jsonb)
+     WHERE w.delivery_id = x.delivery_id AND w.lease_token = x.lease_token AND w.status = 'PENDING'
+    RETURNING x.n`, [JSON.stringify(rows), MAX_LOGGED_ATTEMPTS]);
+  const kept = new Set(recorded.map((row) => row.n));
+  return rows.map((row) => (!kept.has(row.n) ? 'lease_lost' : row.status === 'DELIVERED' ? 'delivered' : row.status === 'DROPPED' ? 'dropped' : 'retrying'));
 }
 
 /** Gives a claim back unsent (the dispatcher is stopping, or its secret could not be opened). */
