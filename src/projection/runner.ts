@@ -252,7 +252,10 @@ export class ProjectionRunner extends EventEmitter {
         backoff = this.initialBackoffMs;
         if (caughtUp) {
           await this.whenCaughtUp();
-          await this.sleep(CAUGHT_UP_SAFETY_WAKE_MS, true);
+          // A checkpoint moved only in memory (over events it ignores) is stored within the interval even when
+          // nothing more comes: another process's read-your-writes reads it from projection_state.
+          const unstored = this.checkpoint !== this.stored;
+          await this.sleep(unstored ? Math.max(IGNORED_CHECKPOINT_INTERVAL_MS - (Date.now() - this.storedAt), 1) : CAUGHT_UP_SAFETY_WAKE_MS, true);
         }
       } catch (error) {
         if (this.stopping) break;

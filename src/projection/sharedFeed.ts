@@ -74,6 +74,8 @@ export class SharedFeed {
   private generation = 0;
   /** The generation at which the latest read of the head that reached its end started. */
   private freshAt = -1;
+  /** Whether the latest read of the head reached the feed's end (a full page says there may be more). */
+  private atEnd = false;
   private reading: Promise<void> | null = null;
   private readAgain = false;
   /** Runners waiting for a read that started after their question. */
@@ -177,7 +179,7 @@ export class SharedFeed {
       }
       const from = this.indexAfter(after);
       if (from < this.window.length) return { events: this.window.slice(from, from + limit), caughtUp: false };
-      if (this.freshAt >= asked) return { events: [], caughtUp: true };
+      if (this.atEnd && this.freshAt >= asked) return { events: [], caughtUp: true };
       await new Promise<void>((resolve, reject) => {
         this.waiting.push({ generation: asked, done: (error) => (error === undefined ? resolve() : reject(error)) });
         this.readHead();
@@ -232,17 +234,16 @@ export class SharedFeed {
         }
       }
       const complete = events.length < TAIL_READ_EVENTS;
-      if (complete) {
-        this.freshAt = Math.max(this.freshAt, startedAt);
-        const ready = this.waiting.filter((w) => w.generation <= this.freshAt);
-        this.waiting = this.waiting.filter((w) => w.generation > this.freshAt);
-        for (const waiter of ready) waiter.done();
-      } else {
-        this.readAgain = true;
-      }
+      this.atEnd = complete;
+      if (complete) this.freshAt = Math.max(this.freshAt, startedAt);
+      // Runners waiting at the window's end look again: at what was added, or (a complete read) to learn they
+      // are caught up. A full page reads no further by itself: the next page is read when a runner comes for it.
+      const ready = this.waiting.filter((w) => events.length > 0 || (complete && w.generation <= this.freshAt));
+      this.waiting = this.waiting.filter((w) => !ready.includes(w));
+      for (const waiter of ready) waiter.done();
       if (events.length > 0) for (const listener of [...this.listeners]) listener();
       if (complete) this.whileHeld(held);
-    } while (this.readAgain || this.waiting.some((w) => w.generation > this.freshAt));
+    } while (this.readAgain || this.waiting.length > 0);
   }
 
   /** While events are held behind an older transaction: read again when one ends here, or after a short wait. */
