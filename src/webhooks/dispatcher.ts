@@ -39,6 +39,14 @@ export const CLAIM_LEASE_MS = DELIVERY_TIMEOUT_MS + 20_000;
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** When idle, how often the outbox is looked at (new deliveries of this process wake it at once). */
 const DEFAULT_IDLE_POLL_MS = 500;
+/**
+ * A dispatcher claims up to this many times what it may have in flight (per endpoint too), so that a slot that
+ * frees starts its next attempt at once, without a round trip to the database: the rest waits here, leased, for a
+ * slot. A claim waiting so long that its lease could run out during its attempt is given back unsent instead.
+ */
+const PREFETCH = 4;
+/** What a claim's lease must still have left when its attempt starts, beyond the attempt's own bound. */
+const LEASE_MARGIN_MS = 10_000;
 /** Endpoints looked at per claim, in order of their oldest due delivery. */
 const MAX_ENDPOINTS_PER_CLAIM = 1_000;
 /** How often the outbox depth and the age of its oldest delivery are measured for the metrics. */
@@ -76,6 +84,9 @@ export class WebhookDispatcher {
   readonly name = 'webhook-dispatcher';
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
+  /** Claimed and not yet started, per endpoint, in due order. */
+  private readonly ready = new Map<string, Array<ClaimedDelivery & { leaseUntil: Date }>>();
+  private readyCount = 0;
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   private stopping = false;
   private loop: Promise<void> | null = null;
@@ -100,12 +111,17 @@ export class WebhookDispatcher {
     }
   }
 
-  /** Stops claiming and waits for the attempts in flight (each ends within the timeout). */
+  /** Stops claiming, gives back what it claimed and did not start, and waits for the attempts in flight (each ends within the timeout). */
   async stop(): Promise<void> {
     this.stopping = true;
     this.nudge();
     if (this.depthTimer) clearInterval(this.depthTimer);
     await this.loop;
+    const unsent = [...this.ready.values()].flat();
+    this.ready.clear();
+    this.readyCount = 0;
+    // Given back so that another dispatcher sends them now rather than when their lease runs out.
+    await Promise.all(unsent.map((claimed) => this.giveBack(claimed)));
     await Promise.all(this.inFlight.values());
     await Promise.all(this.recording);
     this.agents.http.destroy();
@@ -118,10 +134,13 @@ export class WebhookDispatcher {
     this.wakeUp?.();
   }
 
-  /** One claim, and every attempt it started, to their end: what a test with its own clock drives. */
+  /** One claim, and every attempt of what it claimed, to their end: what a test with its own clock drives. */
   async runOnce(): Promise<number> {
     const { started } = await this.claimAndSend();
-    await Promise.all(this.inFlight.values());
+    while (this.inFlight.size > 0 || this.readyCount > 0) {
+      await Promise.all(this.inFlight.values());
+      this.pump();
+    }
     await Promise.all(this.recording);
     return started;
   }
@@ -139,9 +158,11 @@ export class WebhookDispatcher {
         await this.sleep(CLAIM_FAILURE_BACKOFF_MS);
         continue;
       }
-      // Fewer than asked: nothing more is due now (or its endpoints are at their limit). The next look is when an
-      // attempt ends, the emitter writes, or the poll interval passes.
-      if (claim.started < claim.asked || this.inFlight.size >= this.options.maxConcurrent) await this.sleep(this.options.idlePollMs ?? DEFAULT_IDLE_POLL_MS);
+      // Fewer than asked: nothing more is due now (or its endpoints are at their limit); or as much claimed as may
+      // wait. The next look is when an attempt ends, the emitter writes, or the poll interval passes.
+      if (claim.started < claim.asked || this.inFlight.size + this.readyCount >= PREFETCH * this.options.maxConcurrent) {
+        await this.sleep(this.options.idlePollMs ?? DEFAULT_IDLE_POLL_MS);
+      }
     }
   }
 
@@ -163,26 +184,68 @@ export class WebhookDispatcher {
     this.pendingWake = false;
   }
 
+  /**
+   * Claims what is due, up to twice what may be in flight (so that the next attempt of a slot that frees starts at
+   * once, without a round trip to the database), and starts what the slots allow.
+   */
   private async claimAndSend(): Promise<{ started: number; asked: number }> {
     const { maxConcurrent, maxPerEndpoint } = this.options;
     const now = this.options.now();
-    const asked = Math.min(maxConcurrent - this.inFlight.size, MAX_ENDPOINTS_PER_CLAIM * maxPerEndpoint);
-    const claimed = await claimDue(this.options.database, {
-      now, leaseUntil: new Date(now.getTime() + (this.options.leaseMs ?? CLAIM_LEASE_MS)),
-      limit: asked, perEndpoint: maxPerEndpoint, busy: this.perEndpoint, owner: this.options.owner,
-    });
+    const held = new Map(this.perEndpoint);
+    for (const [endpointId, queue] of this.ready) held.set(endpointId, (held.get(endpointId) ?? 0) + queue.length);
+    const asked = Math.min(PREFETCH * maxConcurrent - this.inFlight.size - this.readyCount, MAX_ENDPOINTS_PER_CLAIM * maxPerEndpoint);
+    if (asked <= 0) return { started: 0, asked: 0 };
+    const leaseUntil = new Date(now.getTime() + (this.options.leaseMs ?? CLAIM_LEASE_MS));
+    const claimed = (await claimDue(this.options.database, {
+      now, leaseUntil, limit: asked, perEndpoint: PREFETCH * maxPerEndpoint, busy: held, owner: this.options.owner,
+    })).map((delivery) => ({ ...delivery, leaseUntil }));
     for (const delivery of claimed) {
-      this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
-      const attempt = this.attempt(delivery).finally(() => {
-        this.inFlight.delete(delivery.leaseToken + delivery.deliveryId);
-        const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
-        if (left === 0) this.perEndpoint.delete(delivery.endpointId);
-        else this.perEndpoint.set(delivery.endpointId, left);
-        this.nudge();
-      });
-      this.inFlight.set(delivery.leaseToken + delivery.deliveryId, attempt);
+      const queue = this.ready.get(delivery.endpointId);
+      if (queue) queue.push(delivery);
+      else this.ready.set(delivery.endpointId, [delivery]);
+      this.readyCount++;
     }
+    this.pump();
     return { started: claimed.length, asked };
+  }
+
+  /** Starts claimed deliveries while there are slots: at most `maxConcurrent`, and `maxPerEndpoint` per endpoint. */
+  private pump(): void {
+    const { maxConcurrent, maxPerEndpoint } = this.options;
+    const latestStart = this.options.now().getTime() + (this.options.timeoutMs ?? DELIVERY_TIMEOUT_MS) + LEASE_MARGIN_MS;
+    for (const [endpointId, queue] of this.ready) {
+      while (queue.length > 0 && this.inFlight.size < maxConcurrent && (this.perEndpoint.get(endpointId) ?? 0) < maxPerEndpoint) {
+        const claimed = queue.shift()!;
+        this.readyCount--;
+        if (claimed.leaseUntil.getTime() < latestStart) this.giveBack(claimed);
+        else this.send(claimed);
+      }
+      if (queue.length === 0) this.ready.delete(endpointId);
+      if (this.inFlight.size >= maxConcurrent) return;
+    }
+  }
+
+  /** Gives an unsent claim back, so that it is claimed again now rather than once its lease runs out. */
+  private giveBack(claimed: ClaimedDelivery): Promise<void> {
+    const released = releaseClaim(this.options.database, claimed, null, null).catch((error: unknown) => {
+      this.options.logger.warn({ err: error, delivery: claimed.deliveryId }, 'could not give a claim back; it is sent once its lease runs out');
+    });
+    this.recording.add(released);
+    void released.finally(() => this.recording.delete(released));
+    return released;
+  }
+
+  private send(delivery: ClaimedDelivery): void {
+    this.perEndpoint.set(delivery.endpointId, (this.perEndpoint.get(delivery.endpointId) ?? 0) + 1);
+    const attempt = this.attempt(delivery).finally(() => {
+      this.inFlight.delete(delivery.leaseToken + delivery.deliveryId);
+      const left = (this.perEndpoint.get(delivery.endpointId) ?? 1) - 1;
+      if (left === 0) this.perEndpoint.delete(delivery.endpointId);
+      else this.perEndpoint.set(delivery.endpointId, left);
+      if (!this.stopping) this.pump();
+      this.nudge();
+    });
+    this.inFlight.set(delivery.leaseToken + delivery.deliveryId, attempt);
   }
 
   /** Sends one claimed delivery and records the attempt. Never throws: a failure is logged, the lease runs out. */
