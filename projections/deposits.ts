@@ -6,7 +6,7 @@
  * The deposits (and their companion children) are payments too: the payments projector writes their rows in
  * `payments` with the row builders below (`depositPaymentRows`).
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../src/deposits/events.ts';
@@ -77,40 +77,74 @@ async function setup(trx: Kysely<DepositTables>): Promise<void> {
   await sql`CREATE INDEX deposits_pending_expiry ON deposits (expires_at) WHERE status = 'CREATED'`.execute(trx);
 }
 
+/** Rows per statement of a batch (each column a parameter, or one JSON document: well within Postgres's bounds). */
+const ROWS_PER_STATEMENT = 1_000;
+
+/** Columns an event after the deposit's receipt may set, with their types as the UPDATE reads them from JSON. */
+const changeColumns: ReadonlyArray<[keyof DepositsTable, string]> = [
+  ['status', 'text'], ['account_id', 'text'], ['expected_amount', 'text'], ['reconciliation_status', 'text'],
+  ['related_payment_id', 'text'], ['settled_at', 'timestamptz'], ['expired_at', 'timestamptz'], ['updated_at', 'timestamptz'],
+  ['refund_payment_id', 'text'],
+];
+
+/**
+ * A batch in a few statements: each deposit's events are folded in memory, in feed order (a deposit received in the
+ * batch is inserted as its last event leaves it), then one INSERT of the new rows and one UPDATE of the others
+ * (a PaymentExpired of a payment that is no deposit matches no row).
+ */
 async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[]): Promise<void> {
+  const created = new Map<string, Insertable<DepositsTable>>();
+  const changed = new Map<string, Partial<Record<keyof DepositsTable, unknown>>>();
+  const change = (paymentId: string, columns: Partial<Record<keyof DepositsTable, unknown>>) => {
+    const row = created.get(paymentId);
+    if (row) Object.assign(row, columns);
+    else changed.set(paymentId, { ...changed.get(paymentId), ...columns });
+  };
   for (const event of events) {
     switch (event.type) {
       case 'DepositReceived': {
         const d = event.data as DepositReceivedData;
-        await trx.insertInto('deposits').values({
+        created.set(d.paymentId, {
           payment_id: d.paymentId, client_id: d.clientId, external_id: d.externalId, provider_deposit_id: d.providerDepositId,
           reference: d.reference, total_amount: d.totalAmount, currency: d.currency, status: 'CREATED',
           originator_first_name: d.originator.firstName, originator_last_name: d.originator.lastName,
           originator_document_type: d.originator.documentType, originator_document_number: d.originator.documentNumber,
           customer_id: d.customerId, created_at: d.createdAt, expires_at: d.expiresAt, updated_at: d.createdAt,
-        }).execute();
+        });
         break;
       }
       case 'DepositAssigned': {
         const d = event.data as DepositEventData<'DepositAssigned'>;
-        await trx.updateTable('deposits').set({
+        change(d.paymentId, {
           status: 'SETTLED', account_id: d.accountId, expected_amount: d.expectedAmount, reconciliation_status: d.reconciliationStatus,
           related_payment_id: d.relatedPaymentId, settled_at: d.at, updated_at: d.at,
-        }).where('payment_id', '=', d.paymentId).execute();
+        });
         break;
       }
       case 'PaymentExpired': {
         // Any payment's expiry: only a deposit has a row here.
         const d = event.data as { paymentId: string; at: string };
-        await trx.updateTable('deposits').set({ status: 'EXPIRED', expired_at: d.at, updated_at: d.at }).where('payment_id', '=', d.paymentId).execute();
+        change(d.paymentId, { status: 'EXPIRED', expired_at: d.at, updated_at: d.at });
         break;
       }
       case 'DepositRefundDue': {
         const d = event.data as DepositEventData<'DepositRefundDue'>;
-        await trx.updateTable('deposits').set({ refund_payment_id: d.refundPaymentId }).where('payment_id', '=', d.paymentId).execute();
+        change(d.paymentId, { refund_payment_id: d.refundPaymentId });
         break;
       }
     }
+  }
+  const rows = [...created.values()];
+  for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
+    await trx.insertInto('deposits').values(rows.slice(from, from + ROWS_PER_STATEMENT)).execute();
+  }
+  const changes = [...changed].map(([paymentId, columns]) => ({ ...columns, payment_id: paymentId }));
+  const assignments = changeColumns.map(([column, type]) =>
+    `${column} = CASE WHEN x.change ? '${column}' THEN (x.change->>'${column}')::${type} ELSE d.${column} END`).join(', ');
+  for (let from = 0; from < changes.length; from += ROWS_PER_STATEMENT) {
+    await sql`UPDATE deposits d SET ${sql.raw(assignments)}
+      FROM jsonb_array_elements(${JSON.stringify(changes.slice(from, from + ROWS_PER_STATEMENT))}::jsonb) AS x(change)
+     WHERE d.payment_id = x.change->>'payment_id'`.execute(trx);
   }
 }
 

@@ -48,6 +48,86 @@ for (const target of databaseTargets()) {
       expect(reads).to.have.length(2);
     });
 
+    /** The real store, counting its reads of the head. */
+    const countedTail = () => {
+      const reads: ReadAllOptions[] = [];
+      return {
+        reads,
+        source: {
+          readAll: (options: ReadAllOptions) => store.readAll(options),
+          readTail: (options: ReadAllOptions) => { reads.push(options); return store.readTail(options); },
+          onAppended: store.onAppended.bind(store),
+        },
+      };
+    };
+
+    it('at the head, reads what is new once for every runner, and tells each when it has seen all there is', async () => {
+      const { reads, source } = countedTail();
+      const feed = new SharedFeed(source);
+      const head = (await store.headPosition())!;
+      const runners = [{}, {}, {}];
+      for (const runner of runners) expect(await feed.next(head, 100, runner)).to.deep.equal({ events: [], caughtUp: true });
+      expect(reads).to.have.length(1);
+      const appended = await store.append(`shared-${randomUUID()}`, Array.from({ length: 7 }, (_, i) => ({ type: 'Ping', data: { i } })), 'no_stream');
+      await visible(appended.position);
+      feed.nudge();
+      const batches = await Promise.all(runners.map((runner) => feed.next(head, 100, runner)));
+      for (const batch of batches) expect(batch.events.map((e) => (e.data as { i: number }).i)).to.deep.equal([0, 1, 2, 3, 4, 5, 6]);
+      expect(reads).to.have.length(2);
+      for (const runner of runners) expect((await feed.next(appended.position, 100, runner)).caughtUp).to.equal(true);
+      expect(reads).to.have.length(2);
+    });
+
+    it('reads a backlog once for runners going at different speeds, each getting every event once and in order', async () => {
+      const start = (await store.headPosition())!;
+      const stream = `backlog-${randomUUID()}`;
+      const last = await store.append(stream, Array.from({ length: 60 }, (_, i) => ({ type: 'Ping', data: { i } })), 'no_stream');
+      await visible(last.position);
+      const { reads, source } = countedTail();
+      // A window of 20 events, read 10 at a time: the fast runner waits for the slow one rather than reading on its own.
+      const feed = new SharedFeed(source, { windowEvents: 20, readEvents: 10, backpressureMs: 10_000 });
+      const consume = async (batch: number, pauseMs: number) => {
+        const seen: number[] = [];
+        const runner = {};
+        for (let after: Position = start; ;) {
+          const { events, caughtUp } = await feed.next(after, batch, runner);
+          if (caughtUp) return seen;
+          for (const event of events) if (event.stream === stream) seen.push((event.data as { i: number }).i);
+          if (events.length > 0) after = events[events.length - 1]!.position;
+          if (pauseMs) await new Promise((resolve) => setTimeout(resolve, pauseMs));
+        }
+      };
+      const [fast, slow] = await Promise.all([consume(7, 0), consume(3, 5)]);
+      const all = Array.from({ length: 60 }, (_, i) => i);
+      expect(fast).to.deep.equal(all);
+      expect(slow).to.deep.equal(all);
+      // Others append beside this test: the window reads at most a few pages more than the 60 events need.
+      expect(reads.length).to.be.within(6, 12);
+    });
+
+    it('a runner further on than the window starts it again there; one behind it reads the store, and both see every event', async () => {
+      const early = (await store.headPosition())!;
+      const stream = `split-${randomUUID()}`;
+      const middle = await store.append(stream, Array.from({ length: 5 }, (_, i) => ({ type: 'Ping', data: { i } })), 'no_stream');
+      const end = await store.append(stream, Array.from({ length: 5 }, (_, i) => ({ type: 'Ping', data: { i: 5 + i } })), 4n);
+      await visible(end.position);
+      const { source } = countedTail();
+      const feed = new SharedFeed(source);
+      const drainFrom = async (after: Position, runner: object) => {
+        const seen: number[] = [];
+        for (;;) {
+          const { events, caughtUp } = await feed.next(after, 3, runner);
+          if (caughtUp) return seen;
+          for (const event of events) if (event.stream === stream) seen.push((event.data as { i: number }).i);
+          if (events.length > 0) after = events[events.length - 1]!.position;
+        }
+      };
+      const behind = {};
+      expect((await feed.next(early, 3, behind)).events.length).to.be.greaterThan(0);
+      expect(await drainFrom(middle.position, {})).to.deep.equal([5, 6, 7, 8, 9]);
+      expect(await drainFrom(early, behind)).to.deep.equal([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    });
+
     it('keeps no short page (the feed’s end moves on), no failed read, and at most its bound of pages', async () => {
       const { reads, source } = counted();
       const feed = new SharedFeed(source, 2);

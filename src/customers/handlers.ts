@@ -53,7 +53,7 @@ export async function customerOfClient(platform: Platform, clientId: string, cus
 }
 
 /** A customer of the client, and where its stream's last event is in the feed: what a read model must pass to show it as it is. */
-export interface CustomerAsRecorded {
+interface CustomerAsRecorded {
   customer: CustomerState;
   position: Position;
   lastType: string;

@@ -9,7 +9,7 @@ import type { EventStore } from '../eventstore/port.ts';
 import { positionReached, type Position } from '../eventstore/position.ts';
 import type { Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
-import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_TTL_MS, ProjectionRunner, type RunnerOptions } from './runner.ts';
+import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_TTL_MS, Lanes, ProjectionRunner, type RunnerOptions } from './runner.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
 import { SharedFeed, type ReleaseSignal } from './sharedFeed.ts';
 
@@ -19,6 +19,11 @@ export interface DaemonOptions extends Omit<RunnerOptions, 'owner'> {
 }
 
 export const DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS = 5_000;
+/**
+ * Partitions reacting at once across every reactor of the process (a pool of 16 connections by default): half of
+ * them, so that a backlog of reactions leaves the projectors and the requests the other half.
+ */
+const REACTOR_LANES = 8;
 /**
  * How often the head of the feed is read when nothing said there is something new. Appends of this process say
  * so at once, and on Postgres so do other processes' (LISTEN/NOTIFY): this only bounds the delay of a lost notice.
@@ -95,9 +100,11 @@ export class ProjectionDaemon {
     return this;
   }
 
+  private readonly reactorLanes = new Lanes(REACTOR_LANES);
+
   private runnerOptions(): RunnerOptions {
     const { owner: _owner, ...rest } = this.options;
-    return { ...rest, owner: this.owner, heartbeats: this.heartbeats };
+    return { reactorLanes: this.reactorLanes, ...rest, owner: this.owner, heartbeats: this.heartbeats };
   }
 
   get projectionRunners(): readonly ProjectionRunner[] {

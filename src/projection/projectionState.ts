@@ -12,24 +12,38 @@ interface Renewal { name: string; version: number; owner: string; ttlMs: number 
 /**
  * Lease renewals of a process's runners, one statement for all that come in the same turn of the event loop (the
  * runners of a daemon beat together): the idle service's cost in the database is a statement per beat, not one per
- * runner.
+ * runner. A row locked by its runner's batch in flight is skipped, not waited for ('busy'): that batch renews the
+ * lease itself when it commits, and waiting would hold the other rows' locks behind it.
  */
-const renewals = new WeakMap<Database, Coalescer<Renewal, boolean>>();
+const renewals = new WeakMap<Database, Coalescer<Renewal, LeaseRenewal>>();
 
-function renewalsOf(database: Database): Coalescer<Renewal, boolean> {
+/** What a renewal found: the lease renewed, taken by another (or the version retired), or its row busy. */
+export type LeaseRenewal = 'kept' | 'lost' | 'busy';
+
+function renewalsOf(database: Database): Coalescer<Renewal, LeaseRenewal> {
   let coalescer = renewals.get(database);
   if (!coalescer) {
     coalescer = new Coalescer(async (leases) => {
-      const { rows } = await database.query<{ n: number }>(
-        `UPDATE projection_state p
-            SET lease_owner = x.owner, lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000)
-           FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, version integer, owner text, ttl_ms double precision)
-          WHERE p.name = x.name AND p.version = x.version AND p.status <> 'retired'
-            AND (p.lease_owner IS NULL OR p.lease_owner = x.owner OR p.lease_expires_at < now())
-         RETURNING x.n`,
+      const { rows } = await database.query<{ n: number; kept: boolean; locked: boolean }>(
+        `WITH wanted AS (
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, version integer, owner text, ttl_ms double precision)
+         ), locked AS (
+           SELECT p.name, p.version FROM projection_state p JOIN wanted x ON p.name = x.name AND p.version = x.version
+              FOR UPDATE OF p SKIP LOCKED
+         ), renewed AS (
+           UPDATE projection_state p
+              SET lease_owner = x.owner, lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000)
+             FROM wanted x, locked l
+            WHERE p.name = x.name AND p.version = x.version AND l.name = p.name AND l.version = p.version
+              AND p.status <> 'retired' AND (p.lease_owner IS NULL OR p.lease_owner = x.owner OR p.lease_expires_at < now())
+           RETURNING x.n
+         )
+         SELECT x.n, EXISTS (SELECT 1 FROM renewed r WHERE r.n = x.n) AS kept,
+                EXISTS (SELECT 1 FROM locked l WHERE l.name = x.name AND l.version = x.version) AS locked
+           FROM wanted x`,
         [JSON.stringify(leases.map((lease, n) => ({ n, name: lease.name, version: lease.version, owner: lease.owner, ttl_ms: lease.ttlMs })))]);
-      const kept = new Set(rows.map((row) => row.n));
-      return leases.map((_, n) => kept.has(n));
+      const outcome = new Map(rows.map((row) => [row.n, row.kept ? 'kept' as const : row.locked ? 'lost' as const : 'busy' as const]));
+      return leases.map((_, n) => outcome.get(n) ?? 'lost');
     }, { maxBatch: 1000 });
     renewals.set(database, coalescer);
   }
@@ -123,11 +137,12 @@ export class ProjectionStateStore {
   }
 
   /**
-   * Takes or renews the lease; true when this owner holds it afterwards. A retired version's lease is never
-   * granted: its schema is gone and the main schema's views lead to its successor's tables. Renewals made in the
-   * same turn of the event loop share one statement.
+   * Renews (or takes) the lease: 'kept' when this owner holds it afterwards; 'lost' when another does or the
+   * version was retired (a retired version's lease is never granted: its schema is gone and the main schema's views
+   * lead to its successor's tables); 'busy' when its row is locked by a batch in flight (which renews it on commit).
+   * Renewals made in the same turn of the event loop share one statement.
    */
-  acquireLease(name: string, version: number, owner: string, ttlMs: number): Promise<boolean> {
+  renewLease(name: string, version: number, owner: string, ttlMs: number): Promise<LeaseRenewal> {
     return renewalsOf(this.database).submit({ name, version, owner, ttlMs });
   }
 

@@ -52,6 +52,11 @@ export interface RunnerOptions {
    * feed order.
    */
   reactorConcurrency?: number;
+  /**
+   * Shared by every reactor of a process: partitions reacting at once across all of them, so that a backlog does
+   * not take every pooled connection from the projectors and the requests.
+   */
+  reactorLanes?: Lanes;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   logger?: Logger;
@@ -88,8 +93,33 @@ const IGNORED_CHECKPOINT_INTERVAL_MS = 1_000;
  * (the feed itself reads the head at least every idle poll).
  */
 const CAUGHT_UP_SAFETY_WAKE_MS = 30_000;
+/** A runner behind the head takes batches this many times its batch size (at most MAX_BATCH events). */
+const CATCH_UP_BATCH_FACTOR = 5;
+const MAX_BATCH = 10_000;
 /** Partitions of a reactor's batch reacting at once, by default. */
-export const DEFAULT_REACTOR_CONCURRENCY = 16;
+const DEFAULT_REACTOR_CONCURRENCY = 16;
+
+/** A bound on work running at once, shared by those that take a lane (FIFO). */
+export class Lanes {
+  private free: number;
+  private readonly waiting: Array<() => void> = [];
+
+  constructor(lanes: number) {
+    this.free = Math.max(1, lanes);
+  }
+
+  async run<T>(work: () => Promise<T>): Promise<T> {
+    if (this.free > 0) this.free--;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    try {
+      return await work();
+    } finally {
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.free++;
+    }
+  }
+}
 
 export class ProjectionRunner extends EventEmitter {
   readonly name: string;
@@ -133,6 +163,8 @@ export class ProjectionRunner extends EventEmitter {
   private stopping = false;
   private loop: Promise<void> | null = null;
   private pendingWake = false;
+  /** Whether the last batch was full: more was waiting. */
+  private behind = false;
   private wakeSleeper: (() => void) | null = null;
   private unsubscribe: (() => void) | null = null;
 
@@ -152,7 +184,7 @@ export class ProjectionRunner extends EventEmitter {
     this.handles = new Set(described.handles);
     this.states = new ProjectionStateStore(database);
     this.schema = subject.kind === 'projector' ? projectorSchemaName(database.schema, subject.projector) : null;
-    this.batchSize = Math.min(Math.max(options.batchSize ?? (subject.kind === 'projector' ? 1000 : 256), 1), 10_000);
+    this.batchSize = Math.min(Math.max(options.batchSize ?? (subject.kind === 'projector' ? 1000 : 256), 1), MAX_BATCH);
     this.leaseTtlMs = options.leaseTtlMs ?? DEFAULT_LEASE_TTL_MS;
     this.heartbeatMs = Math.max(Math.min(options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, this.leaseTtlMs / 2), 1);
     this.reactorConcurrency = Math.min(Math.max(options.reactorConcurrency ?? DEFAULT_REACTOR_CONCURRENCY, 1), 64);
@@ -199,6 +231,7 @@ export class ProjectionRunner extends EventEmitter {
     this.stopBeats?.();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
     await this.loop;
+    this.feed.leave(this);
     // A renewal landing after the release below would hold the lease from the next instance until it expired.
     await this.heartbeatRun;
     // Store what was only in memory, so the next holder does not read those events again.
@@ -268,6 +301,8 @@ export class ProjectionRunner extends EventEmitter {
         this.lastError = message;
         this.state = 'failing';
         this.logger.error({ err: error, retryInMs: backoff }, 'projection batch failed; retrying the same batch');
+        // The others need not wait for this one while it backs off.
+        this.feed.leave(this);
         await this.states.recordError(this.name, this.version, message).catch(() => undefined);
         await this.sleep(backoff, false);
         backoff = Math.min(backoff * 2, this.maxBackoffMs);
@@ -323,6 +358,7 @@ export class ProjectionRunner extends EventEmitter {
     this.leased = false;
     this.state = 'standby';
     this.logger.warn({ reason }, 'lease lost; another instance may run this projection now');
+    this.feed.leave(this);
     this.options.onLeaseChange?.(this.name, 'lost');
     this.emit('lease');
     this.nudge();
@@ -339,11 +375,12 @@ export class ProjectionRunner extends EventEmitter {
     if (performance.now() - this.leaseRenewedAt < this.heartbeatMs / 2) return;
     const sentAt = performance.now();
     try {
-      const kept = await this.states.acquireLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
+      const renewal = await this.states.renewLease(this.name, this.version, this.options.owner, this.leaseTtlMs);
       if (this.heartbeatFailing) this.logger.info('lease renewal works again');
       this.heartbeatFailing = false;
-      if (kept && this.leased) this.leaseRenewedAt = Math.max(this.leaseRenewedAt, sentAt);
-      else if (!kept) this.loseLease('another instance holds it, or the version was retired');
+      // 'busy': the batch holding the row renews the lease as it commits (and if it fails, the next beat tries again).
+      if (renewal === 'kept' && this.leased) this.leaseRenewedAt = Math.max(this.leaseRenewedAt, sentAt);
+      else if (renewal === 'lost') this.loseLease('another instance holds it, or the version was retired');
     } catch (error) {
       if (!this.heartbeatFailing) this.logger.warn({ err: error }, 'could not renew the lease; retrying every heartbeat');
       this.heartbeatFailing = true;
@@ -355,7 +392,10 @@ export class ProjectionRunner extends EventEmitter {
   private async step(): Promise<boolean> {
     // Woken before the read: a wake-up that comes while it is in flight makes the runner look again.
     this.pendingWake = false;
-    const { events, caughtUp } = await this.feed.next(this.checkpoint, this.batchSize);
+    // Behind (the last batch was full), batches grow: fewer, larger transactions through a backlog.
+    const limit = this.behind ? Math.min(this.batchSize * CATCH_UP_BATCH_FACTOR, MAX_BATCH) : this.batchSize;
+    const { events, caughtUp } = await this.feed.next(this.checkpoint, limit, this);
+    this.behind = events.length >= limit;
     if (events.length === 0) {
       if (this.checkpoint !== this.stored && Date.now() - this.storedAt >= IGNORED_CHECKPOINT_INTERVAL_MS) {
         await this.storeBatch([], this.checkpoint!);
@@ -420,11 +460,15 @@ export class ProjectionRunner extends EventEmitter {
     let failure: { error: unknown } | null = null;
     const work = async () => {
       for (let i = next++; i < lanes.length && !failure; i = next++) {
-        for (const event of lanes[i]!) {
-          if (failure) return;
-          if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
-          await reactor.react(event);
-        }
+        const lane = lanes[i]!;
+        const react = async () => {
+          for (const event of lane) {
+            if (failure) return;
+            if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
+            await reactor.react(event);
+          }
+        };
+        await (this.options.reactorLanes ? this.options.reactorLanes.run(react) : react());
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.reactorConcurrency, lanes.length) }, () => work().catch((error: unknown) => {

@@ -9,13 +9,19 @@
  * current end) is never kept, and a reader that joined someone else's read of it reads again itself: that read
  * may have started before the append that woke this reader.
  *
- * At the head: one reader for the whole process (`next`). The events after the last position read are read
- * once, whoever asks, into a window of the latest events (at most TAIL_EVENTS) that every runner at the head
- * takes its batches from; a runner that is done with the window is caught up once a read that started after its
- * question has come back. A read starts when an append of this process (or, on Postgres, a notification from
- * another) says there is something new, when a runner asks at the end of the window, and otherwise at most
- * every idle poll (a notification lost between processes only delays); reads never overlap, and a read asked for
- * while one is in flight follows it. The subscribers (the runners) hear when the window grows.
+ * At the head, and through a backlog all runners share (a restart after a while, a rebuild of every projector): one
+ * reader for the whole process (`next`). What comes after the last position read is read once, whoever asks, into a
+ * window every runner reading from it takes its batches from; the window keeps what one of them has not passed
+ * yet (up to TAIL_EVENTS), and a runner that needs more while it is full waits a while for the slowest to move on,
+ * so a backlog is read from the database once, not once per runner. A runner the others waited for long enough,
+ * one that backs off after a failure, and one behind the window (a version rebuilding from zero while the others
+ * serve) read the store themselves, through the shared pages above, until they reach the window; a runner further
+ * on than everything the window holds starts it again there. A runner that is done with the window is caught up
+ * once a read that started after its question came back to the feed's end. A read starts when an append of this
+ * process (or, on Postgres, a notification from another) says there is something new, when a runner asks at the
+ * window's end, and otherwise at most every idle poll (a notification lost between processes only delays); reads
+ * never overlap, and a read asked for while one is in flight follows it. The subscribers (the runners) hear when
+ * the window grows.
  *
  * An event committed while an older transaction still runs (another append, a projector's batch) is held back
  * from the feed until that transaction ends. The store tells (`readTail`), and the reader reads again as soon as
@@ -30,8 +36,14 @@ import { comparePositions, formatPosition, type Position } from '../eventstore/p
 
 /** Full pages kept for runners behind the fastest (each at most a batch of events: 1,000 by default). */
 export const MAX_SHARED_PAGES = 16;
-/** Events of the window at the head of the feed (the oldest leave first). */
+/**
+ * Events of the window: it keeps what a runner reading from it has not passed yet, up to this many; a runner at
+ * its end that needs more while it is full waits (BACKPRESSURE_MS at most) for the slowest to move on, so that
+ * a backlog (a rebuild, a restart) is read from the database once for every runner, not once per runner. Past
+ * that wait the slowest are left behind: they read the store themselves until they catch up with the window.
+ */
 const TAIL_EVENTS = 20_000;
+const BACKPRESSURE_MS = 5_000;
 /** Events per read of the head. */
 const TAIL_READ_EVENTS = 5_000;
 /** Waits before reading again while events are held behind an older transaction: the first, and the longest. */
@@ -46,15 +58,19 @@ export interface ReleaseSignal {
   off(event: 'release', listener: () => void): unknown;
 }
 
-export interface SharedFeedOptions {
+interface SharedFeedOptions {
   maxPages?: number;
+  /** Bounds of the window (tests make them small): its events, a read's events, and the wait for the slowest reader. */
+  windowEvents?: number;
+  readEvents?: number;
+  backpressureMs?: number;
   /** How often the head is read when nothing says there is something new (ms). */
   idlePollMs?: number;
   releases?: ReleaseSignal;
 }
 
 /** A batch for a runner at the head: events after its position, and whether it has seen all there is. */
-export interface FeedBatch {
+interface FeedBatch {
   events: RecordedEvent[];
   caughtUp: boolean;
 }
@@ -77,6 +93,8 @@ export class SharedFeed {
   /** Whether the latest read of the head reached the feed's end (a full page says there may be more). */
   private atEnd = false;
   private reading: Promise<void> | null = null;
+  /** The generation the read in flight started at. */
+  private readingFrom = -1;
   private readAgain = false;
   /** Runners waiting for a read that started after their question. */
   private waiting: Array<{ generation: number; done(error?: unknown): void }> = [];
@@ -88,13 +106,26 @@ export class SharedFeed {
   private heldTimer: NodeJS.Timeout | null = null;
   private heldListener: (() => void) | null = null;
   private stopped = false;
+  /** The runners reading from the window, and where each is; `behind` once left behind (they read the store). */
+  private readonly readers = new Map<object, { after: Position | null; behind: boolean }>();
+  /** Runners at the window's full end, waiting for the slowest reader to move on. */
+  private waitingForRoom: Array<() => void> = [];
+  /** Bumped when the window starts again further on: a read started before lands in no window. */
+  private epoch = 0;
 
   constructor(private readonly store: FeedSource, options: SharedFeedOptions | number = {}) {
     const settings = typeof options === 'number' ? { maxPages: options } : options;
     this.maxPages = settings.maxPages ?? MAX_SHARED_PAGES;
     this.idlePollMs = settings.idlePollMs ?? 500;
     this.releases = settings.releases ?? null;
+    this.windowEvents = settings.windowEvents ?? TAIL_EVENTS;
+    this.readEvents = settings.readEvents ?? TAIL_READ_EVENTS;
+    this.backpressureMs = settings.backpressureMs ?? BACKPRESSURE_MS;
   }
+
+  private readonly windowEvents: number;
+  private readonly readEvents: number;
+  private readonly backpressureMs: number;
 
   private readonly releases: ReleaseSignal | null;
 
@@ -170,20 +201,112 @@ export class SharedFeed {
    * The events after `after` (at most `limit`), for a runner at the head; `caughtUp` once it has seen everything a
    * read started after this call found. A runner behind the window reads the store (`readAll`).
    */
-  async next(after: Position | null, limit: number): Promise<FeedBatch> {
+  async next(after: Position | null, limit: number, reader?: object): Promise<FeedBatch> {
     const asked = this.generation;
     for (;;) {
       if (this.windowFrom === undefined) this.windowFrom = after;
       if (this.windowFrom !== null && (after === null || comparePositions(after, this.windowFrom) < 0)) {
-        return { events: await this.readAll({ after, limit }), caughtUp: false };
+        const page = await this.readAll({ after, limit });
+        // Behind the window by less than a batch (a runner that stored its checkpoint a moment before the others,
+        // or one that caught up): the window takes the gap in, and the runner reads with the others from now on.
+        if (this.windowFrom !== null && this.joins(page, after)) continue;
+        if (reader) this.readers.set(reader, { after, behind: true });
+        return { events: page, caughtUp: false };
       }
+      const end = this.window.length > 0 ? this.window[this.window.length - 1]!.position : this.windowFrom;
+      if (after !== null && (end === null || comparePositions(after, end) > 0)) {
+        // Further on than all the window holds (a runner that was ahead when this process started, or the live ones
+        // while another rebuilds from zero): the window starts again there; those it held read the store.
+        this.startAt(after);
+      }
+      if (reader) this.moved(reader, after);
       const from = this.indexAfter(after);
       if (from < this.window.length) return { events: this.window.slice(from, from + limit), caughtUp: false };
       if (this.atEnd && this.freshAt >= asked) return { events: [], caughtUp: true };
+      if (!this.atEnd && this.window.length >= this.windowEvents && !this.trim()) {
+        // More to read, and no room until the slowest reader moves on: wait for it, a while.
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(done, this.backpressureMs);
+          const waiting = this.waitingForRoom;
+          function done() {
+            clearTimeout(timer);
+            const at = waiting.indexOf(done);
+            if (at >= 0) waiting.splice(at, 1);
+            resolve();
+          }
+          waiting.push(done);
+        });
+        if (this.window.length >= this.windowEvents && !this.trim()) this.leaveBehind();
+        continue;
+      }
       await new Promise<void>((resolve, reject) => {
         this.waiting.push({ generation: asked, done: (error) => (error === undefined ? resolve() : reject(error)) });
-        this.readHead();
+        this.readHead(asked);
       });
+    }
+  }
+
+  /** When `page` (read after `after`, behind the window) reaches the window's start, prepends it to the window. */
+  private joins(page: readonly RecordedEvent[], after: Position | null): boolean {
+    const from = this.windowFrom!;
+    const at = page.findIndex((event) => comparePositions(event.position, from) === 0);
+    if (at < 0) return false;
+    this.window.unshift(...page.slice(0, at + 1));
+    this.windowFrom = after;
+    return true;
+  }
+
+  private startAt(after: Position): void {
+    this.epoch++;
+    this.window = [];
+    this.windowFrom = after;
+    this.atEnd = false;
+    for (const state of this.readers.values()) {
+      if (state.after === null || comparePositions(state.after, after) < 0) state.behind = true;
+    }
+    this.roomMade();
+  }
+
+  /** A runner stops reading from the window for now (it stops, lost its lease, or backs off after a failure). */
+  leave(reader: object): void {
+    if (!this.readers.delete(reader)) return;
+    if (this.trim()) this.roomMade();
+  }
+
+  private moved(reader: object, after: Position | null): void {
+    const known = this.readers.get(reader);
+    this.readers.set(reader, { after, behind: false });
+    // The slowest reader moving on may make room.
+    if (this.waitingForRoom.length > 0 && (!known || known.behind || known.after !== after) && this.trim()) this.roomMade();
+  }
+
+  private roomMade(): void {
+    for (const done of this.waitingForRoom.splice(0)) done();
+  }
+
+  /**
+   * Drops the window's events every reader in it has passed, when it is over its bound; true when that made room.
+   */
+  private trim(): boolean {
+    if (this.window.length < this.windowEvents) return true;
+    let slowest = this.window.length;
+    for (const { after, behind } of this.readers.values()) {
+      if (behind) continue;
+      slowest = Math.min(slowest, this.indexAfter(after));
+    }
+    if (slowest === 0) return false;
+    const dropped = this.window.splice(0, slowest);
+    this.windowFrom = dropped[dropped.length - 1]!.position;
+    return this.window.length < this.windowEvents;
+  }
+
+  /** The slowest readers, waited for long enough, read the store from now on until they reach the window. */
+  private leaveBehind(): void {
+    const keep = Math.floor(this.windowEvents / 2);
+    const dropped = this.window.splice(0, this.window.length - keep);
+    if (dropped.length > 0) this.windowFrom = dropped[dropped.length - 1]!.position;
+    for (const state of this.readers.values()) {
+      if (this.windowFrom && (state.after === null || comparePositions(state.after, this.windowFrom) < 0)) state.behind = true;
     }
   }
 
@@ -200,10 +323,11 @@ export class SharedFeed {
     return low;
   }
 
-  private readHead(): void {
+  /** Reads the head unless a read that started at `generation` or later is in flight (then that one serves). */
+  private readHead(generation = this.generation): void {
     if (this.stopped && this.waiting.length === 0) return;
     if (this.reading) {
-      this.readAgain = true;
+      if (this.readingFrom < generation) this.readAgain = true;
       return;
     }
     this.reading = this.readLoop().finally(() => { this.reading = null; });
@@ -213,27 +337,32 @@ export class SharedFeed {
     do {
       this.readAgain = false;
       const startedAt = this.generation;
+      this.readingFrom = startedAt;
+      const epoch = this.epoch;
       this.lastReadAt = performance.now();
       const after = this.window.length > 0 ? this.window[this.window.length - 1]!.position : this.windowFrom ?? null;
       let events: RecordedEvent[];
       let held: boolean;
       try {
         ({ events, held } = this.store.readTail
-          ? await this.store.readTail({ after, limit: TAIL_READ_EVENTS })
-          : { events: await this.store.readAll({ after, limit: TAIL_READ_EVENTS }), held: false });
+          ? await this.store.readTail({ after, limit: this.readEvents })
+          : { events: await this.store.readAll({ after, limit: this.readEvents }), held: false });
       } catch (error) {
         // The runners asking see the error (and back off); the next sign of something new reads again.
         for (const waiter of this.waiting.splice(0)) waiter.done(error);
         return;
       }
+      if (epoch !== this.epoch) {
+        // The window started again further on while this read was out: read again from there.
+        this.readAgain = true;
+        continue;
+      }
       if (events.length > 0) {
         this.window.push(...events);
-        if (this.window.length > TAIL_EVENTS) {
-          const dropped = this.window.splice(0, this.window.length - TAIL_EVENTS);
-          this.windowFrom = dropped[dropped.length - 1]!.position;
-        }
+        // At the head (no backlog), the window keeps its bound whoever lags: a reader left behind reads the store.
+        if (this.window.length > this.windowEvents && !this.trim() && this.window.length > 2 * this.windowEvents) this.leaveBehind();
       }
-      const complete = events.length < TAIL_READ_EVENTS;
+      const complete = events.length < this.readEvents;
       this.atEnd = complete;
       if (complete) this.freshAt = Math.max(this.freshAt, startedAt);
       // Runners waiting at the window's end look again: at what was added, or (a complete read) to learn they
@@ -279,5 +408,6 @@ export class SharedFeed {
     this.heldTimer = null;
     if (this.heldListener) this.releases?.off('release', this.heldListener);
     this.heldListener = null;
+    this.roomMade();
   }
 }
