@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { CheckoutTerms, CurrencyConfig, LinkEvent, SessionEvent, SessionItem, SessionStatus } from '../src/checkout/events.ts';
-import type { Instant, Json } from './columns.ts';
+import type { Instant, Json, NullableInstant } from './columns.ts';
 
 type SessionData<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>['data'];
 type LinkData<T extends LinkEvent['type']> = Extract<LinkEvent, { type: T }>['data'];
@@ -47,6 +47,8 @@ export interface CheckoutSessionsTable extends TermsColumns {
   status: SessionStatus;
   payment_configs: Json<CurrencyConfig[]>;
   payment_id: string | null;
+  /** When the session was reserved for `payment_id` (PROCESSING_PAYMENT); null otherwise: the release job's queue. */
+  payment_started_at: NullableInstant;
   expires_at: Instant;
 }
 
@@ -108,7 +110,8 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
 
 export const checkoutProjector = defineProjector<CheckoutTables>({
   name: 'checkout',
-  version: 1,
+  // 2: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
+  version: 2,
   tables: ['checkout_sessions', 'payment_links'],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
@@ -116,9 +119,12 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
       .addColumn('status', 'text', (c) => c.notNull())
       .addColumn('payment_configs', 'jsonb', (c) => c.notNull())
       .addColumn('payment_id', 'text')
+      .addColumn('payment_started_at', 'timestamptz')
       .addColumn('expires_at', 'timestamptz', (c) => c.notNull()));
     await sql`CREATE INDEX checkout_sessions_open_expiry ON checkout_sessions (expires_at) WHERE status IN ('ATTEMPT', 'ACTIVE')`.execute(trx);
     await sql`CREATE INDEX checkout_sessions_client_status ON checkout_sessions (client_id, status)`.execute(trx);
+    // The release job's queue: sessions reserved for a payment, oldest reservation first.
+    await sql`CREATE INDEX checkout_sessions_reserved ON checkout_sessions (payment_started_at) WHERE status = 'PROCESSING_PAYMENT'`.execute(trx);
     await createTermsTable(trx, 'payment_links', 'link_id', (b) => b
       .addColumn('active_until', 'timestamptz', (c) => c.notNull())
       .addColumn('deleted', 'boolean', (c) => c.notNull()));
@@ -129,17 +135,17 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
       const d = event.data as SessionData<'CheckoutSessionCreated'>;
       await trx.insertInto('checkout_sessions').values({
         ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
-        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, expires_at: d.expiresAt,
+        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
       }).execute();
     },
     async CheckoutSessionPaymentStarted(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionPaymentStarted'>;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, updated_at: d.at })
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: d.at, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionPaymentReleased(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionPaymentReleased'>;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, updated_at: d.at })
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, payment_started_at: null, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionMethodChosen(trx, event) {

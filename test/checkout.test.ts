@@ -132,13 +132,19 @@ const refusal = (run: () => unknown): string => {
 describe('the checkout session decider', () => {
   const statuses: SessionStatus[] = ['ATTEMPT', 'ACTIVE', 'PROCESSING_PAYMENT', 'FINISHED', 'FAILED', 'EXPIRED'];
 
-  it('pays only an open session before its expiresAt; the same payment heard twice changes nothing', () => {
+  it('follows a payment created for it from ATTEMPT, ACTIVE or EXPIRED (a payment that appeared late wins); the same payment heard twice changes nothing', () => {
     for (const status of statuses) {
       const start = () => decide(status, { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) });
-      if (status === 'ATTEMPT' || status === 'ACTIVE') expect(start()[0]!.data).to.include({ from: status, to: 'PROCESSING_PAYMENT', paymentId: 'p2' });
-      else expect(refusal(start), status).to.equal('failedPrecondition');
+      if (status === 'ATTEMPT' || status === 'ACTIVE' || status === 'EXPIRED') {
+        expect(start()[0]!.data).to.include({ from: status, to: 'PROCESSING_PAYMENT', paymentId: 'p2' });
+      } else {
+        // Held by or ended with another payment: a session can have no other than its one.
+        expect(refusal(start), status).to.equal('failedPrecondition');
+      }
     }
-    expect(refusal(() => decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: null, eventId: 'e1', now: plus(60) }))).to.equal('failedPrecondition');
+    // Past its expiresAt too: the payment exists, so the session shows it.
+    expect(decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: null, eventId: 'e1', now: plus(60) })[0]!.data)
+      .to.include({ from: 'ACTIVE', to: 'PROCESSING_PAYMENT' });
     expect(decide('PROCESSING_PAYMENT', { type: 'StartPayment', paymentId: 'p1', method: 'CARD', eventId: 'e1', now: plus(1) })).to.deep.equal([]);
     // Recorded with the id the command carries: the pay call and the reactor derive the same one.
     expect(decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) })[0]).to.have.property('id', 'e1');
@@ -161,6 +167,34 @@ describe('the checkout session decider', () => {
     expect(decide('PROCESSING_PAYMENT', { type: 'ReleasePayment', paymentId: 'other', reason: 'refused', now: plus(1) })).to.deep.equal([]);
     for (const status of ['ACTIVE', 'FINISHED', 'FAILED', 'EXPIRED'] as const) {
       expect(decide(status, { type: 'ReleasePayment', paymentId: 'p1', reason: 'refused', now: plus(1) }), status).to.deep.equal([]);
+    }
+  });
+
+  it('a reservation whose payment did not appear within the timeout is released once: ACTIVE, or EXPIRED when its time is up', () => {
+    // Reserved at T0 (history), expiresAt T0 + 60 s; a timeout of 10 s.
+    const stalled = (now: Date, paymentId = 'p1') => decide('PROCESSING_PAYMENT', { type: 'ReleaseStalledPayment', paymentId, timeoutSeconds: 10, now });
+    expect(stalled(plus(9))).to.deep.equal([]);
+    const released = stalled(plus(10));
+    expect(released.map((e) => e.type)).to.deep.equal(['CheckoutSessionPaymentReleased']);
+    expect(released[0]!.data).to.include({ from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: 'p1' });
+    expect((released[0]!.data as { reason: string }).reason).to.match(/^no payment p1 appeared within 10 s of the reservation/);
+    const expired = stalled(plus(60));
+    expect(expired.map((e) => e.type)).to.deep.equal(['CheckoutSessionPaymentReleased', 'CheckoutSessionExpired']);
+    expect(expired[1]!.data).to.include({ from: 'ACTIVE', to: 'EXPIRED', reason: 'EXPIRES_AT' });
+    expect(foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...expired])).to.include({ status: 'EXPIRED', paymentId: null, reservedAt: null });
+    // Once released, asked again (another process's job) it records nothing; nor for another payment, nor once it ended.
+    const after = foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...released]);
+    expect(sessionDecider.decide(asOwner<SessionCommand>({ type: 'ReleaseStalledPayment', paymentId: 'p1', timeoutSeconds: 10, now: plus(11) }), after))
+      .to.deep.equal([]);
+    expect(stalled(plus(10), 'other')).to.deep.equal([]);
+    for (const status of ['ACTIVE', 'FINISHED', 'FAILED', 'EXPIRED'] as const) {
+      expect(decide(status, { type: 'ReleaseStalledPayment', paymentId: 'p1', timeoutSeconds: 10, now: plus(100) }), status).to.deep.equal([]);
+    }
+    // The late payment then takes the released session, ACTIVE or EXPIRED.
+    for (const events of [released, expired]) {
+      const state = foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...events]);
+      expect(sessionDecider.decide(asOwner<SessionCommand>({ type: 'StartPayment', paymentId: 'p1', method: 'CARD', eventId: 'e9', now: plus(61) }), state)[0]!.data)
+        .to.include({ to: 'PROCESSING_PAYMENT', paymentId: 'p1' });
     }
   });
 

@@ -13,6 +13,7 @@ import type { ReadModels } from '../../projections/readModels.ts';
 import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
 import type { PaymentRow } from '../../projections/payments.ts';
 import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { failpoint } from '../failpoints.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
@@ -352,6 +353,8 @@ export async function paySession(
   const paymentId = paymentIdFor(clientId, externalId);
   const reserved = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider,
     { type: 'ReservePayment', tenant: 'any', paymentId, method: origin?.type ?? null, now: platform.runtime.now() }, metadata);
+  // A process that dies here leaves the session reserved with no payment: the release job gives it back.
+  await failpoint('checkout.afterReservation');
   let payment: { row: PaymentRow; readModels: Promise<void> };
   try {
     payment = await createPayment(platform, clientId, {
@@ -380,6 +383,21 @@ async function releaseUnlessCreated(platform: Platform, sessionId: string, payme
   if ((await loadPayment(platform, paymentId)).payment) return;
   const reason = error instanceof Error ? error.message.slice(0, MAX_RELEASE_REASON_CHARS) : 'the payment could not be created';
   await runSession(platform, sessionId, { type: 'ReleasePayment', tenant: 'any', paymentId, reason, now: platform.runtime.now() }, metadata);
+}
+
+/**
+ * The release job's, for a session reserved for `paymentId` at least the reservation timeout ago (the read model's
+ * word, checked again by the session's stream): when no such payment exists, the session is given back (ACTIVE, or
+ * EXPIRED when its time is up). A payment created after this read still takes the session (the reactor's
+ * StartPayment). Answers whether the session was released now.
+ */
+export async function releaseStalledReservation(platform: Platform, sessionId: string, paymentId: string, metadata: EventMetadata): Promise<boolean> {
+  if ((await loadPayment(platform, paymentId)).payment) return false;
+  const { events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
+    type: 'ReleaseStalledPayment', tenant: 'any', paymentId, timeoutSeconds: platform.config.checkoutReservationTimeoutSeconds,
+    now: platform.runtime.now(),
+  }, metadata);
+  return events.length > 0;
 }
 
 /** How a payment's end moves its session, or null when it has not ended. */
