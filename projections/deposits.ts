@@ -158,7 +158,7 @@ export const depositPaymentRows = {
       receivedAmount: d.totalAmount,
     }),
     DepositCompanionCreated: (d: DepositCompanionCreatedData) => localDepositRow({
-      ...d, expiresAt: null, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
+      ...d, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
       relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
     }),
   } as Record<string, (data: any) => NewPayment>,

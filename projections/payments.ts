@@ -11,6 +11,7 @@ import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from 
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { depositPaymentRows } from './deposits.ts';
+import type { CompanionStatus } from '../src/deposits/events.ts';
 import type { RefundEventData } from '../src/payments/refunds/events.ts';
 import { zeroAmount } from '../src/ledger/money.ts';
 
@@ -37,7 +38,8 @@ export interface PaymentsTable {
   description: string | null;
   product: string | null;
   type: string;
-  status: PaymentStatus;
+  /** A payment's status, or a deposit companion's (which may also be CANCELLED). */
+  status: PaymentStatus | CompanionStatus;
   resume_status: PaymentStatus | null;
   purchase_amount: string | null;
   purchase_currency: string | null;
@@ -167,6 +169,9 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   await sql`CREATE INDEX payments_awaiting_batch ON payments (received_at) WHERE status = 'RECEIVED' AND settlement <> 'INSTANT'`.execute(trx);
   await sql.raw(`CREATE INDEX payments_payable_until ON payments (payable_until)
     WHERE status IN (${EXPIRABLE_STATUSES.map((s) => `'${s}'`).join(', ')}) AND payable_until IS NOT NULL`).execute(trx);
+  // The companions' expiry queue: amounts still due of underpaid deposits (src/deposits/jobs.ts).
+  await sql`CREATE INDEX payments_companions_due ON payments (expires_at)
+    WHERE status = 'CREATED' AND type = 'LOCAL_DEPOSIT' AND parent_payment_id IS NOT NULL`.execute(trx);
   await sql`
     CREATE TABLE payment_documents (
       document_id  text PRIMARY KEY,
@@ -261,6 +266,8 @@ const stamps: Record<string, (data: any) => PaymentChanges> = {
   PaymentReviewRequired: (d: Data<'PaymentReviewRequired'>) => ({ resume_status: d.from }),
   PaymentReviewApproved: () => ({ resume_status: null }),
   PaymentReviewRejected: (d: Data<'PaymentReviewRejected'>) => ({ resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED' }),
+  // A deposit's companion: the client cancelled the amount still due (src/deposits/events.ts).
+  DepositCompanionCancelled: () => ({}),
 };
 
 interface Patch {
@@ -410,7 +417,8 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
   // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   // 3: refund children as payments of type REFUND.
-  version: 3,
+  // 4: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
+  version: 4,
   tables: ['payments', 'payment_documents'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...Object.keys(refundEndStamps), ...Object.keys(stamps),
     ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],

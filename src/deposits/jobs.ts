@@ -6,7 +6,7 @@
  */
 import type { Platform } from '../platform.ts';
 import { isRefusedMove } from '../payments/handlers.ts';
-import { expireDeposit } from './handlers.ts';
+import { expireCompanion, expireDeposit } from './handlers.ts';
 
 /** Deposits a run expires at most; the rest wait for the next run. */
 export const DEPOSIT_EXPIRY_BATCH_SIZE = 500;
@@ -28,4 +28,22 @@ export async function expireUnassignedDeposits(platform: Platform): Promise<{ ex
     }
   }
   return { expired, skipped };
+}
+
+/** Companions a run expires at most; the rest wait for the next run. */
+export const COMPANION_EXPIRY_BATCH_SIZE = 500;
+
+/**
+ * The expiry of the amounts still due: companions (of underpaid deposits) still CREATED past their expiresAt, from the
+ * payments read model, soonest first; each one's stream decides (one paid or cancelled meanwhile records nothing).
+ */
+export async function expireDueCompanions(platform: Platform): Promise<{ expired: number }> {
+  const due = await platform.readModels.selectFrom('payments').select(['payment_id', 'client_id'])
+    .where('status', '=', 'CREATED').where('type', '=', 'LOCAL_DEPOSIT').where('parent_payment_id', 'is not', null)
+    .where('expires_at', '<=', platform.runtime.now()).orderBy('expires_at').limit(COMPANION_EXPIRY_BATCH_SIZE).execute();
+  let expired = 0;
+  for (const { payment_id: paymentId, client_id: clientId } of due) {
+    if (await expireCompanion(platform, paymentId, { clientId, actor: 'expiry-job' })) expired++;
+  }
+  return { expired };
 }
