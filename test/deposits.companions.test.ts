@@ -9,7 +9,8 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import type { Runtime } from '../src/domain/runtime.ts';
 import { handleCommand } from '../src/eventstore/commandHandler.ts';
-import { paymentStream } from '../src/payments/events.ts';
+import { paymentIdFor, paymentStream } from '../src/payments/events.ts';
+import { paymentDecider } from '../src/payments/decider.ts';
 import { depositDecider } from '../src/deposits/decider.ts';
 import { depositSignature } from '../src/deposits/routes.ts';
 import { expireDueCompanions } from '../src/deposits/jobs.ts';
@@ -214,6 +215,25 @@ for (const target of databaseTargets()) {
       await until(async () => (await get(`/payments/${companion}`)).body.status === 'SETTLED', { what: 'the companion paid by the reactor' });
       expect((await get(`/payments/${later}`)).body).to.include({ status: 'SETTLED', reconciliationStatus: 'PAID' });
       await until(async () => (await webhooksOf(companion)).length === 2, { what: 'the companion’s webhooks' });
+      await balanced();
+    });
+
+    it('a matched deposit a stopped process left created (not received, not settled) is finished by the deposits’ reactor', async () => {
+      const clientId = tenants.alice.clientId;
+      const paymentId = paymentIdFor(clientId, `sandbox:stopped-${randomUUID()}`);
+      const before = Number(await balance(ars.id));
+      // What receiveDeposit records for a deposit that names an ACTIVE account, before a process that died there.
+      await handleCommand(service.services.storage.store, paymentStream(paymentId), paymentDecider, {
+        type: 'CreatePayment', tenant: { clientId }, now: clock.now(), screening: { outcome: 'CLEAR' },
+        payment: {
+          paymentId, clientId, externalId: `stopped-${paymentId}`, identityId, identityExternalId: null, identityEmail: null, accountId: ars.id,
+          accountNumber: ars.accountNumber, totalAmount: '2000.00', currency: 'ARS', description: 'Deposit to a matched account', product: null,
+          type: 'LOCAL_DEPOSIT', purchaseAmount: null, purchaseCurrency: null, exchange: null, origins: [], destinations: [], fees: [],
+          feeAmount: '0.00', flow: 'PUSH', method: null, settlement: 'INSTANT', expiresAt: null, customerId: null, checkoutSessionId: null,
+        },
+      }, { clientId, actor: 'provider' }, { expectNewStream: true });
+      await until(async () => (await get(`/payments/${paymentId}`)).body.status === 'SETTLED', { what: 'the matched deposit settled by the reactor' });
+      await until(async () => Number(await balance(ars.id)) - before === 2000, { what: 'the account credited' });
       await balanced();
     });
   });

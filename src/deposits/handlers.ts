@@ -144,7 +144,7 @@ async function existingDeposit(
     return { paymentId, outcome: 'UNASSIGNED', recorded: false };
   }
   // A matched deposit: a LOCAL_DEPOSIT the provider's notification created.
-  if (first.type === 'PaymentCreated' && first.metadata.actor === 'provider' && (first.data as { type: string }).type === 'LOCAL_DEPOSIT') {
+  if (first.type === 'PaymentCreated' && isMatchedDeposit(first.data as { type: string }, first.metadata.actor)) {
     refuseDifferences(input, await matchedDifferences(platform, first.data as MatchedDepositData, input, totalAmount));
     return { paymentId, outcome: 'MATCHED', recorded: false };
   }
@@ -276,17 +276,28 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
 
 /** A matched deposit's payment, received (the funds are here) and settled into its account; again changes nothing. */
 async function completeMatched(platform: Platform, paymentId: string, totalAmount: string, metadata: EventMetadata): Promise<void> {
-  let position: Position | null = null;
+  await platform.readYourWrites(await finishMatched(platform, paymentId, totalAmount, metadata), MATCHED_EVENT_TYPES);
+}
+
+/**
+ * The steps of a matched deposit after its payment's creation: its receipt (the provider's notification is the word
+ * that the funds arrived) and its settlement. Also the deposits' reactor's, for a process that stopped after the
+ * creation. Answers the position of the last event appended, or null.
+ */
+export async function finishMatched(platform: Platform, paymentId: string, totalAmount: string, metadata: EventMetadata): Promise<Position | null> {
   const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
     { type: 'Receive', tenant: 'any', receivedAmount: totalAmount, now: platform.runtime.now() }, metadata)
     .catch((error: unknown) => {
-      // Received before (a repeated notification): only the settlement may be left to do.
+      // Received before (a repeated notification, the reactor): only the settlement may be left to do.
       if (error instanceof DomainError && error.kind === 'failedPrecondition') return null;
       throw error;
     });
-  position = received?.position ?? null;
-  position = (await settleReceived(platform, paymentId, null, metadata)) ?? position;
-  await platform.readYourWrites(position, MATCHED_EVENT_TYPES);
+  return (await settleReceived(platform, paymentId, null, metadata)) ?? received?.position ?? null;
+}
+
+/** Whether a recorded PaymentCreated is a matched deposit's: a LOCAL_DEPOSIT the provider's notification created. */
+export function isMatchedDeposit(data: { type: string }, actor: unknown): boolean {
+  return data.type === 'LOCAL_DEPOSIT' && actor === 'provider';
 }
 
 /**
