@@ -121,7 +121,8 @@ export async function benchSoak(target: string, database: Database, report: Repo
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
-    count(`${response.status < 400 ? 'ok' : `HTTP ${response.status}`}`);
+    // Refusals by route and reason (ids cut out), so that an unexpected one shows in the figures.
+    if (response.status >= 400) count(`HTTP ${response.status} ${method} ${path.replace(/[0-9a-f-]{36}|[A-Za-z0-9_-]{32}/g, ':id')}: ${text.slice(0, 120)}`);
     return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : null };
   };
 
@@ -166,7 +167,7 @@ export async function benchSoak(target: string, database: Database, report: Repo
         await send('POST', '/payments/deposits', { 'user-agent': 'provider' }, depositBody(account().accountNumber));
       }],
       [15, 'unmatched deposit, assigned (half underpaid)', async () => {
-        const deposited = await send('POST', '/payments/deposits', { 'user-agent': 'provider' }, depositBody(`unknown-${randomUUID()}`));
+        const deposited = await send('POST', '/payments/deposits', { 'user-agent': 'provider' }, depositBody(`unknown-${randomUUID().slice(0, 18)}`));
         if (deposited.status !== 201) return;
         const pays = sequence % 4 === 0 ? companions.shift() : undefined;
         const assigned = await send('POST', `/payments/${deposited.body.id}/assign`, idempotent(), {
