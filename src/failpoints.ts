@@ -1,60 +1,52 @@
 /**
- * Failpoints: named places in the code where a test can stop, slow or kill the process, to show what a process
- * that dies (or stalls) exactly there leaves behind, and that the service finishes it. A test facility only:
- * `FAILPOINTS` is read once, when this module loads; unset (always, outside tests), `failpoint()` is one lookup in
- * an empty map and returns at once, so a failpoint costs nothing in production.
+ * Failpoints: named places in the code where a test can stop the process at an exact moment (after an append,
+ * between two steps of a flow), so that what a crash or a lost database does there is tested deterministically
+ * rather than by killing a busy process at a random time.
  *
- *   FAILPOINTS='checkout.afterReservation=pause'                 one point
- *   FAILPOINTS='a=crash;b=sleep(5000)'                           several, `;`-separated
- *
- * Actions: `pause` writes `failpoint <name> reached` on stdout and never returns (the test then kills the process
- * at a known point); `crash` writes the same line and kills the process with SIGKILL (no shutdown, no cleanup, as a
- * lost machine); `sleep(<ms>)` writes the line and returns after that many milliseconds (at most 600,000), as a
- * process that stalled there and then went on.
+ * A test facility, off unless the environment asks for it: `FAILPOINTS=name=action[,name=action…]`, read once
+ * when this module loads. Unset, `failpoint()` is a lookup in an empty map. Actions:
+ *   pause   write `failpoint <name> reached` on stdout and wait until the process receives SIGUSR2 (then go
+ *           on), so the test can kill the process there, or stop the database and let it continue;
+ *   crash   end the process at once with SIGKILL, as a power cut would.
+ * A failpoint fires for every request that reaches it.
  */
+type Action = 'pause' | 'crash';
 
-type Action = { kind: 'pause' } | { kind: 'crash' } | { kind: 'sleep'; ms: number };
+const ACTIONS: ReadonlySet<string> = new Set(['pause', 'crash']);
 
-/** The longest `sleep(<ms>)`, in milliseconds: a stall a test waits out, not a hang. */
-const MAX_SLEEP_MS = 600_000;
-
-export class FailpointsConfigError extends Error {
-  override readonly name = 'FailpointsConfigError';
-}
-
-function actionOf(name: string, text: string): Action {
-  if (text === 'pause' || text === 'crash') return { kind: text };
-  const sleep = /^sleep\((\d{1,6})\)$/.exec(text);
-  if (sleep && Number(sleep[1]) <= MAX_SLEEP_MS) return { kind: 'sleep', ms: Number(sleep[1]) };
-  throw new FailpointsConfigError(`FAILPOINTS: ${name}=${text}: the action must be pause, crash or sleep(<ms>) with ms at most ${MAX_SLEEP_MS}`);
-}
-
-/** `name=action;name=action`; an empty or unset variable configures nothing. */
-export function parseFailpoints(text: string | undefined): ReadonlyMap<string, Action> {
-  const points = new Map<string, Action>();
-  for (const entry of (text ?? '').split(';').map((part) => part.trim()).filter(Boolean)) {
-    const match = /^([A-Za-z0-9_.-]{1,100})=(.+)$/.exec(entry);
-    if (!match) throw new FailpointsConfigError(`FAILPOINTS: ${JSON.stringify(entry)} is not <name>=<action>`);
-    points.set(match[1]!, actionOf(match[1]!, match[2]!.trim()));
+function parse(spec: string | undefined): ReadonlyMap<string, Action> {
+  const configured = new Map<string, Action>();
+  for (const part of (spec ?? '').split(',')) {
+    const item = part.trim();
+    if (!item) continue;
+    const at = item.lastIndexOf('=');
+    const name = item.slice(0, at);
+    const action = item.slice(at + 1);
+    if (at <= 0 || !ACTIONS.has(action)) throw new Error(`FAILPOINTS: "${item}" is not name=pause or name=crash`);
+    configured.set(name, action as Action);
   }
-  return points;
+  return configured;
 }
 
-const configured = parseFailpoints(process.env.FAILPOINTS);
+const configured = parse(process.env.FAILPOINTS);
 
-/** Does what FAILPOINTS configures for `name`; nothing (at once) when it configures nothing for it. */
-export async function failpoint(name: string): Promise<void> {
+/** Whether any failpoint is set (callers that would build a name first can skip it). */
+export const failpointsEnabled = configured.size > 0;
+
+let resumers: Array<() => void> = [];
+if (failpointsEnabled) {
+  process.on('SIGUSR2', () => {
+    const waiting = resumers;
+    resumers = [];
+    for (const resume of waiting) resume();
+  });
+}
+
+/** Does what `FAILPOINTS` says for `name`; nothing (and at once) when it names no such failpoint. */
+export function failpoint(name: string): Promise<void> | undefined {
   const action = configured.get(name);
-  if (action === undefined) return;
+  if (action === undefined) return undefined;
+  if (action === 'crash') process.kill(process.pid, 'SIGKILL');
   process.stdout.write(`failpoint ${name} reached\n`);
-  switch (action.kind) {
-    case 'crash':
-      process.kill(process.pid, 'SIGKILL');
-      return new Promise<void>(() => {});
-    case 'pause':
-      // Never settles: the process waits here until the test kills it.
-      return new Promise<void>(() => {});
-    case 'sleep':
-      await new Promise((resolve) => setTimeout(resolve, action.ms));
-  }
+  return new Promise<void>((resolve) => { resumers.push(resolve); });
 }

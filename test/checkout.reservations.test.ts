@@ -127,14 +127,16 @@ onPostgres('checkout reservations whose payment does not appear', function () {
   });
 
   it('a payment recorded late, after the reservation was released: the session follows the payment', async () => {
-    // The paying process stalls at the failpoint past the timeout, then goes on and creates the payment.
-    const paying = await start({ FAILPOINTS: `checkout.afterReservation=sleep(${(TIMEOUT_SECONDS + 22) * 1000})` });
+    // The paying process stalls at the failpoint past the timeout; once the session is released it goes on (SIGUSR2
+    // resumes a paused failpoint) and creates the payment.
+    const paying = await start({ FAILPOINTS: 'checkout.afterReservation=pause' });
     const { id, checkoutToken } = await newSession();
     const late = hostedPay(paying.port, checkoutToken);
     await until(() => paying.service.output().includes(REACHED), { what: 'the paying process reached the failpoint' });
     await until(async () => (await sessionEvents(id)).includes('CheckoutSessionPaymentReleased'),
       { what: 'the reservation released', timeoutMs: RELEASE_BOUND_MS, intervalMs: 200 });
     expect(await paymentsOf(id)).to.deep.equal([]);
+    paying.service.child.kill('SIGUSR2');
 
     const answer = await late;
     expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
