@@ -66,6 +66,15 @@ async function tableSizes(database: Database): Promise<TableSize[]> {
 
 const kb = (bytes: number) => `${Math.round(bytes / 1024).toLocaleString('en-US')} kB`;
 
+/** The projections that recorded an error, and how far each lags the head of the feed (events). */
+async function projectionHealth(database: Database): Promise<string[]> {
+  const { rows } = await database.query<{ name: string; lag: string; last_error: string | null }>(`
+    SELECT s.name, (SELECT count(*) FROM events e WHERE (e.transaction_id::text::bigint, e.global_position)
+              > (coalesce(s.checkpoint_commit, 0), coalesce(s.checkpoint_prepare, 0)))::text AS lag, s.last_error
+      FROM projection_state s WHERE s.status = 'active' ORDER BY s.name`);
+  return rows.filter((r) => Number(r.lag) > 100 || r.last_error).map((r) => `${r.name}: ${r.lag} behind${r.last_error ? `, last error ${r.last_error.slice(0, 160)}` : ''}`);
+}
+
 function printSizes(target: string, label: string, sizes: TableSize[]): void {
   console.log(`${target.padEnd(9)} soak table sizes, ${label}:`);
   for (const { table, rows, bytes } of sizes) {
@@ -100,7 +109,8 @@ export async function benchSoak(target: string, database: Database, report: Repo
     SETTLEMENT_CRON: '*/10 * * * * *', EXPIRY_CRON: '*/30 * * * * *', RETENTION_CRON: '0 * * * * *',
     ...(database.connectionString ? { DATABASE_URL: database.connectionString } : {}),
   });
-  const logger = pino({ level: 'warn' }, pino.destination({ dest: '/dev/null', sync: false }));
+  // Warnings and errors of the service go to BENCH_SOAK_LOG when it names a file (a stall or a failing job shows there).
+  const logger = pino({ level: 'warn' }, pino.destination({ dest: process.env.BENCH_SOAK_LOG ?? '/dev/null', sync: false }));
   const store = new PostgresEventStore(database);
   const { services, projections, scheduler } = await assembleService({
     config, logger, runtime: systemRuntime, schedule: true,
@@ -121,6 +131,7 @@ export async function benchSoak(target: string, database: Database, report: Repo
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
+    if (response.headers.get('x-read-models') === 'stale') count('answers marked X-Read-Models: stale');
     // Refusals by route and reason (ids cut out), so that an unexpected one shows in the figures.
     if (response.status >= 400) count(`HTTP ${response.status} ${method} ${path.replace(/[0-9a-f-]{36}|[A-Za-z0-9_-]{32}/g, ':id')}: ${text.slice(0, 120)}`);
     return { status: response.status, body: text && response.headers.get('content-type')?.includes('json') ? JSON.parse(text) : null };
@@ -210,7 +221,10 @@ export async function benchSoak(target: string, database: Database, report: Repo
     const startedAt = Date.now();
     const deadline = startedAt + SOAK_SECONDS * 1000;
     const sampler = setInterval(() => {
-      tableSizes(database).then((sizes) => printSizes(target, `after ${Math.round((Date.now() - startedAt) / 1000)} s`, sizes))
+      tableSizes(database).then(async (sizes) => {
+        printSizes(target, `after ${Math.round((Date.now() - startedAt) / 1000)} s`, sizes);
+        for (const line of await projectionHealth(database)) console.log(`${''.padEnd(9)}   projection ${line}`);
+      })
         // A sample that fails (the database busy) is only a missing line of output.
         .catch((error: unknown) => console.log(`${target.padEnd(9)} soak: a size sample failed: ${String(error)}`));
     }, SAMPLE_MS);
