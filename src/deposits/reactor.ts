@@ -8,7 +8,9 @@
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
-import { finishAssignment, refundExpiredDeposit } from './handlers.ts';
+import { platformAt, onClockMetadata } from '../testClocks/time.ts';
+import type { DepositEventData } from './events.ts';
+import { finishAssignment, loadDeposit, refundExpiredDeposit } from './handlers.ts';
 
 export const DEPOSIT_REACTOR_NAME = 'deposit_process';
 
@@ -19,8 +21,14 @@ export function assignmentReactor(platform: Platform): Reactor {
     async react(event: RecordedEvent) {
       const { paymentId } = event.data as { paymentId: string };
       const metadata = { clientId: event.metadata.clientId, actor: 'deposit-process', causationId: event.id };
-      if (event.type === 'DepositRefundDue') await refundExpiredDeposit(platform, paymentId, metadata);
-      else await finishAssignment(platform, paymentId, metadata);
+      const clockId = (await loadDeposit(platform, paymentId)).deposit?.testClockId;
+      if (event.type === 'DepositRefundDue') {
+        // A deposit bound to a test clock: its refund child is issued at the instant it expired on that clock.
+        const at = new Date((event.data as DepositEventData<'DepositRefundDue'>).at);
+        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadata, clockId, at));
+      } else {
+        await finishAssignment(clockId ? platformAt(platform, new Date((event.data as { at: string }).at)) : platform, paymentId, metadata);
+      }
     },
   };
 }

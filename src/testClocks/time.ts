@@ -1,0 +1,77 @@
+/**
+ * The one place a rule of time asks what time it is for an object: its test clock's time when it is bound to
+ * one, the wall clock's otherwise. Every rule of time (expiry, quote lifetimes, the deposit's 48 h, session and
+ * link durations, settlement periods) reads it through here, so a new rule follows clocks by calling it too.
+ */
+import type { EventMetadata } from '../eventstore/port.ts';
+import { readState } from '../eventstore/commandHandler.ts';
+import type { Platform } from '../platform.ts';
+import { testClockDecider } from './decider.ts';
+import { testClockStream } from './events.ts';
+
+/**
+ * The time of `clockId` (the wall clock's when null): its frozenTime, read from its stream. A deleted clock keeps
+ * the time it had: its objects stay judged at it (README, "Test clocks").
+ */
+export async function timeOf(platform: Platform, clockId: string | null | undefined): Promise<Date> {
+  if (!clockId) return platform.runtime.now();
+  const state = await readState(platform.storage.store, testClockStream(clockId), testClockDecider);
+  return state.frozenTime ? new Date(state.frozenTime) : platform.runtime.now();
+}
+
+/** The platform as a command at `at` sees it: its runtime's clock stands at `at` (ids still come from the runtime). */
+export function platformAt(platform: Platform, at: Date): Platform {
+  const frozen = new Date(at);
+  return { ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) } };
+}
+
+/** The platform as a command on an object bound to `clockId` sees it (unchanged when the object has no clock). */
+export async function platformOn(platform: Platform, clockId: string | null | undefined): Promise<Platform> {
+  return clockId ? platformAt(platform, await timeOf(platform, clockId)) : platform;
+}
+
+/**
+ * What an event recorded under a clock carries in its metadata besides the usual: the clock, and the business
+ * time (when it happened on the clock; the store adds the real recording time). `GET /payments/{id}/events`
+ * shows both.
+ */
+export function onClockMetadata(metadata: EventMetadata, clockId: string | null | undefined, at: Date): EventMetadata {
+  return clockId ? { ...metadata, testClockId: clockId, businessTime: at.toISOString() } : metadata;
+}
+
+/**
+ * Whose time a run of the time-driven work follows: the wall clock's (objects bound to no clock: the scheduled
+ * jobs), or one test clock's (its objects only, each effect at the instant it fell due on the clock, up to
+ * `until`: an advance).
+ */
+export interface TimeScope {
+  /** Null: objects bound to no clock. */
+  readonly clockId: string | null;
+  /** Effects due at or before this instant are run. */
+  readonly until: Date;
+  /** The platform as the effect due at `dueAt` runs on: at `dueAt` on a clock, at the wall clock's now otherwise. */
+  platformFor(dueAt: Date): Platform;
+  /** The metadata of an effect due at `dueAt`, acting as `actor`. */
+  metadataFor(clientId: string, actor: string, dueAt: Date): EventMetadata;
+}
+
+export function wallClockScope(platform: Platform): TimeScope {
+  return {
+    clockId: null, until: platform.runtime.now(),
+    platformFor: () => platform,
+    metadataFor: (clientId, actor) => ({ clientId, actor }),
+  };
+}
+
+export function clockScope(platform: Platform, clockId: string, until: Date, causationId?: string): TimeScope {
+  return {
+    clockId, until,
+    platformFor: (dueAt) => platformAt(platform, dueAt),
+    metadataFor: (clientId, actor, dueAt) => onClockMetadata({ clientId, actor, ...(causationId ? { causationId } : {}) }, clockId, dueAt),
+  };
+}
+
+/** The instant an effect of this scope happens: when it fell due on a clock, now for the wall clock. */
+export function effectTime(scope: TimeScope, dueAt: Date): Date {
+  return scope.clockId === null ? scope.until : dueAt;
+}
