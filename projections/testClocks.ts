@@ -3,7 +3,7 @@
  * a deleted clock are judged, from then on, at the time it had. Reads of bound objects take their clock's time
  * from here (`judgedAt`), never the wall clock, so what a read answers derives from events only.
  */
-import { sql, type Expression, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { TestClockEventData } from '../src/testClocks/events.ts';
 import type { Instant } from './columns.ts';
@@ -76,14 +76,14 @@ export const testClocksProjector = defineProjector<TestClockTables>({
  * else `now` (the wall clock's, for objects bound to no clock). `column` is the row's clock column, qualified
  * when the query joins.
  */
-export function judgedAt(now: Date, column = 'test_clock_id'): Expression<Date> {
+export function judgedAt(now: Date, column = 'test_clock_id'): RawBuilder<Date> {
   return sql<Date>`coalesce((SELECT c.frozen_time FROM test_clocks c WHERE c.clock_id = ${sql.ref(column)}), ${now})`;
 }
 
 /** Each clock's time, for the rows of bound objects read one by one (clocks not found are left out). */
-export async function clockTimes(db: Kysely<TestClockTables>, clockIds: Iterable<string | null>): Promise<Map<string, Date>> {
+export async function clockTimes<DB extends TestClockTables>(db: Kysely<DB>, clockIds: Iterable<string | null>): Promise<Map<string, Date>> {
   const ids = [...new Set([...clockIds].filter((id): id is string => id !== null))];
   if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('test_clocks').select(['clock_id', 'frozen_time']).where('clock_id', 'in', ids).execute();
+  const rows = await (db as unknown as Kysely<TestClockTables>).selectFrom('test_clocks').select(['clock_id', 'frozen_time']).where('clock_id', 'in', ids).execute();
   return new Map(rows.map((row) => [row.clock_id, row.frozen_time]));
 }

@@ -4,7 +4,9 @@
  */
 import { sample } from 'openapi-sampler';
 import { errorSchema } from '../../schemas/common.ts';
-import { customerEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema } from '../../schemas/webhooks.ts';
+import {
+  customerEventPayloadSchema, testClockEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema,
+} from '../../schemas/webhooks.ts';
 import { MAX_BODY_DEPTH } from './jsonBody.ts';
 import { READ_MODELS_HEADER } from './readModelFreshness.ts';
 import type { AnyRoute } from './route.ts';
@@ -130,6 +132,7 @@ const DELIVERY_HEADERS: Array<[string, string]> = [
 const webhookDeliveries = Object.fromEntries(([
   ['transactionEvent', 'A payment event (transaction.status_changed, payment.*; refunds and purchases as they are emitted)', transactionEventPayloadSchema],
   ['customerEvent', 'customer.levelChanged', customerEventPayloadSchema],
+  ['testClockEvent', 'test_clock.ready: a test clock’s advance is complete', testClockEventPayloadSchema],
   ['testEvent', 'The ping of POST /webhooks/{id}/test', testEventPayloadSchema],
 ] as const).map(([name, summary, schema]) => [name, { post: {
   summary,

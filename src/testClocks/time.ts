@@ -19,15 +19,24 @@ export async function timeOf(platform: Platform, clockId: string | null | undefi
   return state.frozenTime ? new Date(state.frozenTime) : platform.runtime.now();
 }
 
+/** Platforms whose runtime stands at a clock's instant (platformAt's). */
+const onAClock = new WeakSet<Platform>();
+
 /** The platform as a command at `at` sees it: its runtime's clock stands at `at` (ids still come from the runtime). */
 export function platformAt(platform: Platform, at: Date): Platform {
   const frozen = new Date(at);
-  return { ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) } };
+  const clocked: Platform = { ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) } };
+  onAClock.add(clocked);
+  return clocked;
 }
 
-/** The platform as a command on an object bound to `clockId` sees it (unchanged when the object has no clock). */
+/**
+ * The platform as a command on an object bound to `clockId` sees it: unchanged when the object has no clock, or
+ * when the platform stands at a clock's instant already (an advance's effect, at the instant it fell due).
+ */
 export async function platformOn(platform: Platform, clockId: string | null | undefined): Promise<Platform> {
-  return clockId ? platformAt(platform, await timeOf(platform, clockId)) : platform;
+  if (!clockId || onAClock.has(platform)) return platform;
+  return platformAt(platform, await timeOf(platform, clockId));
 }
 
 /**
