@@ -7,7 +7,7 @@
  * each expiring at its expiresAt on the clock (src/testClocks/time.ts).
  */
 import type { Platform } from '../platform.ts';
-import { wallClockScope, type TimeScope } from '../testClocks/time.ts';
+import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
 import { expireSession } from './handlers.ts';
 
 /** Sessions expired per run, at most. */
@@ -18,8 +18,7 @@ export async function expireDueSessions(platform: Platform, scope: TimeScope = w
     .where('status', 'in', ['ATTEMPT', 'ACTIVE']).where('expires_at', '<=', scope.until)
     .where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
     .orderBy('expires_at').limit(EXPIRY_BATCH_SIZE).execute();
-  for (const { session_id: sessionId, client_id: clientId, expires_at: dueAt } of due) {
-    await expireSession(scope.platformFor(dueAt), 'any', sessionId, 'EXPIRES_AT', scope.metadataFor(clientId, 'checkout-expiry-job', dueAt));
-  }
+  await eachDue(scope, due, ({ session_id: sessionId, client_id: clientId, expires_at: dueAt }) =>
+    expireSession(scope.platformFor(dueAt), 'any', sessionId, 'EXPIRES_AT', scope.metadataFor(clientId, 'checkout-expiry-job', dueAt)));
   return { expired: due.length };
 }

@@ -8,7 +8,7 @@
  */
 import type { Platform } from '../platform.ts';
 import { isRefusedMove } from '../payments/handlers.ts';
-import { wallClockScope, type TimeScope } from '../testClocks/time.ts';
+import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
 import { expireDeposit } from './handlers.ts';
 
 /** Deposits a run expires at most; the rest wait for the next run. */
@@ -24,7 +24,7 @@ export async function expireUnassignedDeposits(
     .orderBy('expires_at').orderBy('payment_id').limit(DEPOSIT_EXPIRY_BATCH_SIZE).execute();
   let expired = 0;
   let skipped = 0;
-  for (const { payment_id: paymentId, client_id: clientId, expires_at: dueAt } of due) {
+  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, expires_at: dueAt }) => {
     try {
       await expireDeposit(scope.platformFor(dueAt), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt));
       expired++;
@@ -32,6 +32,6 @@ export async function expireUnassignedDeposits(
       if (!isRefusedMove(error)) throw error;
       skipped++;
     }
-  }
+  });
   return { expired, skipped };
 }

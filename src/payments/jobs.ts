@@ -9,7 +9,7 @@
 import { sql } from 'kysely';
 import type { Platform } from '../platform.ts';
 import { EXPIRABLE_STATUSES } from '../../projections/payments.ts';
-import { wallClockScope, type TimeScope } from '../testClocks/time.ts';
+import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
 import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
 import type { SettlementPeriod } from './events.ts';
 
@@ -48,14 +48,14 @@ export async function runSettlementBatch(platform: Platform, scope: TimeScope = 
   if (due.length === 0) return result;
   const batchId = platform.runtime.newId();
   result.batchId = batchId;
-  for (const { payment_id: paymentId, client_id: clientId, settles_at: settlesAtValue } of due) {
+  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, settles_at: settlesAtValue }) => {
     const dueAt = new Date(settlesAtValue);
     const status = await settlePayment(scope.platformFor(dueAt), paymentId, batchId,
       { ...scope.metadataFor(clientId, 'settlement-batch', dueAt), correlationId: batchId });
     if (status === 'SETTLED') result.settled++;
     else if (status === 'UNSETTLED') result.unsettled++;
     else result.skipped++;
-  }
+  });
   return result;
 }
 
@@ -68,7 +68,7 @@ export async function expireDuePayments(platform: Platform, scope: TimeScope = w
     .orderBy('payable_until').limit(JOB_BATCH_SIZE).execute();
   let expired = 0;
   let skipped = 0;
-  for (const { payment_id: paymentId, client_id: clientId, payable_until: payableUntil } of due) {
+  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, payable_until: payableUntil }) => {
     const dueAt = payableUntil!;
     try {
       await expirePayment(scope.platformFor(dueAt), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt));
@@ -77,6 +77,6 @@ export async function expireDuePayments(platform: Platform, scope: TimeScope = w
       if (!isRefusedMove(error)) throw error;
       skipped++;
     }
-  }
+  });
   return { expired, skipped };
 }

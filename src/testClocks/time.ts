@@ -22,10 +22,17 @@ export async function timeOf(platform: Platform, clockId: string | null | undefi
 /** Platforms whose runtime stands at a clock's instant (platformAt's). */
 const onAClock = new WeakSet<Platform>();
 
-/** The platform as a command at `at` sees it: its runtime's clock stands at `at` (ids still come from the runtime). */
-export function platformAt(platform: Platform, at: Date): Platform {
+/**
+ * The platform as a command at `at` sees it: its runtime's clock stands at `at` (ids still come from the runtime).
+ * `waitForReadModels: false`: its commands do not wait for the read models each (an advance waits once per round
+ * of effects instead).
+ */
+export function platformAt(platform: Platform, at: Date, options: { waitForReadModels?: boolean } = {}): Platform {
   const frozen = new Date(at);
-  const clocked: Platform = { ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) } };
+  const clocked: Platform = {
+    ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) },
+    ...(options.waitForReadModels === false ? { readYourWrites: async () => undefined } : {}),
+  };
   onAClock.add(clocked);
   return clocked;
 }
@@ -56,6 +63,8 @@ export function onClockMetadata(metadata: EventMetadata, clockId: string | null 
 export interface TimeScope {
   /** Null: objects bound to no clock. */
   readonly clockId: string | null;
+  /** Effects run at once, at most (each on its own object's stream). */
+  readonly concurrency: number;
   /** Effects due at or before this instant are run. */
   readonly until: Date;
   /** The platform as the effect due at `dueAt` runs on: at `dueAt` on a clock, at the wall clock's now otherwise. */
@@ -66,7 +75,7 @@ export interface TimeScope {
 
 export function wallClockScope(platform: Platform): TimeScope {
   return {
-    clockId: null, until: platform.runtime.now(),
+    clockId: null, until: platform.runtime.now(), concurrency: 1,
     platformFor: () => platform,
     metadataFor: (clientId, actor) => ({ clientId, actor }),
   };
@@ -74,13 +83,19 @@ export function wallClockScope(platform: Platform): TimeScope {
 
 export function clockScope(platform: Platform, clockId: string, until: Date, causationId?: string): TimeScope {
   return {
-    clockId, until,
-    platformFor: (dueAt) => platformAt(platform, dueAt),
+    clockId, until, concurrency: CLOCK_EFFECT_CONCURRENCY,
+    platformFor: (dueAt) => platformAt(platform, dueAt, { waitForReadModels: false }),
     metadataFor: (clientId, actor, dueAt) => onClockMetadata({ clientId, actor, ...(causationId ? { causationId } : {}) }, clockId, dueAt),
   };
 }
 
-/** The instant an effect of this scope happens: when it fell due on a clock, now for the wall clock. */
-export function effectTime(scope: TimeScope, dueAt: Date): Date {
-  return scope.clockId === null ? scope.until : dueAt;
+/** Effects of one advance run at once, at most: each on its own object's stream, so they never contend. */
+const CLOCK_EFFECT_CONCURRENCY = 8;
+
+/** Runs `work` on every item, at most `scope.concurrency` at once. */
+export async function eachDue<T>(scope: TimeScope, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(scope.concurrency, items.length) }, async () => {
+    for (let i = next++; i < items.length; i = next++) await work(items[i]!);
+  }));
 }
