@@ -122,7 +122,7 @@ export function testClockRoutes(services: Services): AnyRoute[] {
         'depositId): the same as POST /payments/deposits from then on, and answered as it is (201 with the payment: SETTLED into the ' +
         'account `reference` names when it is an ACTIVE account of yours in `currency`, else CREATED, awaiting assignment for 48 hours). ' +
         'With `Test-Clock`, the deposit follows that clock (its 48 hours, and the 6-hour urgent window, are counted on it).',
-      tags: ['Unassigned balances', ...tags], access: 'client', schemas: { body: simulatedDepositSchema }, headers: [testClockHeaderDoc],
+      tags, access: 'client', schemas: { body: simulatedDepositSchema }, headers: [testClockHeaderDoc],
       responses: {
         201: { description: 'the deposit’s payment', schema: paymentSchema },
         404: { description: 'the Test-Clock is not one of your clocks (nothing is recorded)', schema: errorRef },
