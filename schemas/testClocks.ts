@@ -19,7 +19,6 @@ export const createTestClockSchema = {
     name: { type: 'string', minLength: 1, maxLength: 100, examples: ['deposit expiry'] },
   },
 } as const;
-export type CreateTestClock = FromSchema<typeof createTestClockSchema>;
 
 export const advanceTestClockSchema = {
   title: 'AdvanceTestClock',
@@ -63,7 +62,6 @@ export const simulatedDepositSchema = {
   required: ['reference', 'amount', 'currency', 'originator'],
   properties: simulatedProperties,
 } as const;
-export type SimulatedDeposit = FromSchema<typeof simulatedDepositSchema>;
 
 /** The header that binds a new object to a test clock of the caller. */
 export const TEST_CLOCK_HEADER = 'Test-Clock';
