@@ -29,7 +29,7 @@ import { checkAllowedMethods, computeTotals, payableConfigs, paymentConfigsFor }
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
 import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
 import { creatingOn } from '../testClocks/binding.ts';
-import { onClockMetadata, platformOn } from '../testClocks/time.ts';
+import { isOnAClock, onClockMetadata, platformOn } from '../testClocks/time.ts';
 
 /** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
 export const LINK_SESSION_DURATION_SECONDS = 1_800;
@@ -200,10 +200,12 @@ export interface SessionClock {
 
 /** The platform at the time of the session's clock (unchanged when it has none, or the platform is on a clock already). */
 async function onSessionClock(platform: Platform, sessionId: string): Promise<Platform> {
+  if (isOnAClock(platform)) return platform;
   return platformOn(platform, (await loadSession(platform, sessionId)).session?.testClockId);
 }
 
 async function onLinkClock(platform: Platform, linkId: string): Promise<Platform> {
+  if (isOnAClock(platform)) return platform;
   return platformOn(platform, (await loadLink(platform, linkId)).link?.testClockId);
 }
 

@@ -97,8 +97,8 @@ export async function runClockEffects(
     effects += done;
     // The effects did not wait for the read models one by one: the next round selects from them once they have
     // caught up with all of them.
-    const head = await platform.storage.store.headPosition();
-    if (head && !(await platform.projections.waitFor(head, READ_MODELS_WAIT_MS))) {
+    const appended = scope.appendedUpTo();
+    if (appended && !(await platform.projections.waitFor(appended, READ_MODELS_WAIT_MS))) {
       throw new Error(`test clock ${clockId}: the read models did not catch up within ${READ_MODELS_WAIT_MS} ms; retried`);
     }
   }

@@ -4,6 +4,7 @@
  * link durations, settlement periods) reads it through here, so a new rule follows clocks by calling it too.
  */
 import type { EventMetadata } from '../eventstore/port.ts';
+import { comparePositions, type Position } from '../eventstore/position.ts';
 import { readState } from '../eventstore/commandHandler.ts';
 import type { Platform } from '../platform.ts';
 import { testClockDecider } from './decider.ts';
@@ -24,17 +25,23 @@ const onAClock = new WeakSet<Platform>();
 
 /**
  * The platform as a command at `at` sees it: its runtime's clock stands at `at` (ids still come from the runtime).
- * `waitForReadModels: false`: its commands do not wait for the read models each (an advance waits once per round
- * of effects instead).
+ * `appended`: its commands do not wait for the read models each, but report what they appended there (an advance
+ * waits once per round of effects instead).
  */
-export function platformAt(platform: Platform, at: Date, options: { waitForReadModels?: boolean } = {}): Platform {
+export function platformAt(platform: Platform, at: Date, options: { appended?: (position: Position) => void } = {}): Platform {
   const frozen = new Date(at);
+  const { appended } = options;
   const clocked: Platform = {
     ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) },
-    ...(options.waitForReadModels === false ? { readYourWrites: async () => undefined } : {}),
+    ...(appended ? { readYourWrites: async (position: Position | null) => { if (position) appended(position); } } : {}),
   };
   onAClock.add(clocked);
   return clocked;
+}
+
+/** True when the platform stands at a clock's instant already (platformAt's): its commands need not ask again. */
+export function isOnAClock(platform: Platform): boolean {
+  return onAClock.has(platform);
 }
 
 /**
@@ -71,6 +78,8 @@ export interface TimeScope {
   platformFor(dueAt: Date): Platform;
   /** The metadata of an effect due at `dueAt`, acting as `actor`. */
   metadataFor(clientId: string, actor: string, dueAt: Date): EventMetadata;
+  /** The furthest position the effects run so far appended (a clock's: they do not wait for the read models each). */
+  appendedUpTo(): Position | null;
 }
 
 export function wallClockScope(platform: Platform): TimeScope {
@@ -78,19 +87,25 @@ export function wallClockScope(platform: Platform): TimeScope {
     clockId: null, until: platform.runtime.now(), concurrency: 1,
     platformFor: () => platform,
     metadataFor: (clientId, actor) => ({ clientId, actor }),
+    appendedUpTo: () => null,
   };
 }
 
 export function clockScope(platform: Platform, clockId: string, until: Date, causationId?: string): TimeScope {
+  let furthest: Position | null = null;
+  const appended = (position: Position) => {
+    if (!furthest || comparePositions(position, furthest) > 0) furthest = position;
+  };
   return {
     clockId, until, concurrency: CLOCK_EFFECT_CONCURRENCY,
-    platformFor: (dueAt) => platformAt(platform, dueAt, { waitForReadModels: false }),
+    platformFor: (dueAt) => platformAt(platform, dueAt, { appended }),
     metadataFor: (clientId, actor, dueAt) => onClockMetadata({ clientId, actor, ...(causationId ? { causationId } : {}) }, clockId, dueAt),
+    appendedUpTo: () => furthest,
   };
 }
 
 /** Effects of one advance run at once, at most: each on its own object's stream, so they never contend. */
-const CLOCK_EFFECT_CONCURRENCY = 8;
+const CLOCK_EFFECT_CONCURRENCY = 16;
 
 /** Runs `work` on every item, at most `scope.concurrency` at once. */
 export async function eachDue<T>(scope: TimeScope, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
