@@ -22,7 +22,7 @@ const READY_TIMEOUT_MS = 600_000;
 async function pooled(count: number, work: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: CREATORS }, async () => {
-    for (let i = next++; i < count; i = next++) await work(i);
+    for (let i = next++; i < count; i = next++) await work(i).catch((e: any) => { console.log('DEBUGCAUSE', i, e?.cause); throw e; });
   }));
 }
 
