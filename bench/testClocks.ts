@@ -18,31 +18,48 @@ const HOUR_MS = 60 * 60 * 1000;
 /** How long the benchmark waits for the clock to be ready before it reports that it was not. */
 const READY_TIMEOUT_MS = 600_000;
 
+/** Attempts of one creating request whose connection was reset (sent again under its Idempotency-Key). */
+const MAX_ATTEMPTS = 3;
+
+/**
+ * One creating request, under an Idempotency-Key: on a loaded machine a keep-alive connection is now and then reset
+ * as the request goes out, and the same request again is answered once.
+ */
+async function create(baseUrl: string, path: string, headers: Record<string, string>, key: string, body: unknown): Promise<unknown> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await call(baseUrl, 'POST', path, { ...headers, 'idempotency-key': key }, body);
+    } catch (error) {
+      if (!(error instanceof TypeError) || attempt >= MAX_ATTEMPTS) throw error;
+    }
+  }
+}
+
 /** Runs `work(i)` for i < count, `CREATORS` at a time. */
 async function pooled(count: number, work: (i: number) => Promise<unknown>): Promise<void> {
   let next = 0;
   await Promise.all(Array.from({ length: CREATORS }, async () => {
-    for (let i = next++; i < count; i = next++) await work(i).catch((e: any) => { console.log('DEBUGCAUSE', i, e?.cause); throw e; });
+    for (let i = next++; i < count; i = next++) await work(i);
   }));
 }
 
 function creations(merchant: Merchant, baseUrl: string, clockId: string, frozenTime: string) {
   const headers = { ...merchant.headers, 'Test-Clock': clockId };
   const account = merchant.accounts[0]!;
-  const session = () => call(baseUrl, 'POST', '/checkout-sessions', headers, {
+  const session = (i: number) => create(baseUrl, '/checkout-sessions', headers, `${clockId}-${i}`, {
     items: [{ description: 'Book', preTaxAmount: '20.00' }], currency: 'USD', paymentMethodsAllowed: ['CARD'], duration: 1800,
     owner: { identityId: merchant.identityId },
     destinations: [{ type: 'ACCOUNT', amount: '20.00', account: { type: 'CHECKING', currency: 'USD', accountNumber: account.accountNumber, accountHolder: 'Shop' } }],
   });
-  const payment = (i: number) => call(baseUrl, 'POST', '/payments', headers, {
+  const payment = (i: number) => create(baseUrl, '/payments', headers, `${clockId}-${i}`, {
     externalId: `clock-${clockId}-${i}`, identityId: merchant.identityId, accountNumber: account.accountNumber, totalAmount: '10.00',
     currency: 'USD', type: 'PURCHASE', expiresAt: new Date(Date.parse(frozenTime) + HOUR_MS).toISOString(),
   });
-  const deposit = (i: number) => call(baseUrl, 'POST', '/sandbox/deposits', headers, {
+  const deposit = (i: number) => create(baseUrl, '/sandbox/deposits', headers, `${clockId}-${i}`, {
     reference: `unknown-${i}`, amount: '10.00', currency: 'USD',
     originator: { firstName: 'Ana', lastName: `Bench${i % 100}`, documentType: 'DNI', documentNumber: `bench-${i % 100}` },
   });
-  return (i: number) => (i % 5 < 2 ? session() : i % 5 < 4 ? payment(i) : deposit(i));
+  return (i: number) => (i % 5 < 2 ? session(i) : i % 5 < 4 ? payment(i) : deposit(i));
 }
 
 export async function benchTestClocks(target: string, database: Database, report: Report): Promise<void> {

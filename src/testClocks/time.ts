@@ -7,6 +7,7 @@ import type { EventMetadata } from '../eventstore/port.ts';
 import { comparePositions, type Position } from '../eventstore/position.ts';
 import { readState } from '../eventstore/commandHandler.ts';
 import type { Platform } from '../platform.ts';
+import { paymentStream } from '../payments/events.ts';
 import { testClockDecider } from './decider.ts';
 import { testClockStream } from './events.ts';
 
@@ -51,6 +52,15 @@ export function isOnAClock(platform: Platform): boolean {
 export async function platformOn(platform: Platform, clockId: string | null | undefined): Promise<Platform> {
   if (!clockId || onAClock.has(platform)) return platform;
   return platformAt(platform, await timeOf(platform, clockId));
+}
+
+/**
+ * The clock a payment (a deposit too) was created under, as its creation event names it, or null: what its
+ * children (refunds, companions) follow.
+ */
+export async function clockOfPayment(platform: Platform, paymentId: string): Promise<string | null> {
+  const [created] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
+  return (created?.data as { testClockId?: string | null } | undefined)?.testClockId ?? null;
 }
 
 /**
