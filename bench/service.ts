@@ -60,7 +60,7 @@ export async function startService(
 }
 
 export async function call(baseUrl: string, method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
-  const response = await fetch(`${baseUrl}${path}`, {  // DEBUGFETCH
+  const response = await fetch(`${baseUrl}${path}`, {
     method,
     headers: { 'user-agent': 'bench', ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
