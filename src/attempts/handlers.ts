@@ -3,6 +3,7 @@
  * catalog, limits, fees, exchange), and that the platform accounts its ACCOUNT nodes name exist, and record the outcome on the attempt's own stream, with status ATTEMPT.
  * Nothing runs: no customer is created, no provider is asked, no money moves.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { AttemptNodeInput, CreateAttempt } from '../../schemas/attempts.ts';
 import { paymentInitiationType, type PaymentNodeInput } from '../../schemas/paymentNodes.ts';
@@ -129,7 +130,7 @@ export async function createAttempt(
   wallPlatform: Platform, clientId: string, input: CreateAttempt, wallMetadata: EventMetadata, testClockId: string | null = null,
 ): Promise<{ row: AttemptRow; readModels: Promise<void> }> {
   refuseRefundType(input.type);
-  const attemptId = wallPlatform.runtime.newId();
+  const attemptId = createdId(wallPlatform.runtime, wallMetadata, 'attempt');
   // Bound first: a clock that is not the client's is a 404 with nothing recorded; its quotes follow the clock.
   const { platform, metadata, clockId } = await creatingOn(wallPlatform, clientId, testClockId, 'payment_attempt', attemptId, wallMetadata);
   const { catalog, provider } = platform;

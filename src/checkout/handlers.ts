@@ -12,10 +12,10 @@ import type { CreatePayment } from '../../schemas/payments.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
 import type { PaymentRow } from '../../projections/payments.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
-import { deterministicId } from '../eventstore/deterministicId.ts';
+import { handleCommand, ranBefore, readState } from '../eventstore/commandHandler.ts';
+import { deterministicId, createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
@@ -170,7 +170,7 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
 async function openSession(
   wallPlatform: Platform, terms: CheckoutTerms, link: { linkId: string } | null, wallMetadata: EventMetadata, clock: SessionClock,
 ): Promise<{ sessionId: string; readModels: Promise<void> }> {
-  const sessionId = wallPlatform.runtime.newId();
+  const sessionId = createdId(wallPlatform.runtime, wallMetadata, 'checkout session');
   const { platform, metadata, clockId } = clock.inherited
     ? { platform: await platformOn(wallPlatform, clock.testClockId), metadata: wallMetadata, clockId: clock.testClockId }
     : await creatingOn(wallPlatform, terms.clientId, clock.testClockId, 'checkout_session', sessionId, wallMetadata);
@@ -234,7 +234,7 @@ export async function openSessionFromLink(
 export async function createLink(
   wallPlatform: Platform, clientId: string, input: CreateCheckoutSession, wallMetadata: EventMetadata, testClockId: string | null = null,
 ): Promise<{ linkId: string; readModels: Promise<void> }> {
-  const linkId = wallPlatform.runtime.newId();
+  const linkId = createdId(wallPlatform.runtime, wallMetadata, 'payment link');
   const { platform, metadata, clockId } = await creatingOn(wallPlatform, clientId, testClockId, 'payment_link', linkId, wallMetadata);
   const terms = await checkedTerms(platform, clientId, input);
   const now = platform.runtime.now();
@@ -373,7 +373,15 @@ export async function paySession(
   if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
   // A session bound to a test clock is paid at its clock's time, and its payment follows that clock.
   const platform = await platformOn(wallPlatform, state.session.testClockId);
-  const session = assertPayable(state, platform.runtime.now());
+  let session: CheckoutSessionCreatedData;
+  try {
+    session = assertPayable(state, platform.runtime.now());
+  } catch (error) {
+    // Not payable because this very request reserved it before (its first answer never arrived): go on, and
+    // the reservation and the payment answer as recorded.
+    if (!(error instanceof DomainError && await ranBefore(platform.storage.store, metadata, sessionStream(sessionId), 'ReservePayment'))) throw error;
+    session = state.session;
+  }
   const origin = input.origins?.[0];
   if (origin && !session.paymentMethodsAllowed.includes(origin.type)) {
     throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);

@@ -7,6 +7,7 @@
  * the instant it fell due, until nothing bound to the clock is due any more, and marks the clock `ready`.
  */
 import { handleCommand } from '../eventstore/commandHandler.ts';
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import type { Tenant } from '../domain/tenancy.ts';
@@ -36,7 +37,7 @@ async function run(platform: Platform, clockId: string, command: TestClockComman
 export async function createClock(
   platform: Platform, clientId: string, input: { frozenTime?: string; name?: string }, metadata: EventMetadata,
 ): Promise<string> {
-  const clockId = platform.runtime.newId();
+  const clockId = createdId(platform.runtime, metadata, 'test clock');
   const now = platform.runtime.now();
   const frozenTime = input.frozenTime ? new Date(input.frozenTime).toISOString() : now.toISOString();
   // Refused before a slot is taken: a clock that cannot exist takes none.

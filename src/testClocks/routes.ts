@@ -16,7 +16,8 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, commandMetadata, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { createdId } from '../eventstore/deterministicId.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { depositSignature } from '../deposits/routes.ts';
 import { receiveDeposit } from '../deposits/handlers.ts';
@@ -45,7 +46,7 @@ async function ownedClock(db: Kysely<ReadModels>, req: Request, clockId: string)
 
 export function testClockRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
 
   return [
     defineRoute({
@@ -130,9 +131,11 @@ export function testClockRoutes(services: Services): AnyRoute[] {
       },
       async handler({ body, req }) {
         const clientId = clientIdOf(req);
-        const unsigned = { ...body, clientId, depositId: services.runtime.newId() };
+        const metadata = commandMetadata(req, { actor: 'provider' });
+        // Sent again under the same Idempotency-Key, it is the same deposit (its id derives from the key).
+        const unsigned = { ...body, clientId, depositId: createdId(services.runtime, metadata, 'sandbox deposit') };
         const notification = { ...unsigned, signature: depositSignature(services.config.providerSecret, unsigned) };
-        const result = await receiveDeposit(services, notification, { clientId, actor: 'provider', correlationId: req.id }, testClockOf(req));
+        const result = await receiveDeposit(services, notification, metadata, testClockOf(req));
         return { status: 201, body: paymentRecord(await anyPayment(db, result.paymentId)) };
       },
     }),
