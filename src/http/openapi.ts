@@ -124,6 +124,11 @@ const DELIVERY_HEADERS: Array<[string, string]> = [
   ['X-Webhook-Event-Id', 'the event, as `id` in GET /events'],
   ['X-Webhook-Event-Type', 'the payload’s eventType'],
   ['X-Webhook-Sequence', 'grows with every event of one payment or customer'],
+  ['webhook-id', 'Standard Webhooks: the delivery, as X-Webhook-Id'],
+  ['webhook-timestamp', 'Standard Webhooks: Unix time (seconds) of this attempt, as X-Webhook-Timestamp'],
+  ['webhook-signature', 'Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` under the ' +
+    'endpoint’s Standard Webhooks key: the bytes a `whsec_<base64>` secretKey encodes (generated ones have that form), or the ' +
+    'secretKey’s own bytes for any other (standardwebhooks: `new Webhook(secretKey)`, or `new Webhook(secretKey, { format: "raw" })`)'],
 ];
 
 /** What the service POSTs to registered endpoints (OpenAPI 3.1 `webhooks`), one entry per payload shape. */
