@@ -29,13 +29,13 @@ const ERROR_EXAMPLES: Readonly<Record<number, { error: string; message: string }
   401: { error: 'unauthorized', message: 'authentication failed' },
   403: { error: 'forbiddenOperation', message: 'operator routes are disabled: OPERATOR_API_KEY is not set' },
   404: { error: 'notFound', message: 'payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found' },
-  409: { error: 'alreadyExist', message: 'a request with this Idempotency-Key is still being processed' },
+  409: { error: 'alreadyExist', message: 'a request with this Idempotency-Key is still being processed; send it again after Retry-After' },
   413: { error: 'invalidParam', message: 'request body exceeds the limit of 1048576 bytes' },
   415: { error: 'invalidParam', message: 'request body encoding is not supported; send UTF-8 JSON' },
   422: { error: 'failedPrecondition', message: 'payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded' },
   429: { error: 'tooManyRequests', message: 'rate limit exceeded; retry after 1 s' },
   500: { error: 'serverError', message: 'the service failed to handle the request; it has been logged' },
-  503: { error: 'serviceUnavailable', message: 'the database is unreachable; nothing was applied, retry after 1 s' },
+  503: { error: 'serviceUnavailable', message: 'the service cannot reach its database right now; retry after a moment' },
 };
 
 /** The example error payload of a status (its category, a message of that kind). */
@@ -64,6 +64,9 @@ const SHARED_ERRORS = {
   TooManyRequests: errorResponse(429, 'rate limit exceeded (per client, or per address after failed authentication); see Retry-After'),
   TooManyRequestsPerAddress: errorResponse(429, 'rate limit per address exceeded; see Retry-After'),
   ServerError: errorResponse(500, 'unexpected failure (never with internals)'),
+  ServiceUnavailable: errorResponse(503, 'the database or the event store cannot be reached now; see Retry-After'),
+  ServiceUnavailableForWrite: errorResponse(503, 'the database or the event store cannot be reached now; see Retry-After. Nothing ' +
+    'was applied, or it was and the same request with the same Idempotency-Key answers what was'),
 } as const;
 const shared = (name: keyof typeof SHARED_ERRORS) => ({ $ref: `#/components/responses/${name}` });
 
@@ -157,6 +160,7 @@ function responsesOf(route: AnyRoute): Json {
   }
   responses['429'] ??= shared(route.access === 'client' || route.access === 'operator' ? 'TooManyRequests' : 'TooManyRequestsPerAddress');
   responses['500'] ??= shared('ServerError');
+  responses['503'] ??= shared(route.method === 'post' ? 'ServiceUnavailableForWrite' : 'ServiceUnavailable');
   return responses;
 }
 

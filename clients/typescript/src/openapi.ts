@@ -2570,7 +2570,7 @@ export interface components {
              * @description the category of the error
              * @enum {string}
              */
-            error: "invalidParam" | "missingParam" | "unauthorized" | "forbiddenOperation" | "notFound" | "alreadyExist" | "failedPrecondition" | "tooManyRequests" | "serverError";
+            error: "invalidParam" | "missingParam" | "unauthorized" | "forbiddenOperation" | "notFound" | "alreadyExist" | "failedPrecondition" | "tooManyRequests" | "serverError" | "serviceUnavailable";
             /** @description what went wrong, naming the field or resource */
             message: string;
         };
@@ -5156,7 +5156,7 @@ export interface components {
                  * @example {
                  *       "statusCode": 409,
                  *       "error": "alreadyExist",
-                 *       "message": "a request with this Idempotency-Key is still being processed"
+                 *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -5172,7 +5172,7 @@ export interface components {
                  * @example {
                  *       "statusCode": 409,
                  *       "error": "alreadyExist",
-                 *       "message": "a request with this Idempotency-Key is still being processed"
+                 *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -5242,6 +5242,38 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description the database or the event store cannot be reached now; see Retry-After */
+        ServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "statusCode": 503,
+                 *       "error": "serviceUnavailable",
+                 *       "message": "the service cannot reach its database right now; retry after a moment"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description the database or the event store cannot be reached now; see Retry-After. Nothing was applied, or it was and the same request with the same Idempotency-Key answers what was */
+        ServiceUnavailableForWrite: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "statusCode": 503,
+                 *       "error": "serviceUnavailable",
+                 *       "message": "the service cannot reach its database right now; retry after a moment"
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
     };
     parameters: {
         /**
@@ -5287,6 +5319,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     ready: {
@@ -5346,6 +5379,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     openApiDocument: {
@@ -5375,6 +5409,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     apiReference: {
@@ -5397,6 +5432,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     apiReferenceAsset: {
@@ -5431,6 +5467,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authenticate: {
@@ -5475,6 +5512,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     currentClient: {
@@ -5505,6 +5543,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createClient: {
@@ -5549,6 +5588,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     deleteClient: {
@@ -5593,6 +5633,7 @@ export interface operations {
             409: components["responses"]["ConcurrentChange"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getClientReviewThresholds: {
@@ -5637,6 +5678,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setClientReviewThresholds: {
@@ -5716,6 +5758,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listIdentities: {
@@ -5780,6 +5823,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createIdentity: {
@@ -5829,6 +5873,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getIdentity: {
@@ -5878,6 +5923,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteIdentity: {
@@ -5943,6 +5989,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateIdentity: {
@@ -6010,6 +6057,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addIdentityChildren: {
@@ -6092,6 +6140,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     removeIdentityChildren: {
@@ -6169,6 +6218,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addIdentityAccessRule: {
@@ -6240,6 +6290,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     removeIdentityAccessRule: {
@@ -6300,6 +6351,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     setIdentityStatus: {
@@ -6363,6 +6415,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listCustomers: {
@@ -6421,6 +6474,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCustomer: {
@@ -6481,7 +6535,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "alreadyExist",
-                     *       "message": "a request with this Idempotency-Key is still being processed"
+                     *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6491,6 +6545,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getCustomer: {
@@ -6540,6 +6595,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateCustomer: {
@@ -6613,7 +6669,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "alreadyExist",
-                     *       "message": "a request with this Idempotency-Key is still being processed"
+                     *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -6622,6 +6678,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     addCustomerDocument: {
@@ -6689,6 +6746,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     uploadCustomerDocument: {
@@ -6768,6 +6826,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     decideCustomerDocument: {
@@ -6833,6 +6892,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     setCustomerOperationLevel: {
@@ -6896,6 +6956,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     depositReceived: {
@@ -6994,7 +7055,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "alreadyExist",
-                     *       "message": "a request with this Idempotency-Key is still being processed"
+                     *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -7019,6 +7080,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listUnassignedPayments: {
@@ -7109,6 +7171,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     assignPayment: {
@@ -7206,6 +7269,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getUnassignedBalance: {
@@ -7263,6 +7327,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAccounts: {
@@ -7339,6 +7404,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createAccount: {
@@ -7405,6 +7471,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getAccount: {
@@ -7454,6 +7521,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteAccount: {
@@ -7503,6 +7571,7 @@ export interface operations {
             409: components["responses"]["ConcurrentChange"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateAccount: {
@@ -7566,6 +7635,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAccountStatement: {
@@ -7641,6 +7711,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getAccountBalanceAsOf: {
@@ -7696,6 +7767,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     adjustAccount: {
@@ -7760,6 +7832,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listPaymentOrigins: {
@@ -7822,6 +7895,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPaymentDestinations: {
@@ -7879,6 +7953,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listBanks: {
@@ -7931,6 +8006,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listAvailableProducts: {
@@ -7961,6 +8037,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listPayments: {
@@ -8035,6 +8112,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPayment: {
@@ -8109,7 +8187,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "alreadyExist",
-                     *       "message": "a request with this Idempotency-Key is still being processed"
+                     *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -8134,6 +8212,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     paymentReceived: {
@@ -8224,6 +8303,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getPayment: {
@@ -8273,6 +8353,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     authorizePayment: {
@@ -8345,6 +8426,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     capturePayment: {
@@ -8417,6 +8499,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     attachPaymentDocument: {
@@ -8499,6 +8582,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getPaymentCustomer: {
@@ -8548,6 +8632,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     getPaymentEvents: {
@@ -8597,6 +8682,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     reviewPayment: {
@@ -8675,6 +8761,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listPaymentRefunds: {
@@ -8724,6 +8811,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     refundPayment: {
@@ -8807,6 +8895,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getPaymentRefundSummary: {
@@ -8856,6 +8945,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listRefunds: {
@@ -8924,6 +9014,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     refundNotification: {
@@ -9015,6 +9106,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listPaymentAttempts: {
@@ -9082,6 +9174,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPaymentAttempt: {
@@ -9164,6 +9257,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getPaymentAttempt: {
@@ -9224,6 +9318,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listWebhooks: {
@@ -9273,6 +9368,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createWebhook: {
@@ -9321,6 +9417,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getWebhook: {
@@ -9370,6 +9467,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteWebhook: {
@@ -9419,6 +9517,7 @@ export interface operations {
             409: components["responses"]["ConcurrentChange"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     updateWebhook: {
@@ -9485,6 +9584,7 @@ export interface operations {
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     rotateWebhookSecret: {
@@ -9552,6 +9652,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listWebhookDeliveries: {
@@ -9624,6 +9725,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     retryWebhookDelivery: {
@@ -9683,6 +9785,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     testWebhook: {
@@ -9740,6 +9843,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listEvents: {
@@ -9786,6 +9890,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     listCheckoutSessions: {
@@ -9862,6 +9967,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createCheckoutSession: {
@@ -9961,6 +10067,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getCheckoutSession: {
@@ -10010,6 +10117,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deleteCheckoutSession: {
@@ -10077,6 +10185,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     payCheckoutSession: {
@@ -10164,7 +10273,7 @@ export interface operations {
                      * @example {
                      *       "statusCode": 409,
                      *       "error": "alreadyExist",
-                     *       "message": "a request with this Idempotency-Key is still being processed"
+                     *       "message": "a request with this Idempotency-Key is still being processed; send it again after Retry-After"
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -10189,6 +10298,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     refreshCheckoutSession: {
@@ -10261,6 +10371,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     openCheckoutSessionFromLink: {
@@ -10333,6 +10444,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     listPaymentLinks: {
@@ -10407,6 +10519,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     createPaymentLink: {
@@ -10506,6 +10619,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     getPaymentLink: {
@@ -10555,6 +10669,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     deletePaymentLink: {
@@ -10604,6 +10719,7 @@ export interface operations {
             409: components["responses"]["ConcurrentChange"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     activatePaymentLink: {
@@ -10661,6 +10777,7 @@ export interface operations {
             422: components["responses"]["Unprocessable"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     checkoutPageAsset: {
@@ -10685,6 +10802,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     checkoutPage: {
@@ -10720,6 +10838,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     checkoutPageStatus: {
@@ -10777,6 +10896,7 @@ export interface operations {
                 };
             };
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     checkoutPageMethod: {
@@ -10853,6 +10973,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     checkoutPagePay: {
@@ -10929,6 +11050,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
     paymentLinkPage: {
@@ -10973,6 +11095,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     paymentLinkPageOpen: {
@@ -11041,6 +11164,7 @@ export interface operations {
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
             500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
         };
     };
 }
