@@ -39,6 +39,8 @@ interface TermsColumns {
   duration: number;
   created_at: Instant;
   updated_at: Instant;
+  /** The test clock it was created under (its status is judged at that clock's time), or null. */
+  test_clock_id: string | null;
 }
 
 export interface CheckoutSessionsTable extends TermsColumns {
@@ -47,7 +49,10 @@ export interface CheckoutSessionsTable extends TermsColumns {
   status: SessionStatus;
   payment_configs: Json<CurrencyConfig[]>;
   payment_id: string | null;
-  /** When the session was reserved for `payment_id` (PROCESSING_PAYMENT); null otherwise: the release job's queue. */
+  /**
+   * When the store recorded the session's reservation for `payment_id` (PROCESSING_PAYMENT; the wall clock's time, on
+   * a test clock too); null otherwise: the release job's queue.
+   */
   payment_started_at: NullableInstant;
   expires_at: Instant;
 }
@@ -62,7 +67,7 @@ export type CheckoutTables = { checkout_sessions: CheckoutSessionsTable; payment
 export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
 export type PaymentLinkRow = Selectable<PaymentLinksTable>;
 
-function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string }) {
+function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string; testClockId?: string | null }) {
   const owner = d.owner as { identityId: string };
   const customer = d.customer as { email?: string } | null;
   const accountNumbers = (d.destinations as Array<{ type: string; account?: { accountNumber: string } }>)
@@ -74,6 +79,7 @@ function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: str
     owner_identity_id: owner.identityId, customer: JSON.stringify(d.customer), customer_email: customer?.email?.toLowerCase() ?? null,
     customer_requirements: JSON.stringify(d.customerRequirements), success_url: d.successUrl, failed_url: d.failedUrl,
     redirect_url: d.redirectUrl, duration: d.duration, created_at: d.createdAt, updated_at: d.createdAt,
+    test_clock_id: d.testClockId ?? null,
   };
 }
 
@@ -100,18 +106,21 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
     .addColumn('redirect_url', 'text')
     .addColumn('duration', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull());
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('test_clock_id', 'text');
   builder = extra(builder);
   await builder.execute();
   await sql.raw(`CREATE INDEX ${table}_client_created ON ${table} (client_id, created_at DESC, ${idColumn} DESC)`).execute(trx);
   await sql.raw(`CREATE INDEX ${table}_client_owner ON ${table} (client_id, owner_identity_id)`).execute(trx);
   await sql.raw(`CREATE INDEX ${table}_accounts ON ${table} USING gin (account_numbers)`).execute(trx);
+  await sql.raw(`CREATE INDEX ${table}_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL`).execute(trx);
 }
 
 export const checkoutProjector = defineProjector<CheckoutTables>({
   name: 'checkout',
-  // 2: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
-  version: 2,
+  // 2: the test clock of a session or link (test_clock_id).
+  // 3: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
+  version: 3,
   tables: ['checkout_sessions', 'payment_links'],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
@@ -140,7 +149,8 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
     },
     async CheckoutSessionPaymentStarted(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionPaymentStarted'>;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: d.at, updated_at: d.at })
+      // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: event.recordedAt.toISOString(), updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionPaymentReleased(trx, event) {

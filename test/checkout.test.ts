@@ -171,24 +171,30 @@ describe('the checkout session decider', () => {
   });
 
   it('a reservation whose payment did not appear within the timeout is released once: ACTIVE, or EXPIRED when its time is up', () => {
-    // Reserved at T0 (history), expiresAt T0 + 60 s; a timeout of 10 s.
-    const stalled = (now: Date, paymentId = 'p1') => decide('PROCESSING_PAYMENT', { type: 'ReleaseStalledPayment', paymentId, timeoutSeconds: 10, now });
-    expect(stalled(plus(9))).to.deep.equal([]);
-    const released = stalled(plus(10));
+    // Reserved at T0 (history), recorded by the store at W0 (wall clock); expiresAt T0 + 60 s; a timeout of 10 s.
+    const W0 = new Date('2031-01-01T00:00:00.000Z');
+    const wall = (seconds: number) => new Date(W0.getTime() + seconds * 1000);
+    const command = (wallSeconds: number, now: Date, paymentId = 'p1') => ({
+      type: 'ReleaseStalledPayment', paymentId, reservationRecordedAt: W0.toISOString(), timeoutSeconds: 10, wallNow: wall(wallSeconds), now,
+    }) as const;
+    const stalled = (wallSeconds: number, now: Date, paymentId = 'p1') => decide('PROCESSING_PAYMENT', command(wallSeconds, now, paymentId));
+    // The timeout runs on the wall clock, whatever the session's own (business) time says.
+    expect(stalled(9, plus(1_000))).to.deep.equal([]);
+    const released = stalled(10, plus(1));
     expect(released.map((e) => e.type)).to.deep.equal(['CheckoutSessionPaymentReleased']);
-    expect(released[0]!.data).to.include({ from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: 'p1' });
+    expect(released[0]!.data).to.include({ from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: 'p1', at: plus(1).toISOString() });
     expect((released[0]!.data as { reason: string }).reason).to.match(/^no payment p1 appeared within 10 s of the reservation/);
-    const expired = stalled(plus(60));
+    // EXPIRED at once when the session's time is up (its own time: a test clock's, when it has one).
+    const expired = stalled(10, plus(60));
     expect(expired.map((e) => e.type)).to.deep.equal(['CheckoutSessionPaymentReleased', 'CheckoutSessionExpired']);
     expect(expired[1]!.data).to.include({ from: 'ACTIVE', to: 'EXPIRED', reason: 'EXPIRES_AT' });
-    expect(foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...expired])).to.include({ status: 'EXPIRED', paymentId: null, reservedAt: null });
+    expect(foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...expired])).to.include({ status: 'EXPIRED', paymentId: null });
     // Once released, asked again (another process's job) it records nothing; nor for another payment, nor once it ended.
     const after = foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...released]);
-    expect(sessionDecider.decide(asOwner<SessionCommand>({ type: 'ReleaseStalledPayment', paymentId: 'p1', timeoutSeconds: 10, now: plus(11) }), after))
-      .to.deep.equal([]);
-    expect(stalled(plus(10), 'other')).to.deep.equal([]);
+    expect(sessionDecider.decide(asOwner<SessionCommand>(command(11, plus(2))), after)).to.deep.equal([]);
+    expect(stalled(10, plus(1), 'other')).to.deep.equal([]);
     for (const status of ['ACTIVE', 'FINISHED', 'FAILED', 'EXPIRED'] as const) {
-      expect(decide(status, { type: 'ReleaseStalledPayment', paymentId: 'p1', timeoutSeconds: 10, now: plus(100) }), status).to.deep.equal([]);
+      expect(decide(status, command(100, plus(100))), status).to.deep.equal([]);
     }
     // The late payment then takes the released session, ACTIVE or EXPIRED.
     for (const events of [released, expired]) {

@@ -119,7 +119,7 @@ suite('a retried request applies once, whatever died (two service processes, a P
 
   /** An unassigned deposit, through process B. */
   async function unassignedDeposit(amount: string): Promise<string> {
-    const notice = { clientId, depositId: `d-${randomUUID()}`, reference: 'NO-SUCH-ACCOUNT', amount, currency: 'BRL' };
+    const notice = { clientId, depositId: `d-${randomUUID()}`, reference: 'NO-SUCH-ACCOUNT', amount, currency: 'BRL' as const };
     const received = await call(survivor, 'POST', '/payments/deposits', {}, {
       ...notice, originator: { firstName: 'Ana', documentNumber: '12345678' }, signature: depositSignature(PROVIDER_SECRET, notice),
     });

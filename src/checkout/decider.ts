@@ -42,9 +42,11 @@ export type SessionCommand = (
   | { type: 'ReleasePayment'; paymentId: string; reason: string; now: Date }
   /**
    * The release job's: no payment `paymentId` exists (its stream was read just before); the session is open again
-   * if it has been reserved for it for at least `timeoutSeconds` (this stream's own record of when).
+   * if the reservation was recorded (`reservationRecordedAt`, the store's time of the event that reserved it) at least
+   * `timeoutSeconds` before `wallNow`. Both are the wall clock's, also for a session on a test clock: the timeout
+   * is about a process that died, not about the session's business time, which `now` is.
    */
-  | { type: 'ReleaseStalledPayment'; paymentId: string; timeoutSeconds: number; now: Date }
+  | { type: 'ReleaseStalledPayment'; paymentId: string; reservationRecordedAt: string; timeoutSeconds: number; wallNow: Date; now: Date }
   /**
    * The reactor's, for a payment created for the session (already reserved: then nothing to do; released
    * meanwhile: the session follows it all the same). `eventId`: the deterministic id the event is recorded with
@@ -61,8 +63,6 @@ export interface SessionState {
   status: SessionStatus | null;
   expiresAt: string | null;
   paymentId: string | null;
-  /** When the session was reserved for `paymentId` (while PROCESSING_PAYMENT). */
-  reservedAt: string | null;
 }
 
 const SESSION_NOT_FOUND = 'checkout session not found';
@@ -78,9 +78,12 @@ function live(state: SessionState): CheckoutSessionCreatedData {
 }
 
 /** Refuses, naming why, a session that cannot be paid now: anything but an open, unexpired session. */
-/** Whether a reservation made at `reservedAt` has waited `timeoutSeconds` for its payment at `now`: the one rule of its timeout. */
-export function reservationTimedOut(reservedAt: string, timeoutSeconds: number, now: Date): boolean {
-  return Date.parse(reservedAt) + timeoutSeconds * 1000 <= now.getTime();
+/**
+ * Whether a reservation recorded at `recordedAt` has waited `timeoutSeconds` for its payment at `wallNow`: the one rule of
+ * its timeout, in the wall clock's time.
+ */
+export function reservationTimedOut(recordedAt: string, timeoutSeconds: number, wallNow: Date): boolean {
+  return Date.parse(recordedAt) + timeoutSeconds * 1000 <= wallNow.getTime();
 }
 
 /**
@@ -109,7 +112,7 @@ export function assertPayable(state: SessionState, now: Date): CheckoutSessionCr
 }
 
 export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
-  initialState: { session: null, status: null, expiresAt: null, paymentId: null, reservedAt: null },
+  initialState: { session: null, status: null, expiresAt: null, paymentId: null },
 
   decide(command, state) {
     refuseOtherTenants(command.tenant, state.session?.clientId ?? null, SESSION_NOT_FOUND);
@@ -143,9 +146,9 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
         live(state);
         // Released already, by this job on another process or by the pay call; or followed by its payment.
         if (state.paymentId !== command.paymentId || state.status !== 'PROCESSING_PAYMENT') return [];
-        if (!reservationTimedOut(state.reservedAt!, command.timeoutSeconds, command.now)) return [];
+        if (!reservationTimedOut(command.reservationRecordedAt, command.timeoutSeconds, command.wallNow)) return [];
         return released(state, command.paymentId, `no payment ${command.paymentId} appeared within ${command.timeoutSeconds} s of the `
-          + `reservation (${state.reservedAt}); the session was released`, command.now);
+          + `reservation (recorded ${command.reservationRecordedAt}); the session was released`, command.now);
       }
       case 'StartPayment': {
         const session = live(state);
@@ -199,13 +202,13 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
   evolve(state, event) {
     switch (event.type) {
       case 'CheckoutSessionCreated':
-        return { session: event.data, status: event.data.status, expiresAt: event.data.expiresAt, paymentId: null, reservedAt: null };
+        return { session: event.data, status: event.data.status, expiresAt: event.data.expiresAt, paymentId: null };
       case 'CheckoutSessionMethodChosen':
         return { ...state, status: event.data.to };
       case 'CheckoutSessionPaymentStarted':
-        return { ...state, status: event.data.to, paymentId: event.data.paymentId, reservedAt: event.data.at };
+        return { ...state, status: event.data.to, paymentId: event.data.paymentId };
       case 'CheckoutSessionPaymentReleased':
-        return { ...state, status: event.data.to, paymentId: null, reservedAt: null };
+        return { ...state, status: event.data.to, paymentId: null };
       case 'CheckoutSessionFinished':
       case 'CheckoutSessionFailed':
       case 'CheckoutSessionExpired':

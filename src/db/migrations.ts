@@ -159,7 +159,15 @@ const migrations: Migration[] = [
     `,
   },
   {
-    id: '0009_retention',
+    id: '0009_idempotency_owner_liveness',
+    sql: `
+      -- The liveness lock (src/db/liveness.ts) of the process running a key's request: once no session holds it,
+      -- the request was abandoned and a retry takes the key over at once. NULL on PGlite (one process only).
+      ALTER TABLE idempotency_keys ADD COLUMN owner_lock integer;
+    `,
+  },
+  {
+    id: '0010_retention',
     sql: `
       -- Retention (src/webhooks/retention.ts): delivered and dropped deliveries are purged once their end is older
       -- than WEBHOOK_DELIVERY_RETENTION_DAYS; this index is the purge's queue (pending ones are never in it).

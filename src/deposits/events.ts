@@ -24,6 +24,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableAmountSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { boundToNoClock, testClockIdProperty } from '../testClocks/events.ts';
 import { unassignedDepositProperties, type PaymentSettledData } from '../ledger/events.ts';
 import { paymentIdFor } from '../payments/events.ts';
 
@@ -50,9 +51,10 @@ const depositReceivedSchema = closed({
   originator: originatorSchema,
   /** The originator as a customer of the client (matched on its document number, else created). */
   customerId: nullableTextSchema,
-  /** 48 hours after `createdAt`: unassigned by then, the deposit expires and goes back to the originator. */
+  /** 48 hours after `createdAt` (on its test clock, when bound to one): unassigned by then, the deposit expires and goes back to the originator. */
   expiresAt: instantSchema,
-});
+  ...testClockIdProperty,
+}, ['testClockId']);
 export type DepositReceivedData = FromSchema<typeof depositReceivedSchema>;
 
 /** What a webhook of a deposit's purchase event needs (interface, "Purchase events"). */
@@ -112,7 +114,9 @@ const companionCreatedSchema = closed({
   createdAt: instantSchema,
   /** v2: when an UNDERPAID one expires unpaid (`companionExpiresAt`); null for an OVERPAID one. */
   expiresAt: { oneOf: [instantSchema, { type: 'null' }] },
-});
+  /** v2: the test clock of its deposit (its times are that clock's), when the deposit has one. */
+  ...testClockIdProperty,
+}, ['testClockId']);
 export type DepositCompanionCreatedData = FromSchema<typeof companionCreatedSchema>;
 
 /** v1 had no expiresAt: it is what the rule gives for its creation (48 hours later for an UNDERPAID one). */
@@ -199,6 +203,7 @@ export type DepositEventData<T extends DepositEvent['type']> = Extract<DepositEv
 export const depositEvents: ContextEvents = {
   schemas: depositEventSchemas,
   upcasters: [
+    { type: 'DepositReceived', fromVersion: 1, upcaster: boundToNoClock },
     { type: 'DepositCompanionCreated', fromVersion: 1, upcaster: companionCreatedV1toV2 },
     { type: 'DepositAssignmentRequested', fromVersion: 1, upcaster: assignmentRequestedV1toV2 },
   ],

@@ -25,6 +25,8 @@ import { paymentDecider } from '../payments/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
 import { issueRefundChild } from '../payments/refunds/handlers.ts';
+import { creatingOn } from '../testClocks/binding.ts';
+import { platformOn } from '../testClocks/time.ts';
 import {
   companionDecider, companionOpen, depositDecider, expectedIn, type CompanionCommand, type CompanionState, type DepositCommand, type DepositState,
 } from './decider.ts';
@@ -210,7 +212,13 @@ async function depositInReadModels(platform: Platform, paymentId: string): Promi
  * through the account's stream (which may still refuse it: UNSETTLED, funds in suspense). Any other reference
  * records an unassigned deposit, its funds in suspense for 48 hours. A repeated notification changes nothing.
  */
-export async function receiveDeposit(platform: Platform, input: DepositNotification, metadata: EventMetadata): Promise<ReceivedDeposit> {
+export async function receiveDeposit(
+  wallPlatform: Platform, input: DepositNotification, wallMetadata: EventMetadata,
+  /** The test clock the new deposit is bound to (the sandbox's simulated deposit), or none. */
+  testClockId: string | null = null,
+): Promise<ReceivedDeposit> {
+  let platform = wallPlatform;
+  let metadata = wallMetadata;
   const { clientId, currency } = input;
   const client = await readState(platform.storage.store, clientStream(clientId), clientDecider);
   if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
@@ -228,6 +236,9 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const known = await existingDeposit(platform, paymentId, externalId, input, totalAmount);
   if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
   if (known) return repeated(platform, known);
+  // Bound before anything is created: a clock that is not the client's is a 404 with nothing recorded.
+  ({ platform, metadata } = await creatingOn(platform, clientId, testClockId, 'deposit', paymentId, metadata));
+  const clock = testClockId ? { testClockId } : {};
 
   const originator: Originator = {
     firstName: input.originator.firstName, lastName: input.originator.lastName ?? null,
@@ -247,7 +258,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
           paymentId, clientId, externalId, identityId, identityExternalId: null, identityEmail: null, accountId, accountNumber,
           totalAmount, currency, description: `Deposit ${input.depositId} to ${input.reference}`, product: null, type: 'LOCAL_DEPOSIT',
           purchaseAmount: null, purchaseCurrency: null, exchange: null, origins: [], destinations: [], fees: [], feeAmount: zeroAmount(currency),
-          flow: 'PUSH', method: null, settlement: 'INSTANT', expiresAt: null, customerId, checkoutSessionId: null,
+          flow: 'PUSH', method: null, settlement: 'INSTANT', expiresAt: null, customerId, checkoutSessionId: null, ...clock,
         },
       }, metadata, { expectNewStream: true });
     } catch (error) {
@@ -263,7 +274,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const { events, position } = await run(platform, paymentId, {
     type: 'RecordDeposit', tenant: { clientId }, now: platform.runtime.now(), lifetimeMs: UNASSIGNED_LIFETIME_MS,
     deposit: { paymentId, clientId, externalId, totalAmount, currency, provider: platform.provider.name, providerDepositId: input.depositId,
-      reference: input.reference, originator, customerId },
+      reference: input.reference, originator, customerId, ...clock },
   }, metadata, true);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   if (events.length === 0) {
@@ -307,11 +318,13 @@ export function isMatchedDeposit(data: { type: string }, actor: unknown): boolea
  * waits again). Answers once the assignment is decided, with the read models caught up.
  */
 export async function assignDeposit(
-  platform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string; companionId?: string },
+  wallPlatform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string; companionId?: string },
   metadata: EventMetadata,
 ): Promise<void> {
   const tenant = clientTenant(clientId);
-  const deposit = await loadDeposit(platform, paymentId);
+  const deposit = await loadDeposit(wallPlatform, paymentId);
+  // Whether it expired is judged at its clock's time, when it is bound to one.
+  const platform = await platformOn(wallPlatform, deposit.deposit?.testClockId);
   if (!deposit.deposit || deposit.deposit.clientId !== clientId) {
     // A payment of the client that is no deposit (a purchase, a matched deposit, a companion, a refund): not this.
     return refusingOtherKinds(platform, tenant, paymentId, 'only a deposit awaiting assignment can be assigned',
@@ -324,7 +337,8 @@ export async function assignDeposit(
       throw domainInvalid(`expectedAmount: ${expected} ${deposit.deposit.currency} is above the maximum deposit of ${maximum} ${deposit.deposit.currency}`);
     }
   }
-  const companion = input.companionId === undefined ? null : await payableCompanion(platform, clientId, input.companionId, deposit.deposit, input.accountId);
+  const companion = input.companionId === undefined ? null
+    : await payableCompanion(wallPlatform, clientId, input.companionId, deposit.deposit, input.accountId);
   const account = await readState(platform.storage.store, accountStream(input.accountId), accountDecider);
   if (!account.account || account.account.clientId !== clientId || account.closed) throw domainNotFound(`account ${input.accountId} not found`);
   const { currency } = deposit.deposit;
@@ -370,7 +384,8 @@ async function payableCompanion(
     return refusingOtherKinds(platform, tenant, companionId, rule, () => Promise.reject(domainNotFound(`payment ${companionId} not found`)));
   }
   const companion = state.companion;
-  const open = companionOpen(state, platform.runtime.now());
+  // Whether it is past its expiresAt is judged at its own clock's time, when it has one.
+  const open = companionOpen(state, (await platformOn(platform, companion.testClockId)).runtime.now());
   if (!open.open) throw domainPrecondition(`companionId: payment ${companionId} ${open.why}; ${rule}, while CREATED`);
   if (companion.currency !== deposit.currency) {
     throw domainPrecondition(`companionId: payment ${companionId} is due in ${companion.currency}; the deposit is in ${deposit.currency}`);
@@ -432,7 +447,9 @@ async function payNamedCompanion(platform: Platform, paymentId: string, metadata
  * `POST /payments/:id/cancel`: the client gives up the amount still due of a companion (CREATED → CANCELLED). Any
  * other payment, or a companion that is not CREATED (or past its expiresAt), is refused naming why (422).
  */
-export async function cancelCompanion(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+export async function cancelCompanion(wallPlatform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  // A companion of a deposit bound to a test clock is judged, and cancelled, at that clock's time.
+  const platform = await platformOn(wallPlatform, (await loadCompanion(wallPlatform, paymentId)).companion?.testClockId);
   const { position, events } = await refusingOtherKinds(platform, tenant, paymentId,
     'only a deposit\'s companion holding the amount still due (UNDERPAID, CREATED) can be cancelled',
     () => runCompanion(platform, paymentId, { type: 'CancelCompanion', tenant, now: platform.runtime.now() }, metadata));
@@ -458,6 +475,7 @@ async function ensureCompanion(platform: Platform, paymentId: string, metadata: 
     totalAmount: state.companion.difference, currency: deposit.currency, accountId: assigned.accountId,
     accountNumber: assigned.accountNumber, identityId: assigned.identityId, customerId: deposit.customerId, createdAt: assigned.at,
     expiresAt: companionExpiresAt(state.companion.kind, assigned.at),
+    ...(deposit.testClockId ? { testClockId: deposit.testClockId } : {}),
   };
   try {
     const { position } = await platform.storage.store.append(paymentStream(companion.paymentId),

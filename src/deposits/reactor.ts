@@ -10,7 +10,9 @@ import type { RecordedEvent } from '../eventstore/port.ts';
 import type { Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
 import type { PaymentCreatedData } from '../payments/events.ts';
-import { finishAssignment, finishMatched, isMatchedDeposit, refundExpiredDeposit } from './handlers.ts';
+import { platformAt, onClockMetadata } from '../testClocks/time.ts';
+import type { DepositEventData } from './events.ts';
+import { finishAssignment, finishMatched, isMatchedDeposit, loadDeposit, refundExpiredDeposit } from './handlers.ts';
 
 export const DEPOSIT_REACTOR_NAME = 'deposit_process';
 
@@ -27,8 +29,14 @@ export function assignmentReactor(platform: Platform): Reactor {
         if (isMatchedDeposit(created, event.metadata.actor)) await finishMatched(platform, paymentId, created.totalAmount, metadata);
         return;
       }
-      if (event.type === 'DepositRefundDue') await refundExpiredDeposit(platform, paymentId, metadata);
-      else await finishAssignment(platform, paymentId, metadata);
+      const clockId = (await loadDeposit(platform, paymentId)).deposit?.testClockId;
+      if (event.type === 'DepositRefundDue') {
+        // A deposit bound to a test clock: its refund child is issued at the instant it expired on that clock.
+        const at = new Date((event.data as DepositEventData<'DepositRefundDue'>).at);
+        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadata, clockId, at));
+      } else {
+        await finishAssignment(clockId ? platformAt(platform, new Date((event.data as { at: string }).at)) : platform, paymentId, metadata);
+      }
     },
   };
 }
