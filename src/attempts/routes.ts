@@ -6,13 +6,14 @@ import {
 import { idParamSchema } from '../../schemas/common.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { merchantsOf } from '../payments/records.ts';
 import type { AttemptRow } from '../../projections/attempts.ts';
 import { createAttempt, ownedAttempt } from './handlers.ts';
+import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { attemptRecord } from './records.ts';
 
 const tags = ['Payment attempts'];
@@ -21,7 +22,7 @@ const notFoundResponse = { description: 'no such attempt for this client; anothe
 
 export function attemptRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   /** The records of these rows of one client, with their merchants read in one query. */
   const recordsOf = async (clientId: string, rows: readonly AttemptRow[]) => {
     const merchants = await merchantsOf(db, clientId, rows.map((row) => row.identity_id));
@@ -64,7 +65,7 @@ export function attemptRoutes(services: Services): AnyRoute[] {
         + 'money moves and no customer is created. An origin of type PAYMENT_INITATION (the interface’s spelling) starts a pay-in '
         + 'method from the payer’s bank: `paymentInitiation {origin, referenceId}` names the method (FINTOC or fintoc) and carries no '
         + 'node object. A destination’s `identity` takes `userId`, `name`, `lastname`, `nickname`, `dni`.',
-      tags, access: 'client', schemas: { body: createAttemptSchema },
+      tags, access: 'client', schemas: { body: createAttemptSchema }, headers: [testClockHeaderDoc],
       responses: {
         201: { description: 'the attempt', schema: attemptSchema },
         404: { description: 'no such identity, account or customer for this client', schema: errorSchema },
@@ -72,7 +73,7 @@ export function attemptRoutes(services: Services): AnyRoute[] {
       },
       async handler({ body, req }) {
         const clientId = clientIdOf(req);
-        const { row, readModels } = await createAttempt(services, clientId, body, meta(req));
+        const { row, readModels } = await createAttempt(services, clientId, body, meta(req), testClockOf(req));
         return { status: 201, body: (await recordsOf(clientId, [row]))[0], readModels };
       },
     }),

@@ -13,11 +13,18 @@
  * - Event ids given by the decider (deterministic ids of process managers) are appended as they are, so a
  *   re-run of the same step is a no-op; the state then is the stream's as recorded (folded again), not what the
  *   re-run decided.
+ * - A command run for a request with an Idempotency-Key (`requestKey` in its metadata) gives its other events ids
+ *   derived from that key, the stream and the command. The same request run again (its first run's process died,
+ *   or lost its database, before answering) is then recognised on the stream: appending the same events again is a
+ *   repeat, and a command refused because its first run changed the stream (a move already made) finds those
+ *   events. Either way it answers with the events recorded the first time, as if it had just appended them. In a
+ *   batch, each command's events keep the ids it alone would give them, so the outcome is the same either way.
  */
 import type { Decider } from '../domain/decider.ts';
 import { DomainError } from '../domain/errors.ts';
-import { WrongExpectedRevisionError } from './errors.ts';
-import { MAX_READ_LIMIT, type EventMetadata, type EventStore } from './port.ts';
+import { deterministicId, requestKeyOf } from './deterministicId.ts';
+import { DuplicateEventIdError, WrongExpectedRevisionError } from './errors.ts';
+import { MAX_READ_LIMIT, type EventMetadata, type EventStore, type NewEvent } from './port.ts';
 import type { Position } from './position.ts';
 
 /** Attempts of one command against writers of other processes before it gives up with a ContentionError. */
@@ -31,6 +38,11 @@ const MAX_CACHED_STREAMS = 5_000;
 const MAX_QUEUED_PER_STREAM = 1_000;
 /** Suggested wait (seconds) sent with a contention refusal. */
 export const CONTENTION_RETRY_AFTER_SECONDS = 1;
+/**
+ * Events of one command whose derived ids a repeat looks up (a command decides a handful; one that decided more
+ * under a key is still recognised by its first events, and answers with those).
+ */
+const MAX_REPEAT_LOOKUP = 64;
 
 /** Too many writers on one stream at once: the command was not applied; the caller may retry it. */
 export class ContentionError extends DomainError {
@@ -49,6 +61,11 @@ export interface CommandResult<Event, State> {
   state: State;
   /** Position of the last appended event, or null when nothing was appended. */
   position: Position | null;
+  /**
+   * The same request had run this command before (same Idempotency-Key): nothing was appended now, and `events`
+   * and `position` are what its first run recorded.
+   */
+  repeated?: boolean;
 }
 
 export interface CommandOptions {
@@ -178,6 +195,7 @@ const commandOf = (job: CommandJob, state: unknown) => (typeof job.command === '
 async function runCommand(store: EventStore, stream: string, job: CommandJob): Promise<void> {
   const { decider, metadata, options } = job;
   const cache = cacheOf(store, decider) as Map<string, Folded<unknown>>;
+  const requestKey = requestKeyOf(metadata);
   try {
     // Taken out while in use: only this command touches it until it is put back.
     const cached = cache.get(stream);
@@ -188,10 +206,20 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
       // append is refused and the next attempt reads it.
       if (!(options.expectNewStream && attempt === 1 && !cached)) folded = await catchUp(store, stream, decider, folded);
       let decided: DecidedEvent[];
+      let idOf: ((index: number) => string) | null = null;
       try {
-        decided = decider.decide(commandOf(job, folded.state), folded.state);
+        const asked = commandOf(job, folded.state);
+        if (requestKey !== null) idOf = derivedIds(requestKey, stream, asked);
+        decided = decider.decide(asked, folded.state);
       } catch (error) {
         if (error instanceof DomainError && folded.revision !== null) remember(cache, stream, folded);
+        // Refused now because the same request already changed the stream (a move made before its process died)?
+        const repeat = error instanceof DomainError && folded.revision !== null && idOf !== null
+          ? await recordedRepeat(store, stream, idOf) : null;
+        if (repeat) {
+          job.resolve({ ...repeat, state: folded.state });
+          return;
+        }
         throw error;
       }
       if (decided.length === 0) {
@@ -200,17 +228,22 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
         return;
       }
       try {
-        const { position, nextRevision } = await store.append(stream,
-          decided.map((e) => ({ ...(e.id ? { id: e.id } : {}), type: e.type, data: e.data, metadata })),
+        const { position, nextRevision, repeated } = await store.append(stream,
+          decided.map((e, i) => withId(e, idOf?.(i), metadata)),
           folded.revision ?? 'no_stream');
-        if (nextRevision === (folded.revision ?? -1n) + BigInt(decided.length)) {
+        if (!repeated && nextRevision === (folded.revision ?? -1n) + BigInt(decided.length)) {
           for (const event of decided) folded.state = decider.evolve(folded.state, event);
           folded.revision = nextRevision;
         } else {
-          // A repeat: events with these ids were already on the stream (another process ran the same step), past
-          // events this state has not folded, and what was recorded under those ids may differ from what this
-          // stale state decided (an answer given once, such as a refusal). Fold the stream as it is instead.
+          // A repeat: events with these ids were already on the stream (another process ran the same step, or
+          // this request ran before), past events this state has not folded, and what was recorded under those ids
+          // may differ from what this stale state decided (an answer given once, such as a refusal). Fold the
+          // stream as it is instead, and answer with what was recorded.
           folded = await catchUp(store, stream, decider, folded);
+          remember(cache, stream, folded);
+          const recorded = repeated && idOf !== null ? await recordedRepeat(store, stream, idOf) : null;
+          job.resolve(recorded ? { ...recorded, state: folded.state } : { events: decided, state: folded.state, position });
+          return;
         }
         remember(cache, stream, folded);
         job.resolve({ events: decided, state: folded.state, position });
@@ -230,34 +263,43 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
 
 /**
  * Commands that waited together: decided one after the other on one fold, their events appended at once. When
- * that append loses to another process (or finds the events recorded by one), the speculative state (which a
- * decider may have grown in place) is dropped, and each command runs on its own from a fresh fold.
+ * that append loses to another process (or finds some of the events recorded already: another process's run of
+ * the same step, or a request's earlier run), the speculative state (which a decider may have grown in place) is
+ * dropped, and each command runs on its own from a fresh fold, where a repeat is answered as such. A command
+ * refused under a request key looks for its earlier run's events as it would alone.
  */
 async function runBatch(store: EventStore, stream: string, jobs: CommandJob[], queue: StreamQueue): Promise<void> {
   const decider = jobs[0]!.decider;
   const cache = cacheOf(store, decider) as Map<string, Folded<unknown>>;
   const cached = cache.get(stream);
   cache.delete(stream);
-  const outcomes = new Map<CommandJob, { events: DecidedEvent[]; state: unknown } | { error: unknown }>();
+  type Outcome = { events: DecidedEvent[]; state: unknown } | { error: unknown; state: unknown; idOf: ((index: number) => string) | null };
+  const outcomes = new Map<CommandJob, Outcome>();
   let folded: Folded<unknown>;
   let state: unknown;
-  const appended: Array<{ event: DecidedEvent; metadata: EventMetadata }> = [];
+  const appended: NewEvent[] = [];
   try {
     folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
     state = folded.state;
     for (const job of jobs) {
       // Past the bound of one append, the rest run after it, each on its own.
       if (appended.length >= MAX_BATCH_EVENTS) break;
+      const requestKey = requestKeyOf(job.metadata);
       let decided: DecidedEvent[];
+      let idOf: ((index: number) => string) | null = null;
       try {
-        decided = decider.decide(commandOf(job, state), state);
+        const asked = commandOf(job, state);
+        if (requestKey !== null) idOf = derivedIds(requestKey, stream, asked);
+        decided = decider.decide(asked, state);
       } catch (error) {
-        outcomes.set(job, { error });
+        // Only a refusal on a stream that exists may be the repeat of a request that already changed it.
+        const lookFor = error instanceof DomainError && folded.revision !== null ? idOf : null;
+        outcomes.set(job, { error, state, idOf: lookFor });
         continue;
       }
-      for (const event of decided) {
+      for (const [i, event] of decided.entries()) {
         state = decider.evolve(state, event);
-        appended.push({ event, metadata: job.metadata });
+        appended.push(withId(event, idOf?.(i), job.metadata));
       }
       outcomes.set(job, { events: decided, state });
     }
@@ -268,12 +310,22 @@ async function runBatch(store: EventStore, stream: string, jobs: CommandJob[], q
   }
   const rest = jobs.filter((job) => !outcomes.has(job));
   const answer = async (position: Position | null) => {
-    for (const job of jobs) {
+    await Promise.all(jobs.map(async (job) => {
       const outcome = outcomes.get(job);
-      if (!outcome) continue;
-      if ('error' in outcome) job.reject(outcome.error);
-      else job.resolve({ events: outcome.events, state: outcome.state, position: outcome.events.length > 0 ? position : null });
-    }
+      if (!outcome) return;
+      if (!('error' in outcome)) {
+        job.resolve({ events: outcome.events, state: outcome.state, position: outcome.events.length > 0 ? position : null });
+        return;
+      }
+      // None of this batch's events carry the refused command's ids: what is found was recorded before.
+      try {
+        const repeat = outcome.idOf !== null ? await recordedRepeat(store, stream, outcome.idOf) : null;
+        if (repeat) job.resolve({ ...repeat, state: outcome.state });
+        else job.reject(outcome.error);
+      } catch (error) {
+        job.reject(error);
+      }
+    }));
     for (const job of rest) await runCommand(store, stream, job);
   };
   if (appended.length === 0) {
@@ -282,21 +334,22 @@ async function runBatch(store: EventStore, stream: string, jobs: CommandJob[], q
     return;
   }
   try {
-    const { position, nextRevision } = await store.append(stream,
-      appended.map(({ event, metadata }) => ({ ...(event.id ? { id: event.id } : {}), type: event.type, data: event.data, metadata })),
-      folded.revision ?? 'no_stream');
-    if (nextRevision === (folded.revision ?? -1n) + BigInt(appended.length)) {
+    const { position, nextRevision, repeated } = await store.append(stream, appended, folded.revision ?? 'no_stream');
+    if (!repeated && nextRevision === (folded.revision ?? -1n) + BigInt(appended.length)) {
       remember(cache, stream, { state, revision: nextRevision });
       await answer(position);
       return;
     }
   } catch (error) {
-    if (!(error instanceof WrongExpectedRevisionError)) {
+    // Some of the ids recorded already (and not all: that is a repeat) is a DuplicateEventIdError: the commands
+    // alone tell a repeat from a true collision.
+    if (!(error instanceof WrongExpectedRevisionError || error instanceof DuplicateEventIdError)) {
       for (const job of jobs) job.reject(error);
       return;
     }
   }
-  // Another process appended first, or recorded these very events: fold afresh, one command at a time.
+  // Another process appended first, or some of these events were recorded already: fold afresh, one command at a
+  // time (nothing of the batch was appended).
   queue.contendedUntil = Date.now() + CONTENDED_MS;
   for (const job of jobs) await runCommand(store, stream, job);
 }
@@ -350,4 +403,52 @@ export function readState<Event extends DecidedEvent, State>(
 function remember<State>(cache: Map<string, Folded<State>>, stream: string, folded: Folded<State>): void {
   if (cache.size >= MAX_CACHED_STREAMS) cache.delete(cache.keys().next().value!);
   cache.set(stream, folded);
+}
+
+/** An event as appended: the id its decider gave it, else the one derived from the request, else a new one. */
+function withId(event: DecidedEvent, derived: string | undefined, metadata: EventMetadata): NewEvent {
+  const id = event.id ?? derived;
+  return { ...(id ? { id } : {}), type: event.type, data: event.data, metadata };
+}
+
+/**
+ * The ids a command run for a request gives the events it decides (those the decider names keep their own):
+ * derived from the request, the stream and the command, so the same request decides the same ids again.
+ */
+function derivedIds(requestKey: string, stream: string, command: unknown): (index: number) => string {
+  const name = (command as { type?: unknown }).type;
+  const kind = typeof name === 'string' ? name : 'command';
+  return (index) => deterministicId('event', requestKey, stream, kind, String(index));
+}
+
+/**
+ * Whether `eventId`, an event of `stream`, is the first event a command of type `commandType` recorded when run
+ * for this request: the same request's earlier run, which a check made before the command must let through.
+ */
+export function recordedByRequest(metadata: EventMetadata, stream: string, commandType: string, eventId: string): boolean {
+  const requestKey = requestKeyOf(metadata);
+  return requestKey !== null && derivedIds(requestKey, stream, { type: commandType })(0) === eventId;
+}
+
+/** Whether this request's earlier run recorded a command of type `commandType` on `stream` (a round trip). */
+export async function ranBefore(store: EventStore, metadata: EventMetadata, stream: string, commandType: string): Promise<boolean> {
+  const requestKey = requestKeyOf(metadata);
+  if (requestKey === null) return false;
+  return (await store.findEvents(stream, [derivedIds(requestKey, stream, { type: commandType })(0)])).length > 0;
+}
+
+/** What the same request's earlier run of this command recorded on `stream` under `ids`, if it did. */
+async function recordedRepeat(
+  store: EventStore, stream: string, idOf: (index: number) => string,
+): Promise<{ events: DecidedEvent[]; position: Position; repeated: true } | null> {
+  const ids = Array.from({ length: MAX_REPEAT_LOOKUP }, (_, i) => idOf(i));
+  const recorded = await store.findEvents(stream, ids);
+  // The first event decides: a later one alone would be another command's under a colliding id, which cannot be.
+  if (recorded.length === 0 || recorded[0]!.id !== ids[0]) return null;
+  return {
+    // The stream's own record of the events this decider wrote, typed as it decided them.
+    events: recorded.map((event) => ({ type: event.type, data: event.data, id: event.id })),
+    position: recorded[recorded.length - 1]!.position,
+    repeated: true,
+  };
 }

@@ -2,12 +2,13 @@
  * Commands on payments: gather the facts the decider needs (read models, catalog, provider), run the decider
  * on the payment's stream, and wait (bounded) for the read models.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import { sql, type Kysely } from 'kysely';
 import type { CreatePayment } from '../../schemas/payments.ts';
 import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import type { ClientRow } from '../../projections/clients.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { handleCommand, readState, recordedByRequest } from '../eventstore/commandHandler.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
@@ -28,6 +29,8 @@ import { checkOriginAmounts, validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
+import { creatingOn } from '../testClocks/binding.ts';
+import { onClockMetadata, platformOn } from '../testClocks/time.ts';
 
 /** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedPayment(db: Kysely<ReadModels>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
@@ -203,8 +206,11 @@ async function newPayer(
   platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata, selfDeclared: boolean,
 ): Promise<Payer | null> {
   if (!input.customer) return null;
-  // A reused externalId must change nothing, not even create its payer.
-  if ((await loadPayment(platform, paymentIdFor(clientId, input.externalId))).payment) {
+  // A reused externalId must change nothing, not even create its payer; unless the payment is this very request's,
+  // created by its earlier run (then the payer it created is found again and the payment answered as recorded).
+  const stream = paymentStream(paymentIdFor(clientId, input.externalId));
+  const [created] = await platform.storage.store.readStream(stream, { limit: 1 });
+  if (created && !recordedByRequest(metadata, stream, 'CreatePayment', created.id)) {
     throw domainConflict(`a payment with externalId ${JSON.stringify(input.externalId)} already exists`);
   }
   const { documentNumber } = input.customer;
@@ -231,16 +237,20 @@ async function newPayer(
  * catching up (the caller answers once they have).
  */
 export async function createPayment(
-  platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata,
+  wallPlatform: Platform, clientId: string, input: CreatePayment, wallMetadata: EventMetadata,
   /**
    * Set by the checkout context for a session's payment (`GET /payments?checkoutSessionId=` finds it).
    * `selfDeclaredPayer`: the `customer` fields are what an anonymous payer typed (a hosted page), not the client's
    * word: they never adopt an existing customer (nor its operation level); a new payer becomes a customer of its
    * own, and one whose document number is another customer's pays with none (BASIC).
    */
-  origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean } = {},
+  origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean; clock?: PaymentClock } = {},
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   refuseRefundType(input.type);
+  const paymentId = paymentIdFor(clientId, input.externalId);
+  const { platform, metadata, clockId } = origin.clock?.inherited
+    ? { platform: await platformOn(wallPlatform, origin.clock.testClockId), metadata: wallMetadata, clockId: origin.clock.testClockId }
+    : await creatingOn(wallPlatform, clientId, origin.clock?.testClockId, 'payment', paymentId, wallMetadata);
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
   const now = platform.runtime.now();
@@ -278,7 +288,6 @@ export async function createPayment(
     },
   });
 
-  const paymentId = paymentIdFor(clientId, input.externalId);
   const { events, readModels } = await record(platform, paymentId, {
     type: 'CreatePayment', tenant: { clientId }, now, screening,
     payment: {
@@ -290,10 +299,19 @@ export async function createPayment(
       origins, destinations, fees, feeAmount,
       flow: method?.type === 'CARD' ? 'CARD' : 'PUSH', method: method?.type ?? null, settlement: method?.settlement ?? 'INSTANT',
       expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null, customerId: customer?.customer_id ?? null,
-      checkoutSessionId: origin.checkoutSessionId ?? null,
+      checkoutSessionId: origin.checkoutSessionId ?? null, ...(clockId ? { testClockId: clockId } : {}),
     },
-  }, metadata);
+  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata);
   return { row: paymentRowOf(events), readModels };
+}
+
+/**
+ * The test clock a new payment follows: the one its request named (`Test-Clock`: the payment is bound to it, and
+ * counted), or its checkout session's (`inherited`: it follows the session's clock without counting).
+ */
+export interface PaymentClock {
+  testClockId: string | null;
+  inherited?: boolean;
 }
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
@@ -396,7 +414,7 @@ export async function resolvePaymentReview(
 export async function attachPaymentDocument(
   platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
-  const documentId = platform.runtime.newId();
+  const documentId = createdId(platform.runtime, metadata, 'payment document');
   await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => run(platform, paymentId, {
     type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },

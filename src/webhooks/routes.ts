@@ -12,12 +12,13 @@ import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../projections/w
 import type { ReadModels } from '../../projections/readModels.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { invalidParam, notFound } from '../http/errors.ts';
+import { HttpError, invalidParam, notFound } from '../http/errors.ts';
 import {
   deleteWebhook, ownedWebhook, pingWebhook, registerWebhook, retryWebhookDelivery, rotateWebhookSecret, updateWebhook,
 } from './handlers.ts';
+import { webhookEventsCut, type FeedCut } from './retention.ts';
 
 const tags = ['Webhooks'];
 const errorRef = { $ref: '#/components/schemas/Error' } as const;
@@ -27,7 +28,11 @@ const SIGNING = 'Each delivery is a POST of the event’s JSON payload with the 
   'the raw body under the secretKey), `X-Webhook-Timestamp` (Unix seconds of the attempt), `X-Webhook-Signature-Timestamped` ' +
   '(hex HMAC-SHA256 of `<timestamp>.<raw body>`, for replay protection), `X-Webhook-Id` (the delivery: the same on every ' +
   'attempt), `X-Webhook-Event-Id` (the event, as in GET /events), `X-Webhook-Event-Type` and `X-Webhook-Sequence` (grows with ' +
-  'every event of one payment or customer). A 2xx answer within 10 s delivers it; otherwise it is retried 30 s later, doubling ' +
+  'every event of one payment or customer); and the Standard Webhooks headers `webhook-id` (= X-Webhook-Id), ' +
+  '`webhook-timestamp` (= X-Webhook-Timestamp) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of ' +
+  '"<webhook-id>.<webhook-timestamp>.<raw body>">`), which the standardwebhooks libraries verify: a generated secretKey ' +
+  '(`whsec_<base64>`) is already in their form, `new Webhook(secretKey)`; for one of your own the key is its bytes, ' +
+  '`new Webhook(secretKey, { format: "raw" })`. A 2xx answer within 10 s delivers it; otherwise it is retried 30 s later, doubling ' +
   'up to 1 h, and dropped when the next attempt would come more than 24 h after the first. An endpoint receives the events ' +
   'recorded after its registration.';
 
@@ -50,6 +55,11 @@ function deliveryRecord(row: WebhookDeliveryRow): DeliveryRecord {
   };
 }
 
+/** How far back the delivery log and the events feed go, as their descriptions say it. */
+const RETENTION = 'Delivered and dropped deliveries, and the events of GET /events, are kept WEBHOOK_DELIVERY_RETENTION_DAYS ' +
+  '(default 30) after they ended (were recorded), then purged (hourly by default, RETENTION_CRON); pending deliveries are kept ' +
+  'until they end, however old.';
+
 async function deliveryOf(db: Kysely<ReadModels>, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
   const row = await db.selectFrom('webhook_deliveries').selectAll()
     .where('endpoint_id', '=', endpointId).where('delivery_id', '=', deliveryId).executeTakeFirst();
@@ -59,7 +69,7 @@ async function deliveryOf(db: Kysely<ReadModels>, endpointId: string, deliveryId
 
 export function webhookRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const recordOf = async (req: Request, endpointId: string, secretKey?: string) =>
     webhookRecord(await ownedWebhook(db, tenantOf(req), endpointId), secretKey);
 
@@ -129,7 +139,9 @@ export function webhookRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'get', path: '/webhooks/:id/deliveries', operationId: 'listWebhookDeliveries', summary: 'The delivery log of a webhook',
-      description: 'Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload.',
+      description: 'Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload. ' +
+        `${RETENTION} \`cursor\` (or \`offset\`) counts from the newest delivery, so it never points before the retention; a page past ` +
+        'the end is empty.',
       tags, access: 'client', schemas: { params: idParamSchema, query: listDeliveriesQuerySchema },
       responses: { 200: { description: 'a page of deliveries', schema: deliveryPageSchema }, 404: notFoundResponse },
       async handler({ params, query, req }) {
@@ -171,14 +183,24 @@ export function webhookRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'get', path: '/events', operationId: 'listEvents', summary: 'The events feed: every webhook event of the client, in order',
       description: 'The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a ' +
-        'client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later.',
+        'client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later. ' +
+        `${RETENTION} Without a cursor the feed starts at the oldest event kept; a cursor from before the oldest purged event ` +
+        '(events after it may be gone) is refused with 410: read again without a cursor.',
       tags, access: 'client', schemas: { query: listEventsQuerySchema },
-      responses: { 200: { description: 'a page of events', schema: eventsPageSchema } },
+      responses: {
+        200: { description: 'a page of events', schema: eventsPageSchema },
+        410: { description: 'the cursor is older than what the feed keeps (events after it were purged): read again without a cursor', schema: errorRef },
+      },
       async handler({ query, req }) {
         const limit = query.limit ?? 50;
         const [commit, prepare, ordinal] = feedCursorOf(query.cursor);
+        const cut = await webhookEventsCut(services.storage.database);
+        if (cut && query.cursor !== undefined && before([commit, prepare, ordinal], cut)) throw cursorPurged(cut);
+        // Events at or before the cut are gone, and hidden where a rebuild brought them back until the next purge.
+        const [fromCommit, fromPrepare, fromOrdinal] = cut && before([commit, prepare, ordinal], cut)
+          ? [cut.commit, cut.prepare, String(cut.ordinal)] : [commit, prepare, ordinal];
         let filtered = db.selectFrom('webhook_events').selectAll().where('client_id', '=', clientIdOf(req))
-          .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
+          .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${fromCommit}::bigint, ${fromPrepare}::bigint, ${fromOrdinal}::int)`);
         if (query.type) filtered = filtered.where('event_type', '=', query.type);
         const rows = await filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit + 1).execute();
         const page = rows.slice(0, limit);
@@ -190,13 +212,27 @@ export function webhookRoutes(services: Services): AnyRoute[] {
               id: row.event_id, eventType: row.event_type, sequence: Number(row.sequence), occurredAt: iso(row.occurred_at)!,
               payload: JSON.parse(row.body),
             })),
-            next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${commit}-${prepare}-${ordinal}`,
+            next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${fromCommit}-${fromPrepare}-${fromOrdinal}`,
             hasMore: rows.length > limit,
           },
         };
       },
     }),
   ];
+}
+
+/** Whether a cursor's position comes before the cut of the feed. */
+function before([commit, prepare, ordinal]: [string, string, string], cut: FeedCut): boolean {
+  const a = [BigInt(commit), BigInt(prepare), BigInt(ordinal)];
+  const b = [BigInt(cut.commit), BigInt(cut.prepare), BigInt(cut.ordinal)];
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
+function cursorPurged(cut: FeedCut): HttpError {
+  return new HttpError(410, 'invalidParam', `cursor: the events feed keeps the events of the last WEBHOOK_DELIVERY_RETENTION_DAYS; `
+    + `those recorded before ${cut.purgedBefore.toISOString()} up to position ${cut.commit}-${cut.prepare}-${cut.ordinal} were purged, and `
+    + 'this cursor is older: read again without a cursor, from the oldest event kept');
 }
 
 /** Postgres `bigint`'s largest value: the feed positions are stored as bigint. */

@@ -16,7 +16,7 @@ import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
   appendStatements, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
-  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_TAIL_FROM_START_SQL, READ_TAIL_SQL,
+  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_TAIL_FROM_START_SQL, READ_TAIL_SQL, STREAM_EVENTS_BY_ID_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
 
@@ -259,7 +259,7 @@ export class PostgresEventStore implements EventStore {
       } else if (row.repeat_of && Number(row.repeated) === member.rows.length) {
         // The same events appended again (a retried command, a reactor re-run) answer as the first time did.
         const [revision, commit, prepare] = row.repeat_of;
-        member.resolve({ nextRevision: BigInt(revision), position: { commit: BigInt(commit), prepare: BigInt(prepare) } });
+        member.resolve({ nextRevision: BigInt(revision), position: { commit: BigInt(commit), prepare: BigInt(prepare) }, repeated: true });
       } else {
         member.reject(this.refusal(member, row));
       }
@@ -344,7 +344,14 @@ export class PostgresEventStore implements EventStore {
     return {
       nextRevision: BigInt(last.revision),
       position: { commit: BigInt(last.commit_position), prepare: BigInt(last.prepare_position) },
+      repeated: true,
     };
+  }
+
+  async findEvents(stream: string, ids: readonly string[]): Promise<RecordedEvent[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.database.query<FeedRow>(STREAM_EVENTS_BY_ID_SQL, [stream, ids]);
+    return rows.map((row) => this.toRecorded(row));
   }
 
   private async currentRevision(stream: string): Promise<bigint | 'no_stream'> {
