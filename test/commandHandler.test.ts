@@ -108,6 +108,46 @@ for (const target of databaseTargets()) {
       expect(events.map((e) => e.id)).to.deep.equal([id]);
     });
 
+    it('requests run again under their keys, batched with new ones, answer with what their first run recorded', async () => {
+      const stream = `counter-${randomUUID()}`;
+      const keyed = (key: string) => ({ actor: 'test', requestKey: key });
+      await handleCommand(store, stream, counter, { add: 3 }, metadata);
+      // First runs: queued together, so all but the first are decided and appended as one batch.
+      const first = await Promise.all(Array.from({ length: 8 }, (_, i) => handleCommand(store, stream, counter, { add: i < 3 ? -1 : 1 }, keyed(`k${i}`))));
+      expect(first.map((a) => a.repeated)).to.deep.equal(Array.from({ length: 8 }, () => undefined));
+      const recorded = await store.readStream(stream);
+      expect(recorded).to.have.length(9);
+      // The total drained to 0, then the same requests again, on another process (its own cache), with two new ones
+      // among them. The three that took 1 are refused by the state now and find their first run's event; the five
+      // that added decide the same ids again, which the store finds recorded (so the batch they joined is undone
+      // and run one by one). Each answers with its first run's event, nothing appended; and the new request that
+      // takes 1 is refused, as the five repeats added nothing.
+      const other = new PostgresEventStore(database);
+      try {
+        await handleCommand(other, stream, counter, { add: -5 }, keyed('drain'));
+        const again = await Promise.allSettled([
+          ...Array.from({ length: 8 }, (_, i) => handleCommand(other, stream, counter, { add: i < 3 ? -1 : 1 }, keyed(`k${i}`))),
+          handleCommand(other, stream, counter, { add: -1 }, keyed('new-refused')),
+          handleCommand(other, stream, counter, { add: 2 }, keyed('new-added')),
+        ]);
+        for (const [i, outcome] of again.slice(0, 8).entries()) {
+          expect(outcome.status, `request k${i}`).to.equal('fulfilled');
+          const answer = (outcome as PromiseFulfilledResult<Awaited<ReturnType<typeof handleCommand<CounterCommand, CounterEvent, CounterState>>>>).value;
+          expect(answer.repeated, `request k${i}`).to.equal(true);
+          expect(answer.events.map((e) => e.id)).to.deep.equal([recorded[i + 1]!.id]);
+          expect(answer.events[0]!.data).to.deep.equal({ amount: i < 3 ? -1 : 1 });
+        }
+        expect(again[8]!.status).to.equal('rejected');
+        expect((again[8] as PromiseRejectedResult).reason).to.be.instanceOf(DomainError);
+        expect(again[9]!.status).to.equal('fulfilled');
+        const events = await store.readStream(stream);
+        expect(events.map((e) => e.data)).to.deep.equal([
+          ...recorded.map((e) => e.data), { amount: -5 }, { amount: 2 }]);
+      } finally {
+        await other.close();
+      }
+    });
+
     it('two processes racing on one stream: every command lands once, none is lost or doubled', async () => {
       const stream = `counter-${randomUUID()}`;
       const other = new PostgresEventStore(database);
