@@ -261,7 +261,8 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
     writesOutside: true,
     // Endpoints are read back right after they change; GET /events is a feed polled with a cursor and deliveries are
-    // sent after the fact: a write waits for this projector only when it changed an endpoint.
+    // sent after the fact: a write waits for this projector only when it changed an endpoint (reads of the feed and
+    // of a delivery log wait for it instead, src/webhooks/routes.ts).
     awaitedFor: Object.keys(webhookEventSchemas),
     handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
     setup,

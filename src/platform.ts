@@ -30,7 +30,7 @@ export interface Platform {
   /**
    * Waits (bounded, READ_YOUR_WRITES_TIMEOUT_MS) until the read models reflect a write that reached
    * `position`: those that handle one of `eventTypes`, or all of them when the types are not given; never the
-   * webhook events feed and outbox (read later, not right after a write). When they do not in time, `onStale`
+   * webhook events feed and outbox (their reads wait for the emitter instead, src/webhooks/routes.ts). When they do not in time, `onStale`
    * hears of it (the HTTP edge then answers the request with `X-Read-Models: stale`). Reactors are given a
    * platform where this answers at once: their commands answer nobody.
    */

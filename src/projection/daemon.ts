@@ -134,12 +134,16 @@ export class ProjectionDaemon {
    */
   async waitFor(
     position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[],
-    /** A write's read-your-writes: only for the event types each projector's readers read back at once (`awaitedFor`). */
-    options: { forWrite?: boolean } = {},
+    /**
+     * `forWrite`: a write's read-your-writes, only for the event types each projector's readers read back at once
+     * (`awaitedFor`). `projector`: that projector only (a read of what it writes after the fact).
+     */
+    options: { forWrite?: boolean; projector?: string } = {},
   ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     // A read model that handles none of the written event types reads the same before and after them.
     const waited = this.runners.filter((r) => r.kind === 'projector'
+      && (options.projector === undefined || r.name === options.projector)
       && (!eventTypes || (options.forWrite ? r.awaitedBy(eventTypes) : r.handlesAny(eventTypes))));
     // Without the types, make sure the head is read now, whatever woke the feed before.
     if (!eventTypes) this.feed.nudge();

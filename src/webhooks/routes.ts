@@ -8,7 +8,7 @@ import {
   listEventsQuerySchema, listWebhooksQuerySchema, rotateSecretSchema, updateWebhookSchema, webhookPageSchema, webhookSchema,
   type DeliveryRecord, type WebhookRecord,
 } from '../../schemas/webhooks.ts';
-import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../projections/webhooks.ts';
+import { WEBHOOKS_PROJECTOR, type WebhookDeliveryRow, type WebhookEndpointRow } from '../../projections/webhooks.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
@@ -147,6 +147,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       async handler({ params, query, req }) {
         const { id } = params;
         await ownedWebhook(db, tenantOf(req), id);
+        await emitterCaughtUp(services);
         let filtered = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id);
         if (query.status) filtered = filtered.where('status', '=', query.status);
         if (query.eventType) filtered = filtered.where('event_type', '=', query.eventType);
@@ -192,6 +193,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         410: { description: 'the cursor is older than what the feed keeps (events after it were purged): read again without a cursor', schema: errorRef },
       },
       async handler({ query, req }) {
+        await emitterCaughtUp(services);
         const limit = query.limit ?? 50;
         const [commit, prepare, ordinal] = feedCursorOf(query.cursor);
         const cut = await webhookEventsCut(services.storage.database);
@@ -219,6 +221,18 @@ export function webhookRoutes(services: Services): AnyRoute[] {
       },
     }),
   ];
+}
+
+/**
+ * A write is answered without waiting for the emitter to record the events and deliveries it sets off
+ * (projections/webhooks.ts, `awaitedFor`): a read of the events feed or of a delivery log waits instead, bounded
+ * (READ_YOUR_WRITES_TIMEOUT_MS), until the emitter has passed everything recorded when the read began, so that it
+ * lists what the client's answered writes set off. Past the bound it answers what there is (the feed is polled with
+ * a cursor: what is missing now is in a later page).
+ */
+async function emitterCaughtUp(services: Services): Promise<void> {
+  const head = await services.storage.store.headPosition();
+  if (head) await services.projections.waitFor(head, services.config.readYourWritesTimeoutMs, undefined, { projector: WEBHOOKS_PROJECTOR });
 }
 
 /** Whether a cursor's position comes before the cut of the feed. */
