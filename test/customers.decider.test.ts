@@ -176,6 +176,23 @@ describe('customer decider', () => {
   });
 });
 
+describe('a customer whose creation was given up', () => {
+  const abandon = { type: 'AbandonCreation', tenant: 'any', customerId: 'k1', clientId: 'c1', documentNumber: '12345678-9', eventId: 'e1', now } as const;
+  const abandoned: CustomerEvent = { type: 'CustomerCreationAbandoned', data: { customerId: 'k1', clientId: 'c1', documentNumber: '12345678-9', abandonedAt: at } };
+
+  it('is given up once, only when it was never created, with the id the reactor derived', () => {
+    expect(customerDecider.decide(abandon, foldEvents(customerDecider, []))).to.deep.equal([{ ...abandoned, id: 'e1' }]);
+    expect(customerDecider.decide(abandon, foldEvents(customerDecider, [abandoned]))).to.deep.equal([]);
+    expect(customerDecider.decide(abandon, foldEvents(customerDecider, [created]))).to.deep.equal([]);
+  });
+
+  it('is never created afterwards, and is not found for every other command', () => {
+    given([abandoned]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', fields: { email: 'a@example.com' }, autoCreated: false, now })
+      .thenRefused('alreadyExists', /creation of customer k1 took too long and was given up/);
+    given([abandoned]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenRefused('notFound', /customer not found/);
+  });
+});
+
 describe('document number reservation decider', () => {
   const reserve = (customerId: string): DocumentNumberCommand =>
     ({ type: 'ReserveDocumentNumber', clientId: 'c1', documentNumber: '123', customerId, now });

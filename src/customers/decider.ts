@@ -19,12 +19,19 @@ export type CustomerCommand = (
   | { type: 'UploadDocument'; documentId: string; upload: UploadCustomerDocument; now: Date }
   | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
   | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date }
+  /**
+   * The reactor's, for a document number reserved for this customer that waited too long for its creation.
+   * `eventId`: deterministic, so that the same reservation seen twice records the same event.
+   */
+  | { type: 'AbandonCreation'; customerId: string; clientId: string; documentNumber: string; eventId: string; now: Date }
 ) & TenantScoped;
 
 type PayerField = 'firstName' | 'lastName' | 'email' | 'phoneNumber' | 'phoneNumberPrefix' | 'documentType' | 'documentNumber';
 
 export interface CustomerState {
   exists: boolean;
+  /** Its creation was given up before it was recorded: it never exists. */
+  abandoned: boolean;
   customerId: string | null;
   clientId: string | null;
   payer: Partial<Record<PayerField, string>>;
@@ -62,7 +69,8 @@ function levelChanged(
 
 export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerState> = {
   initialState: {
-    exists: false, customerId: null, clientId: null, payer: {}, operationLevel: 'BASIC', autoCreated: false, isDocumented: false, documents: [],
+    exists: false, abandoned: false, customerId: null, clientId: null, payer: {}, operationLevel: 'BASIC', autoCreated: false,
+    isDocumented: false, documents: [],
   },
 
   decide(command, state) {
@@ -71,6 +79,9 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
     switch (command.type) {
       case 'CreateCustomer': {
         if (state.exists) throw domainConflict(`customer ${command.customerId} already exists`);
+        if (state.abandoned) {
+          throw domainConflict(`the creation of customer ${command.customerId} took too long and was given up; send the request again`);
+        }
         if (command.fields.documentNumber === undefined && command.fields.email === undefined) {
           throw domainInvalid('documentNumber or email is required');
         }
@@ -130,6 +141,12 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
         if (state.isDocumented) return [approved];
         return [approved, levelChanged(state, 'DOCUMENTED', state.operationLevel, true, at)];
       }
+      case 'AbandonCreation':
+        // A customer that was created keeps its number; one given up already is given up once.
+        if (state.exists || state.abandoned) return [];
+        return [{ type: 'CustomerCreationAbandoned', id: command.eventId, data: {
+          customerId: command.customerId, clientId: command.clientId, documentNumber: command.documentNumber, abandonedAt: at,
+        } }];
       case 'ChangeOperationLevel': {
         live(state);
         if (state.operationLevel === command.operationLevel) return [];
@@ -148,6 +165,8 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
           operationLevel: event.data.operationLevel, autoCreated: event.data.autoCreated,
         };
       }
+      case 'CustomerCreationAbandoned':
+        return { ...state, abandoned: true };
       case 'CustomerUpdated':
         return { ...state, payer: { ...state.payer, ...event.data.changes } };
       case 'CustomerDocumentAdded':
@@ -167,7 +186,8 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
 
 export type DocumentNumberCommand =
   | { type: 'ReserveDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date }
-  | { type: 'ReleaseDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date };
+  /** `eventId`: the reactor's deterministic id for the release it makes; none for a handler's. */
+  | { type: 'ReleaseDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date; eventId?: string };
 
 /** The customer holding a client's document number, if any. */
 export interface DocumentNumberState {
@@ -188,7 +208,7 @@ export const documentNumberDecider: Decider<DocumentNumberCommand, DocumentNumbe
         return [{ type: 'CustomerDocumentNumberReserved', data }];
       case 'ReleaseDocumentNumber':
         if (state.holder !== command.customerId) return [];
-        return [{ type: 'CustomerDocumentNumberReleased', data }];
+        return [{ type: 'CustomerDocumentNumberReleased', ...(command.eventId ? { id: command.eventId } : {}), data }];
     }
   },
 

@@ -61,6 +61,13 @@ export const customerEventSchemas = {
   CustomerDocumentUploaded: closed({
     customerId: textSchema, documentId: textSchema, url: textSchema, contentType: nullableTextSchema, uploadedAt: instantSchema,
   }),
+  /**
+   * The customer's creation was given up: the document number reserved for it waited longer than
+   * ABANDONED_RESERVATION_MS for the customer (its process died, or its release failed). Recorded on the
+   * customer's stream before the number is released, so that a creation arriving later still is refused
+   * instead of holding a number that is no longer reserved for it.
+   */
+  CustomerCreationAbandoned: closed({ customerId: textSchema, clientId: textSchema, documentNumber: textSchema, abandonedAt: instantSchema }),
   CustomerDocumentApproved: documentDecisionSchema,
   CustomerDocumentRejected: documentDecisionSchema,
   /**
@@ -98,6 +105,8 @@ export type CustomerEvent =
   | { type: 'CustomerCreated'; data: Data<'CustomerCreated'> }
   /** Only the fields that differ; `previousDocumentNumber` is set when the document number changes. */
   | { type: 'CustomerUpdated'; data: Data<'CustomerUpdated'> }
+  /** A creation given up before it was recorded (see its schema): the stream holds no customer, ever. */
+  | { type: 'CustomerCreationAbandoned'; data: Data<'CustomerCreationAbandoned'> }
   | { type: 'CustomerDocumentAdded'; data: Data<'CustomerDocumentAdded'> }
   /** A file for a document added without one, or a new file for an UPLOADED document not yet decided. */
   | { type: 'CustomerDocumentUploaded'; data: Data<'CustomerDocumentUploaded'> }

@@ -5,7 +5,8 @@
 import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { deterministicId } from '../eventstore/deterministicId.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
@@ -106,9 +107,55 @@ async function withDocumentNumber<T>(
   try {
     return await work();
   } catch (error) {
-    if (reserved) await releaseDocumentNumber(platform, clientId, documentNumber, customerId, metadata).catch(() => undefined);
+    if (reserved) {
+      await releaseDocumentNumber(platform, clientId, documentNumber, customerId, metadata).catch((releaseError: unknown) => {
+        // The request answers with its own error (the one that matters to the caller). A number reserved for a
+        // customer that was never created is given back later by the customers reactor (releaseAbandonedReservation);
+        // one reserved for an existing customer's update stays with it until an update succeeds or an operator acts.
+        platform.logger.error({ err: releaseError, clientId, customerId, cause: error instanceof Error ? error.message : String(error) },
+          'could not release a document number after the change that reserved it failed');
+      });
+    }
     throw error;
   }
+}
+
+/** A reservation as the reactor reads it from its event. */
+export interface DocumentNumberReservation {
+  clientId: string;
+  documentNumber: string;
+  customerId: string;
+  /** The reservation event's id: the effects' deterministic ids derive from it. */
+  reservationEventId: string;
+}
+
+/**
+ * A document number reserved for a customer whose creation never came (the creating process died between the
+ * two appends, or its release failed) is given back: first the customer's own stream records that its
+ * creation was given up (`no_stream`, so this and a late creation cannot both succeed: whichever appends first
+ * wins, and a creation that loses is refused), then the number's stream releases it. Nothing is done when the
+ * customer exists (the number is, or was, its own), or when the number has another holder already. Called by
+ * the reactor once the reservation is older than ABANDONED_RESERVATION_MS. Answers whether it released.
+ */
+export async function releaseAbandonedReservation(
+  platform: Platform, reservation: DocumentNumberReservation, metadata: EventMetadata,
+): Promise<boolean> {
+  const { clientId, documentNumber, customerId, reservationEventId } = reservation;
+  const numberStream = documentNumberStream(clientId, documentNumber);
+  if ((await readState(platform.storage.store, numberStream, documentNumberDecider)).holder !== customerId) return false;
+  const { state } = await run(platform, customerId, {
+    type: 'AbandonCreation', tenant: 'any', customerId, clientId, documentNumber,
+    eventId: deterministicId('customer-creation-abandoned', reservationEventId), now: platform.runtime.now(),
+  }, metadata);
+  if (!state.abandoned) return false;
+  const { events } = await handleCommand(platform.storage.store, numberStream, documentNumberDecider, {
+    type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now(),
+    eventId: deterministicId('customer-document-number-released', reservationEventId),
+  }, metadata);
+  if (events.length > 0) {
+    platform.logger.warn({ clientId, customerId }, 'released a document number whose customer was never created');
+  }
+  return events.length > 0;
 }
 
 /**

@@ -104,7 +104,11 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
 export interface Reactor {
   readonly name: string;
   readonly handles: readonly string[];
-  react(event: RecordedEvent): Promise<void>;
+  /**
+   * `stopping` is aborted when the runner stops: a reaction that waits (for a time to come) ends its wait,
+   * throwing, and the event is reacted to again by the next holder.
+   */
+  react(event: RecordedEvent, stopping: AbortSignal): Promise<void>;
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,30}$/;
