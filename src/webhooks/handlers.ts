@@ -3,13 +3,14 @@
  * every change (and refuses another client's endpoint as not found); the outbox calls check the endpoint is the
  * client's first, from the read model.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { CreateWebhook, RotateSecret, UpdateWebhook } from '../../schemas/webhooks.ts';
 import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainNotFound } from '../domain/errors.ts';
+import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
@@ -18,6 +19,7 @@ import { webhookDecider, type WebhookCommand } from './decider.ts';
 import { webhookStream } from './events.ts';
 import { enqueueTestPing, retryDelivery } from './outbox.ts';
 import { generateWebhookSecret, webhookSecretBox, type SecretBox } from './secrets.ts';
+import { standardSecretProblem } from './signing.ts';
 
 /** The endpoint's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedWebhook(db: Kysely<ReadModels>, tenant: Tenant, endpointId: string): Promise<WebhookEndpointRow> {
@@ -33,18 +35,30 @@ async function run(platform: Platform, endpointId: string, command: WebhookComma
   await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
+/** The secret sent, refused when its `whsec_` prefix promises a form it does not have; or a generated one. */
+function chosenSecret(sent: string | undefined): string {
+  if (sent === undefined) return generateWebhookSecret();
+  const problem = standardSecretProblem(sent);
+  if (problem) throw domainInvalid(problem);
+  return sent;
+}
+
 /** Registers an endpoint; answers its id and its secret (given or generated), which is never shown again. */
 export async function registerWebhook(
   platform: Platform, clientId: string, input: CreateWebhook, metadata: EventMetadata,
 ): Promise<{ endpointId: string; secretKey: string }> {
-  const endpointId = platform.runtime.newId();
-  const secretKey = input.secretKey ?? generateWebhookSecret();
-  const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
-  await run(platform, endpointId, {
+  const endpointId = createdId(platform.runtime, metadata, 'webhook endpoint');
+  const secretKey = chosenSecret(input.secretKey);
+  const box = await secretBoxOf(platform);
+  const { position, events, repeated } = await handleCommand(platform.storage.store, webhookStream(endpointId), webhookDecider, {
     type: 'RegisterEndpoint', tenant: { clientId }, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
-    endpoint: { endpointId, clientId, url: input.url, events: input.events ? [...input.events] : null, description: input.description ?? null, secret },
+    endpoint: { endpointId, clientId, url: input.url, events: input.events ? [...input.events] : null, description: input.description ?? null,
+      secret: box.seal(endpointId, secretKey) },
   }, metadata);
-  return { endpointId, secretKey };
+  await platform.readYourWrites(position, events.map((e) => e.type));
+  // The same request run again (its first answer never arrived): the secret is the one its first run recorded.
+  const registered = repeated ? events.find((e) => e.type === 'WebhookEndpointRegistered') : undefined;
+  return { endpointId, secretKey: registered ? box.open(endpointId, registered.data.secret) : secretKey };
 }
 
 export function updateWebhook(platform: Platform, tenant: Tenant, endpointId: string, input: UpdateWebhook, metadata: EventMetadata): Promise<void> {
@@ -62,7 +76,7 @@ export function updateWebhook(platform: Platform, tenant: Tenant, endpointId: st
 export async function rotateWebhookSecret(
   platform: Platform, tenant: Tenant, endpointId: string, input: RotateSecret, metadata: EventMetadata,
 ): Promise<string> {
-  const secretKey = input.secretKey ?? generateWebhookSecret();
+  const secretKey = chosenSecret(input.secretKey);
   const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
   await run(platform, endpointId, { type: 'RotateSecret', tenant, secret, now: platform.runtime.now() }, metadata);
   return secretKey;
