@@ -194,7 +194,7 @@ for (const target of databaseTargets()) {
       const orphan = { clientId: client.clientId, documentNumber: '33.333.333-3', customerId: randomUUID() };
       await handleCommand(service.services.storage.store, documentNumberStream(orphan.clientId, orphan.documentNumber), documentNumberDecider,
         { type: 'ReserveDocumentNumber', ...orphan, now: clock.now() }, { clientId: client.clientId });
-      expect(await customers.releaseAbandonedReservation(service.services, { ...orphan, reservationEventId: randomUUID() }, { clientId: client.clientId }))
+      expect(await customers.releaseAbandonedReservation(service.services, { ...orphan, reservationRevision: 0, reservationEventId: randomUUID() }, { clientId: client.clientId }))
         .to.equal(true);
 
       const pay = async (externalId: string, extra: Record<string, unknown>) => ok(await call('POST', '/payments', {

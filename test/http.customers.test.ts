@@ -3,7 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import { customerDecider, documentNumberDecider } from '../src/customers/decider.ts';
 import { customerStream, documentNumberStream } from '../src/customers/events.ts';
+import { createCustomer, customerOfClient } from '../src/customers/handlers.ts';
 import { DomainError } from '../src/domain/errors.ts';
+import { createdId } from '../src/eventstore/deterministicId.ts';
 import { handleCommand, readState } from '../src/eventstore/commandHandler.ts';
 import { positionReached } from '../src/eventstore/position.ts';
 import { until } from './support/until.ts';
@@ -419,16 +421,18 @@ for (const target of databaseTargets()) {
       // rather than recording a customer whose number is no longer reserved for it.
       const orphanEvents = await platform.storage.store.readStream(customerStream(orphan), {});
       expect(orphanEvents.map((e) => e.type)).to.deep.equal(['CustomerCreationAbandoned']);
+      expect(orphanEvents[0]!.data).to.include({ customerId: orphan, reservationRevision: 0 });
       let late: unknown;
       try {
         await handleCommand(platform.storage.store, customerStream(orphan), customerDecider, {
           type: 'CreateCustomer', tenant: { clientId: alice.clientId }, customerId: orphan, clientId: alice.clientId,
-          fields: { documentNumber, email: 'late@example.com' }, autoCreated: false, now: new Date() }, { clientId: alice.clientId });
+          fields: { documentNumber, email: 'late@example.com' }, autoCreated: false, reservationRevision: 0, now: new Date() }, { clientId: alice.clientId });
       } catch (error) {
         late = error;
       }
       expect(late).to.be.instanceOf(DomainError);
-      expect((late as DomainError).message).to.match(/was given up/);
+      expect(late).to.include({ kind: 'contention' });
+      expect((late as DomainError).message).to.match(/was given up; send the request again/);
       // A customer created normally keeps its number once the reactor has looked at its reservation too.
       const [reservation] = await platform.storage.store.readStream(documentNumberStream(alice.clientId, documentNumber), { direction: 'backwards', limit: 1 });
       expect(reservation!.type).to.equal('CustomerDocumentNumberReserved');
@@ -436,6 +440,27 @@ for (const target of databaseTargets()) {
       await until(() => positionReached(reactor.checkpoint, reservation!.position), { what: 'the reactor passes the new reservation' });
       expect(await holder()).to.equal(created.body.id);
       expect((await service.request('GET', `/customers/${created.body.id}`, { headers: asAlice })).body.documentNumber).to.equal(documentNumber);
+    });
+
+    it('a request sent again with its Idempotency-Key after its reservation was given back creates its customer, under the same id', async () => {
+      const { service, alice } = tenants;
+      const platform = service.services;
+      const documentNumber = 'ORPHAN-8';
+      // The request's key names its customer (as the HTTP edge sets it): its first run reserved the number and died.
+      const metadata = { clientId: alice.clientId, requestKey: `retry-${randomUUID()}` };
+      const customerId = createdId(platform.runtime, metadata, 'customer');
+      const numberStream = documentNumberStream(alice.clientId, documentNumber);
+      await handleCommand(platform.storage.store, numberStream, documentNumberDecider,
+        { type: 'ReserveDocumentNumber', clientId: alice.clientId, documentNumber, customerId, now: new Date() }, metadata);
+      await until(async () => (await readState(platform.storage.store, numberStream, documentNumberDecider)).holder === null,
+        { what: 'the reservation is given back' });
+
+      // The same request again: it reserves the number anew (another reservation than the one given up) and goes through.
+      expect(await createCustomer(platform, alice.clientId, { documentNumber, email: 'vera@example.com' }, metadata)).to.equal(customerId);
+      expect(await customerOfClient(platform, alice.clientId, customerId)).to.include({ exists: true });
+      expect((await readState(platform.storage.store, numberStream, documentNumberDecider))).to.deep.equal({ holder: customerId, revision: 2 });
+      expect((await platform.storage.store.readStream(customerStream(customerId), {})).map((e) => e.type))
+        .to.deep.equal(['CustomerCreationAbandoned', 'CustomerCreated']);
     });
   });
 }

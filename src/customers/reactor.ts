@@ -33,7 +33,7 @@ export function documentNumbersReactor(platform: Platform): Reactor {
       if (waitMs > 0) await sleep(waitMs, undefined, { signal: stopping });
       await releaseAbandonedReservation(platform, {
         clientId: reserved.clientId, documentNumber: reserved.documentNumber, customerId: reserved.customerId,
-        reservationEventId: event.id,
+        reservationRevision: Number(event.revision), reservationEventId: event.id,
       }, { clientId: reserved.clientId, actor: 'customers', causationId: event.id });
     },
   };
