@@ -7,7 +7,7 @@
  * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts) may see
  * everything, and so may src/storedEvents/, which gathers every context's stored event contracts.
  */
-const contexts = '(accounts|attempts|catalog|checkout|clients|customers|deposits|identities|integrity|ledger|payments|webhooks)';
+const contexts = '(accounts|attempts|catalog|checkout|clients|customers|deposits|identities|integrity|ledger|payments|testClocks|webhooks)';
 
 module.exports = {
   forbidden: [

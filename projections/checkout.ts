@@ -9,7 +9,7 @@ import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { CheckoutTerms, CurrencyConfig, LinkEvent, SessionEvent, SessionItem, SessionStatus } from '../src/checkout/events.ts';
-import type { Instant, Json } from './columns.ts';
+import type { Instant, Json, NullableInstant } from './columns.ts';
 
 type SessionData<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>['data'];
 type LinkData<T extends LinkEvent['type']> = Extract<LinkEvent, { type: T }>['data'];
@@ -39,6 +39,8 @@ interface TermsColumns {
   duration: number;
   created_at: Instant;
   updated_at: Instant;
+  /** The test clock it was created under (its status is judged at that clock's time), or null. */
+  test_clock_id: string | null;
 }
 
 export interface CheckoutSessionsTable extends TermsColumns {
@@ -47,6 +49,11 @@ export interface CheckoutSessionsTable extends TermsColumns {
   status: SessionStatus;
   payment_configs: Json<CurrencyConfig[]>;
   payment_id: string | null;
+  /**
+   * When the store recorded the session's reservation for `payment_id` (PROCESSING_PAYMENT; the wall clock's time, on
+   * a test clock too); null otherwise: the release job's queue.
+   */
+  payment_started_at: NullableInstant;
   expires_at: Instant;
 }
 
@@ -60,7 +67,7 @@ export type CheckoutTables = { checkout_sessions: CheckoutSessionsTable; payment
 export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
 export type PaymentLinkRow = Selectable<PaymentLinksTable>;
 
-function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string }) {
+function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string; testClockId?: string | null }) {
   const owner = d.owner as { identityId: string };
   const customer = d.customer as { email?: string } | null;
   const accountNumbers = (d.destinations as Array<{ type: string; account?: { accountNumber: string } }>)
@@ -72,6 +79,7 @@ function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: str
     owner_identity_id: owner.identityId, customer: JSON.stringify(d.customer), customer_email: customer?.email?.toLowerCase() ?? null,
     customer_requirements: JSON.stringify(d.customerRequirements), success_url: d.successUrl, failed_url: d.failedUrl,
     redirect_url: d.redirectUrl, duration: d.duration, created_at: d.createdAt, updated_at: d.createdAt,
+    test_clock_id: d.testClockId ?? null,
   };
 }
 
@@ -98,17 +106,21 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
     .addColumn('redirect_url', 'text')
     .addColumn('duration', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull());
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('test_clock_id', 'text');
   builder = extra(builder);
   await builder.execute();
   await sql.raw(`CREATE INDEX ${table}_client_created ON ${table} (client_id, created_at DESC, ${idColumn} DESC)`).execute(trx);
   await sql.raw(`CREATE INDEX ${table}_client_owner ON ${table} (client_id, owner_identity_id)`).execute(trx);
   await sql.raw(`CREATE INDEX ${table}_accounts ON ${table} USING gin (account_numbers)`).execute(trx);
+  await sql.raw(`CREATE INDEX ${table}_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL`).execute(trx);
 }
 
 export const checkoutProjector = defineProjector<CheckoutTables>({
   name: 'checkout',
-  version: 1,
+  // 2: the test clock of a session or link (test_clock_id).
+  // 3: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
+  version: 3,
   tables: ['checkout_sessions', 'payment_links'],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
@@ -116,9 +128,12 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
       .addColumn('status', 'text', (c) => c.notNull())
       .addColumn('payment_configs', 'jsonb', (c) => c.notNull())
       .addColumn('payment_id', 'text')
+      .addColumn('payment_started_at', 'timestamptz')
       .addColumn('expires_at', 'timestamptz', (c) => c.notNull()));
     await sql`CREATE INDEX checkout_sessions_open_expiry ON checkout_sessions (expires_at) WHERE status IN ('ATTEMPT', 'ACTIVE')`.execute(trx);
     await sql`CREATE INDEX checkout_sessions_client_status ON checkout_sessions (client_id, status)`.execute(trx);
+    // The release job's queue: sessions reserved for a payment, oldest reservation first.
+    await sql`CREATE INDEX checkout_sessions_reserved ON checkout_sessions (payment_started_at) WHERE status = 'PROCESSING_PAYMENT'`.execute(trx);
     await createTermsTable(trx, 'payment_links', 'link_id', (b) => b
       .addColumn('active_until', 'timestamptz', (c) => c.notNull())
       .addColumn('deleted', 'boolean', (c) => c.notNull()));
@@ -129,17 +144,18 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
       const d = event.data as SessionData<'CheckoutSessionCreated'>;
       await trx.insertInto('checkout_sessions').values({
         ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
-        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, expires_at: d.expiresAt,
+        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
       }).execute();
     },
     async CheckoutSessionPaymentStarted(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionPaymentStarted'>;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, updated_at: d.at })
+      // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: event.recordedAt.toISOString(), updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionPaymentReleased(trx, event) {
       const d = event.data as SessionData<'CheckoutSessionPaymentReleased'>;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, updated_at: d.at })
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, payment_started_at: null, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionMethodChosen(trx, event) {

@@ -39,6 +39,8 @@ export interface DepositsTable {
   settled_at: NullableInstant;
   expired_at: NullableInstant;
   refund_payment_id: string | null;
+  /** The test clock the deposit was created under (its 48 h and 6 h windows follow that clock), or null. */
+  test_clock_id: string | null;
 }
 
 export type DepositTables = { deposits: DepositsTable };
@@ -69,12 +71,15 @@ async function setup(trx: Kysely<DepositTables>): Promise<void> {
       related_payment_id         text,
       settled_at                 timestamptz,
       expired_at                 timestamptz,
-      refund_payment_id          text
+      refund_payment_id          text,
+      test_clock_id              text
     )`.execute(trx);
   // The list and the widget: a client's deposits awaiting assignment, soonest expiry first.
   await sql`CREATE INDEX deposits_client_pending ON deposits (client_id, currency, expires_at, payment_id) WHERE status = 'CREATED'`.execute(trx);
   // The expiry job's queue.
   await sql`CREATE INDEX deposits_pending_expiry ON deposits (expires_at) WHERE status = 'CREATED'`.execute(trx);
+  // A test clock's deposits, for the expiries its advances run.
+  await sql`CREATE INDEX deposits_test_clock ON deposits (test_clock_id, expires_at) WHERE status = 'CREATED' AND test_clock_id IS NOT NULL`.execute(trx);
 }
 
 async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[]): Promise<void> {
@@ -88,6 +93,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
           originator_first_name: d.originator.firstName, originator_last_name: d.originator.lastName,
           originator_document_type: d.originator.documentType, originator_document_number: d.originator.documentNumber,
           customer_id: d.customerId, created_at: d.createdAt, expires_at: d.expiresAt, updated_at: d.createdAt,
+          test_clock_id: d.testClockId ?? null,
         }).execute();
         break;
       }
@@ -116,7 +122,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
 
 export const depositsProjector: Projector = defineProjector<DepositTables>({
   name: 'deposits',
-  version: 1,
+  version: 2,
   tables: ['deposits'],
   handles: ['DepositReceived', 'DepositAssigned', 'PaymentExpired', 'DepositRefundDue'],
   setup,
@@ -129,7 +135,7 @@ function localDepositRow(fields: {
   paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string; description: string;
   status: string; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
   accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
-  reconciliationStatus: string | null; receivedAmount: string | null;
+  reconciliationStatus: string | null; receivedAmount: string | null; testClockId?: string | null;
 }): NewPayment {
   const f = fields;
   return {
@@ -144,7 +150,7 @@ function localDepositRow(fields: {
     received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
     settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
     failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null, reconciliation_status: f.reconciliationStatus,
-    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId,
+    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId, test_clock_id: f.testClockId ?? null,
   };
 }
 
@@ -158,7 +164,7 @@ export const depositPaymentRows = {
       receivedAmount: d.totalAmount,
     }),
     DepositCompanionCreated: (d: DepositCompanionCreatedData) => localDepositRow({
-      ...d, expiresAt: null, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
+      ...d, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
       relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
     }),
   } as Record<string, (data: any) => NewPayment>,

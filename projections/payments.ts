@@ -11,6 +11,7 @@ import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from 
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { depositPaymentRows } from './deposits.ts';
+import type { CompanionStatus } from '../src/deposits/events.ts';
 import type { RefundEventData } from '../src/payments/refunds/events.ts';
 import { zeroAmount } from '../src/ledger/money.ts';
 
@@ -37,7 +38,8 @@ export interface PaymentsTable {
   description: string | null;
   product: string | null;
   type: string;
-  status: PaymentStatus;
+  /** A payment's status, or a deposit companion's (which may also be CANCELLED). */
+  status: PaymentStatus | CompanionStatus;
   resume_status: PaymentStatus | null;
   purchase_amount: string | null;
   purchase_currency: string | null;
@@ -75,6 +77,8 @@ export interface PaymentsTable {
   related_payment_id: string | null;
   /** A child's parent (a deposit's companion, a refund child). */
   parent_payment_id: string | null;
+  /** The test clock the payment was created under (its rules of time read that clock), or null. */
+  test_clock_id: string | null;
 }
 
 /**
@@ -129,6 +133,7 @@ const paymentColumns = {
   reconciliation_status: 'text',
   related_payment_id: 'text',
   parent_payment_id: 'text',
+  test_clock_id: 'text',
 } as const satisfies Record<keyof PaymentsTable, string>;
 
 type PaymentColumn = keyof typeof paymentColumns;
@@ -165,8 +170,13 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   await sql`CREATE INDEX payments_client_checkout ON payments (client_id, checkout_session_id) WHERE checkout_session_id IS NOT NULL`.execute(trx);
   // The jobs' work queues: received payments waiting for a settlement batch, payable ones waiting to expire.
   await sql`CREATE INDEX payments_awaiting_batch ON payments (received_at) WHERE status = 'RECEIVED' AND settlement <> 'INSTANT'`.execute(trx);
+  // A test clock's objects, for the effects its advances run.
+  await sql`CREATE INDEX payments_test_clock ON payments (test_clock_id, status) WHERE test_clock_id IS NOT NULL`.execute(trx);
   await sql.raw(`CREATE INDEX payments_payable_until ON payments (payable_until)
     WHERE status IN (${EXPIRABLE_STATUSES.map((s) => `'${s}'`).join(', ')}) AND payable_until IS NOT NULL`).execute(trx);
+  // The companions' expiry queue: amounts still due of underpaid deposits (src/deposits/jobs.ts).
+  await sql`CREATE INDEX payments_companions_due ON payments (expires_at)
+    WHERE status = 'CREATED' AND type = 'LOCAL_DEPOSIT' AND parent_payment_id IS NOT NULL`.execute(trx);
   await sql`
     CREATE TABLE payment_documents (
       document_id  text PRIMARY KEY,
@@ -200,6 +210,7 @@ function refundChildRow(d: RefundEventData<'RefundCreated'>): NewPayment {
     authorized_at: null, captured_at: null, received_at: d.createdAt, received_amount: null, settled_at: null, expired_at: null,
     unsettled_at: null, unsettled_reason: null, failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
     refunded_at: null, reconciliation_status: null, related_payment_id: d.parentPaymentId, parent_payment_id: d.parentPaymentId,
+    test_clock_id: null,
   };
 }
 
@@ -242,7 +253,7 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
     failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null,
-    reconciliation_status: null, related_payment_id: null, parent_payment_id: null,
+    reconciliation_status: null, related_payment_id: null, parent_payment_id: null, test_clock_id: d.testClockId ?? null,
   };
 }
 
@@ -261,6 +272,8 @@ const stamps: Record<string, (data: any) => PaymentChanges> = {
   PaymentReviewRequired: (d: Data<'PaymentReviewRequired'>) => ({ resume_status: d.from }),
   PaymentReviewApproved: () => ({ resume_status: null }),
   PaymentReviewRejected: (d: Data<'PaymentReviewRejected'>) => ({ resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED' }),
+  // A deposit's companion: the client cancelled the amount still due (src/deposits/events.ts).
+  DepositCompanionCancelled: () => ({}),
 };
 
 interface Patch {
@@ -410,7 +423,9 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   name: 'payments',
   // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   // 3: refund children as payments of type REFUND.
-  version: 3,
+  // 4: the test clock of a payment (test_clock_id).
+  // 5: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
+  version: 5,
   tables: ['payments', 'payment_documents'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...Object.keys(refundEndStamps), ...Object.keys(stamps),
     ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],

@@ -13,6 +13,7 @@ export const webhookEventTypes = [
   'payment.refund.created', 'payment.refund.settled', 'payment.refund.failed',
   'purchase.attempted', 'purchase.pendingAssignment', 'purchase.underpaid', 'purchase.overpaid',
   'customer.levelChanged',
+  'test_clock.ready',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
@@ -214,7 +215,7 @@ export const transactionEventPayloadSchema = {
   additionalProperties: false,
   required: ['eventType', 'timestamp', 'transaction', 'identity'],
   properties: {
-    eventType: { type: 'string', enum: webhookEventTypes.filter((t) => t !== 'customer.levelChanged') },
+    eventType: { type: 'string', enum: webhookEventTypes.filter((t) => t !== 'customer.levelChanged' && t !== 'test_clock.ready') },
     timestamp: isoTime,
     transaction: {
       type: 'object',
@@ -272,6 +273,23 @@ export const customerEventPayloadSchema = {
         autoCreated: { type: 'boolean' },
         documentsCount: { type: 'integer', minimum: 0 },
       },
+    },
+  },
+} as const;
+
+export const testClockEventPayloadSchema = {
+  title: 'TestClockWebhookPayload',
+  type: 'object',
+  additionalProperties: false,
+  required: ['eventType', 'timestamp', 'testClock'],
+  properties: {
+    eventType: { const: 'test_clock.ready' },
+    timestamp: { ...isoTime, description: 'the clock’s time (every effect due up to it is recorded)' },
+    testClock: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'name', 'frozenTime', 'status'],
+      properties: { id: { type: 'string' }, name: nullableString, frozenTime: isoTime, status: { const: 'ready' } },
     },
   },
 } as const;

@@ -285,9 +285,14 @@ for (const target of databaseTargets()) {
         return ok(await service.request('POST', '/payments/deposits', { body: { ...body, signature: depositSignature(PROVIDER_SECRET, body) } }), 'deposit');
       };
       await deposit(main.accountNumber);
-      for (const expectedAmount of ['30.00', '40.00', '20.00']) {
-        ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, expectedAmount }), 'assign');
+      const companions: string[] = [];
+      for (const expectedAmount of ['30.00', '40.00', '20.00', '60.00']) {
+        const assigned = ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, expectedAmount }), 'assign');
+        if (assigned.reconciliationStatus === 'UNDERPAID') companions.push(assigned.relatedPaymentId);
       }
+      // The amounts still due: one paid by a later deposit, one cancelled.
+      ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, companionId: companions[0] }), 'companion paid');
+      ok(await call('POST', `/payments/${companions[1]}/cancel`), 'companion cancelled');
       const assignee = await account({ type: 'CHECKING', name: 'Assignee' });
       const refusedDeposit = await deposit('unknown');
       // The request skips the route's look at the account, as one that raced the block would have.
@@ -304,6 +309,15 @@ for (const target of databaseTargets()) {
       } finally {
         clock.advance(-49 * 60 * 60 * 1000);
       }
+
+      // A test clock: a simulated deposit bound to it, expired by an advance past its 48 hours, then the clock deleted.
+      const testClock = ok(await call('POST', '/test-clocks', { name: 'contracts' }), 'test clock');
+      ok(await service.request('POST', '/sandbox/deposits', { headers: { ...headers, 'Test-Clock': testClock.id }, body: {
+        reference: 'unknown', amount: '30.00', currency: 'BRL', originator: { firstName: 'Caio', documentNumber: '123.456.789-09' } } }), 'deposit on a clock');
+      ok(await call('POST', `/test-clocks/${testClock.id}/advance`, { frozenTime: new Date(Date.parse(testClock.frozenTime) + 49 * 3_600_000).toISOString() }),
+        'clock advanced');
+      await until(async () => (await call('GET', `/test-clocks/${testClock.id}`)).body.status === 'ready', { what: 'test clock ready' });
+      ok(await call('DELETE', `/test-clocks/${testClock.id}`), 'clock deleted');
 
       const webhook = ok(await call('POST', '/webhooks', { url: 'https://hooks.example.com/contracts', events: ['payment.settled'] }), 'webhook registered');
       ok(await call('PATCH', `/webhooks/${webhook.id}`, { events: null, description: 'all of them', enabled: false }), 'webhook updated');

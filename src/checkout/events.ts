@@ -7,6 +7,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { boundToNoClock, testClockIdProperty } from '../testClocks/events.ts';
 
 export const sessionStatuses = ['ATTEMPT', 'ACTIVE', 'PROCESSING_PAYMENT', 'FINISHED', 'FAILED', 'EXPIRED'] as const;
 export type SessionStatus = (typeof sessionStatuses)[number];
@@ -60,17 +61,23 @@ export const sessionEventSchemas = {
     paymentConfigs: { type: 'array', items: currencyConfigSchema },
     expiresAt: instantSchema,
     createdAt: instantSchema,
-  }),
+    ...testClockIdProperty,
+  }, ['testClockId']),
   /** The payer chose a method on a session opened from a link (ATTEMPT → ACTIVE). */
   CheckoutSessionMethodChosen: closed({ ...transition, method: textSchema }),
   /**
    * The session was taken for its payment (ATTEMPT or ACTIVE → PROCESSING_PAYMENT): recorded by the pay call before
    * it creates the payment, so that the session's stream decides between paying and expiring (DESIGN section 2).
+   * Recorded by the checkout reactor instead for a payment that appeared after its reservation was released: then
+   * also from EXPIRED (the payment exists, and the session follows it).
    */
   CheckoutSessionPaymentStarted: closed({ ...transition, paymentId: textSchema, method: nullableTextSchema }),
   /**
-   * The payment the session was reserved for could not be created (the payer's input was refused): the session is
-   * open again (PROCESSING_PAYMENT → ACTIVE) and `reason` says why. Only recorded while no payment of that id exists.
+   * The payment the session was reserved for could not be created (the payer's input was refused), or did not appear
+   * within CHECKOUT_RESERVATION_TIMEOUT_SECONDS (the pay call's process died or stalled in between): the session is
+   * open again (PROCESSING_PAYMENT → ACTIVE; a `CheckoutSessionExpired` follows in the same append when its
+   * expiresAt has passed) and `reason` says why. Only recorded while no payment of that id exists; one that appears
+   * later still takes the session (`CheckoutSessionPaymentStarted`, from ACTIVE or EXPIRED).
    */
   CheckoutSessionPaymentReleased: closed({ ...transition, paymentId: textSchema, reason: textSchema }),
   /** Its payment settled. */
@@ -85,7 +92,8 @@ export const sessionEventSchemas = {
 export const linkEventSchemas = {
   PaymentLinkCreated: closed({
     ...checkoutTermsProperties, linkId: textSchema, checkoutToken: textSchema, activeUntil: instantSchema, createdAt: instantSchema,
-  }),
+    ...testClockIdProperty,
+  }, ['testClockId']),
   PaymentLinkActivated: closed({ linkId: textSchema, activeUntil: instantSchema, at: instantSchema }),
   PaymentLinkDeleted: closed({ linkId: textSchema, at: instantSchema }),
 } as const;
@@ -112,7 +120,13 @@ export type LinkEvent =
   | { type: 'PaymentLinkActivated'; data: LinkData<'PaymentLinkActivated'> }
   | { type: 'PaymentLinkDeleted'; data: LinkData<'PaymentLinkDeleted'> };
 
-export const checkoutEvents: ContextEvents = { schemas: { ...sessionEventSchemas, ...linkEventSchemas } };
+export const checkoutEvents: ContextEvents = {
+  schemas: { ...sessionEventSchemas, ...linkEventSchemas },
+  upcasters: [
+    { type: 'CheckoutSessionCreated', fromVersion: 1, upcaster: boundToNoClock },
+    { type: 'PaymentLinkCreated', fromVersion: 1, upcaster: boundToNoClock },
+  ],
+};
 
 export const sessionStream = (sessionId: string) => `checkout-session-${sessionId}`;
 export const linkStream = (linkId: string) => `payment-link-${linkId}`;

@@ -13,15 +13,16 @@ import {
 import { paymentSchema } from '../../schemas/payments.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import type { DepositRow } from '../../projections/deposits.ts';
+import { judgedAt } from '../../projections/testClocks.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, commandMetadata, tenantOf } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../ledger/money.ts';
 import { anyPayment } from '../payments/handlers.ts';
 import { paymentRecord } from '../payments/records.ts';
-import { assignDeposit, receiveDeposit } from './handlers.ts';
+import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
 
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const HOUR_MS = 60 * 60 * 1000;
@@ -40,6 +41,14 @@ export function depositSignedText(body: Pick<DepositNotification, 'depositId' | 
 export function depositSignature(secret: string, body: Parameters<typeof depositSignedText>[0]): string {
   return createHmac('sha256', secret).update(depositSignedText(body)).digest('hex');
 }
+
+/**
+ * `expires_at` at most `ms` after the instant the row is judged at: its test clock's time for a deposit bound to
+ * one, `now` otherwise.
+ */
+const expiringWithin = (now: Date, ms: number) => sql<Date>`${judgedAt(now)} + make_interval(secs => ${ms / 1000}::double precision)`;
+/** A row with the instant it is judged at (`judged_at`). */
+type JudgedDepositRow = DepositRow & { judged_at: Date };
 
 /** Hours until `expiresAt`, two decimals, rounded down (never more than is left), 0 once past. */
 const hoursRemaining = (expiresAt: Date, now: Date) => Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / HOUR_MS * 100) / 100);
@@ -64,14 +73,14 @@ export function depositRoutes(services: Services): AnyRoute[] {
     const pending = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').where('currency', '=', currency);
     const [sum, urgent] = await Promise.all([
       pending.clearSelect().select([sql<string>`coalesce(sum(total_amount), 0)::text`.as('total'), sql<string>`count(*)::text`.as('n')]).executeTakeFirst(),
-      pending.where('expires_at', '<=', new Date(now.getTime() + URGENT_WINDOW_MS)).orderBy('expires_at').orderBy('payment_id')
-        .limit(MAX_URGENT_ITEMS).execute() as Promise<DepositRow[]>,
+      pending.where('expires_at', '<=', expiringWithin(now, URGENT_WINDOW_MS)).select(judgedAt(now).as('judged_at'))
+        .orderBy('expires_at').orderBy('payment_id').limit(MAX_URGENT_ITEMS).execute() as Promise<JudgedDepositRow[]>,
     ]);
     return {
       clientId, totalAmount: formatAmount(sum!.total, currency), currency, count: Number(sum!.n),
       urgent: urgent.map((row) => ({
         paymentId: row.payment_id, originanteName: originanteName(row), amount: formatAmount(row.total_amount, row.currency),
-        currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, now),
+        currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
       })),
     };
   };
@@ -126,7 +135,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         const clientId = scopeOf(req, query.clientId);
         const now = services.runtime.now();
         let filtered = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED');
-        if (query.expiresWithin) filtered = filtered.where('expires_at', '<=', new Date(now.getTime() + WITHIN_MS[query.expiresWithin]!));
+        if (query.expiresWithin) filtered = filtered.where('expires_at', '<=', expiringWithin(now, WITHIN_MS[query.expiresWithin]!));
         if (query.amountMin) filtered = filtered.where('total_amount', '>=', sql<string>`${query.amountMin}::numeric`);
         if (query.amountMax) filtered = filtered.where('total_amount', '<=', sql<string>`${query.amountMax}::numeric`);
         if (query.search) {
@@ -137,7 +146,8 @@ export function depositRoutes(services: Services): AnyRoute[] {
         }
         const page = pageRequest(query);
         const [rows, count] = await Promise.all([
-          filtered.orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset).execute() as Promise<DepositRow[]>,
+          filtered.select(judgedAt(now).as('judged_at')).orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset)
+            .execute() as Promise<JudgedDepositRow[]>,
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
         const results = rows.map((row) => ({
@@ -146,7 +156,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
           originator: { firstName: row.originator_first_name, lastName: row.originator_last_name, documentType: row.originator_document_type,
             documentNumber: row.originator_document_number },
           originanteName: originanteName(row), customerId: row.customer_id, createdAt: row.created_at.toISOString(),
-          expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, now),
+          expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
         }));
         return { status: 200, body: pageOfResults(results, Number((count as { n: string }).n), page) };
       },
@@ -160,18 +170,39 @@ export function depositRoutes(services: Services): AnyRoute[] {
         'from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; ' +
         'a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus ' +
         'already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside ' +
-        'payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400.',
+        'payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400. With companionId, the deposit ' +
+        'pays the amount still due of an earlier underpaid deposit (its companion, UNDERPAID and CREATED, owed to accountId: 422 ' +
+        'otherwise): it reconciles against that amount (unless expectedAmount says otherwise), and the companion becomes SETTLED ' +
+        '(transaction.status_changed, payment.settled) once the deposit is; the money is the deposit’s, moved by its assignment.',
       tags: ['Unassigned balances'], access: 'client', schemas: { params: idParamSchema, body: assignDepositSchema },
       responses: {
         200: { description: 'the deposit, SETTLED', schema: paymentSchema },
         400: { description: 'expectedAmount malformed or above the maximum deposit of the currency', schema: errorSchema },
         404: { description: 'no such deposit or account for this client (another client’s answers the same)', schema: errorSchema },
-        422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, or the account is not ACTIVE', schema: errorSchema },
+        422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, the account is not ACTIVE, or companionId names no amount still due owed to that account', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const { id } = params;
         const input = body;
         await assignDeposit(services, clientIdOf(req), id, input, meta(req));
+        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/:id/cancel', operationId: 'cancelPayment', summary: 'Cancel the amount still due of an underpaid deposit',
+      description: 'No body. The companion child of an underpaid deposit (UNDERPAID, CREATED: the amount still due) becomes CANCELLED, a ' +
+        'terminal status, and transaction.status_changed fires; nothing more is expected from the payer, and no money moves (none was ' +
+        'received for it). Anything else is refused with 422 naming why: another payment (a purchase, a deposit, a refund), a companion ' +
+        'holding a surplus (OVERPAID), or one already SETTLED (paid by a further deposit), CANCELLED or EXPIRED (48 hours after its creation).',
+      tags: ['Unassigned balances'], access: 'client', schemas: { params: idParamSchema },
+      responses: {
+        200: { description: 'the companion, CANCELLED', schema: paymentSchema },
+        404: { description: 'no such payment for this client (another client’s answers the same)', schema: errorSchema },
+        422: { description: 'not a companion holding an amount still due, or not CREATED any more', schema: errorSchema },
+      },
+      async handler({ params, req }) {
+        const { id } = params;
+        await cancelCompanion(services, tenantOf(req), id, meta(req));
         return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
       },
     }),

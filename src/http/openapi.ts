@@ -4,7 +4,9 @@
  */
 import { sample } from 'openapi-sampler';
 import { errorSchema } from '../../schemas/common.ts';
-import { customerEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema } from '../../schemas/webhooks.ts';
+import {
+  customerEventPayloadSchema, testClockEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema,
+} from '../../schemas/webhooks.ts';
 import { MAX_BODY_DEPTH } from './jsonBody.ts';
 import { READ_MODELS_HEADER } from './readModelFreshness.ts';
 import type { AnyRoute } from './route.ts';
@@ -31,6 +33,7 @@ const ERROR_EXAMPLES: Readonly<Record<number, { error: string; message: string }
   404: { error: 'notFound', message: 'payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found' },
   409: { error: 'alreadyExist', message: 'a request with this Idempotency-Key is still being processed; send it again after Retry-After' },
   413: { error: 'invalidParam', message: 'request body exceeds the limit of 1048576 bytes' },
+  410: { error: 'invalidParam', message: 'cursor: the events feed keeps the events of the last WEBHOOK_DELIVERY_RETENTION_DAYS (30); this cursor is older: read again without one' },
   415: { error: 'invalidParam', message: 'request body encoding is not supported; send UTF-8 JSON' },
   422: { error: 'failedPrecondition', message: 'payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded' },
   429: { error: 'tooManyRequests', message: 'rate limit exceeded; retry after 1 s' },
@@ -195,6 +198,7 @@ const DELIVERY_HEADERS: Array<[string, string]> = [
 const webhookDeliveries = () => Object.fromEntries(([
   ['transactionEvent', 'A payment event (transaction.status_changed, payment.*; refunds and purchases as they are emitted)', transactionEventPayloadSchema],
   ['customerEvent', 'customer.levelChanged', customerEventPayloadSchema],
+  ['testClockEvent', 'test_clock.ready: a test clock’s advance is complete', testClockEventPayloadSchema],
   ['testEvent', 'The ping of POST /webhooks/{id}/test', testEventPayloadSchema],
 ] as const).map(([name, summary, schema]) => [name, { post: {
   summary,

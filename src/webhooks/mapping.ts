@@ -13,6 +13,7 @@ import type { PaymentEventData } from '../payments/events.ts';
 import type { CustomerLevelChangedData } from '../customers/events.ts';
 import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../deposits/events.ts';
 import type { RefundEventData } from '../payments/refunds/events.ts';
+import type { TestClockEventData } from '../testClocks/events.ts';
 import type { WebhookEventType } from '../../schemas/webhooks.ts';
 
 /** What the emitter keeps of a payment, to fill its payloads: the interface's transaction and identity fields. */
@@ -147,6 +148,9 @@ const depositMappings: Readonly<Record<string, Mapping>> = {
     return { facts: { ...localDepositFacts(d), status: d.status, parentPaymentId: d.parentPaymentId, relatedPaymentId: d.parentPaymentId,
       identityId: d.identityId, settledAt: d.status === 'SETTLED' ? d.createdAt : null }, emissions: [] };
   },
+  // The amount still due cancelled: a status change, which the interface names no specific event for. (Its payment and
+  // its expiry record the payments' PaymentSettled and PaymentExpired: payment.settled, payment.expired.)
+  DepositCompanionCancelled: transition([]),
 };
 
 type RefundEnd = RefundEventData<'RefundSettled'> & { reason?: string };
@@ -231,6 +235,14 @@ export const webhookMappings: Readonly<Record<string, Mapping>> = {
       },
     };
     return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
+  },
+  TestClockReady(event) {
+    const d = event.data as TestClockEventData<'TestClockReady'>;
+    const payload = {
+      eventType: 'test_clock.ready', timestamp: d.frozenTime,
+      testClock: { id: d.clockId, name: d.name, frozenTime: d.frozenTime, status: 'ready' },
+    };
+    return { emissions: [emission(event, 'test_clock.ready', d.clientId, d.clockId, d.frozenTime, payload)] };
   },
   ...depositMappings,
   ...refundMappings,

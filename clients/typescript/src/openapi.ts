@@ -497,9 +497,29 @@ export interface paths {
         put?: never;
         /**
          * Assign a deposit to one of your accounts
-         * @description The deposit must await assignment (CREATED, not past expiresAt, no other assignment in flight: otherwise 422). The account must be yours (404 otherwise), in the deposit’s currency and ACTIVE (422): its own stream decides, so an account blocked at the same moment either took the funds before the block or refuses them (422, and the deposit awaits assignment again; that account answers the same for this deposit from then on). The deposit becomes SETTLED and its whole amount moves from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400.
+         * @description The deposit must await assignment (CREATED, not past expiresAt, no other assignment in flight: otherwise 422). The account must be yours (404 otherwise), in the deposit’s currency and ACTIVE (422): its own stream decides, so an account blocked at the same moment either took the funds before the block or refuses them (422, and the deposit awaits assignment again; that account answers the same for this deposit from then on). The deposit becomes SETTLED and its whole amount moves from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400. With companionId, the deposit pays the amount still due of an earlier underpaid deposit (its companion, UNDERPAID and CREATED, owed to accountId: 422 otherwise): it reconciles against that amount (unless expectedAmount says otherwise), and the companion becomes SETTLED (transaction.status_changed, payment.settled) once the deposit is; the money is the deposit’s, moved by its assignment.
          */
         post: operations["assignPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the amount still due of an underpaid deposit
+         * @description No body. The companion child of an underpaid deposit (UNDERPAID, CREATED: the amount still due) becomes CANCELLED, a terminal status, and transaction.status_changed fires; nothing more is expected from the payer, and no money moves (none was received for it). Anything else is refused with 422 naming why: another payment (a purchase, a deposit, a refund), a companion holding a surplus (OVERPAID), or one already SETTLED (paid by a further deposit), CANCELLED or EXPIRED (48 hours after its creation).
+         */
+        post: operations["cancelPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -856,7 +876,7 @@ export interface paths {
         };
         /**
          * The immutable history of a payment
-         * @description For auditors: every event of the payment, in order, with its time, actor and data, read from the event store (a refund child’s: the events of its own stream).
+         * @description For auditors: every event of the payment, in order, with its times, actor and data, read from the event store (a refund child’s: the events of its own stream). occurredAt is the business time (for an object bound to a test clock, the clock’s time when it happened: a deposit expires at its expiresAt), recordedAt the real time it was recorded; they differ only under a test clock.
          */
         get: operations["getPaymentEvents"];
         put?: never;
@@ -1093,7 +1113,7 @@ export interface paths {
         };
         /**
          * The delivery log of a webhook
-         * @description Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload.
+         * @description Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload. Delivered and dropped deliveries, and the events of GET /events, are kept WEBHOOK_DELIVERY_RETENTION_DAYS (default 30) after they ended (were recorded), then purged (hourly by default, RETENTION_CRON); pending deliveries are kept until they end, however old. `cursor` (or `offset`) counts from the newest delivery, so it never points before the retention; a page past the end is empty.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1153,7 +1173,7 @@ export interface paths {
         };
         /**
          * The events feed: every webhook event of the client, in order
-         * @description The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later.
+         * @description The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later. Delivered and dropped deliveries, and the events of GET /events, are kept WEBHOOK_DELIVERY_RETENTION_DAYS (default 30) after they ended (were recorded), then purged (hourly by default, RETENTION_CRON); pending deliveries are kept until they end, however old. Without a cursor the feed starts at the oldest event kept; a cursor from before the oldest purged event (events after it may be gone) is refused with 410: read again without a cursor.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1220,7 +1240,7 @@ export interface paths {
         put?: never;
         /**
          * Pay a checkout session
-         * @description Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer refused, 400) leaves the session ACTIVE again, payable. The hosted page pays through the same path.
+         * @description Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer refused, 400) leaves the session ACTIVE again, payable; so does a payment that does not appear within CHECKOUT_RESERVATION_TIMEOUT_SECONDS (the call’s process died in between), released by a job at most about 5 s later (EXPIRED instead when its time is up). A payment that appears after that still takes the session, which follows it. The hosted page pays through the same path.
          */
         post: operations["payCheckoutSession"];
         delete?: never;
@@ -1260,7 +1280,7 @@ export interface paths {
         put?: never;
         /**
          * Open a checkout session from a payment link
-         * @description A new session with the link’s items, methods, destinations and customer, in status ATTEMPT (no method chosen yet), lasting the link’s duration or 30 minutes, whichever is shorter. An inactive link is refused (422); a deleted one is not found.
+         * @description A new session with the link’s items, methods, destinations and customer, in status ATTEMPT (no method chosen yet), lasting the link’s duration or 30 minutes, whichever is shorter. An inactive link is refused (422); a deleted one is not found. The session follows the link’s test clock, if it has one, unless Test-Clock names another.
          */
         post: operations["openCheckoutSessionFromLink"];
         delete?: never;
@@ -1468,6 +1488,91 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/test-clocks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List your test clocks
+         * @description Newest first; deleted clocks are not listed.
+         */
+        get: operations["listTestClocks"];
+        put?: never;
+        /**
+         * Create a test clock
+         * @description A clock of your sandbox, frozen at frozenTime until you advance it. Objects created with the header `Test-Clock: <id>` (POST /payments, /payment-attempts, /checkout-sessions, /payment-links, a link’s checkout session, /sandbox/deposits) follow it: their createdAt is its time, and every rule of time for them and their children reads it. A client has at most 100 clocks at once; a clock holds at most 10,000 objects (those created with its Test-Clock header; their children, such as refunds and companions, follow it without counting); one advance moves it at most 90 days. Only the sandbox provider honours clocks.
+         */
+        post: operations["createTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test-clocks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a test clock */
+        get: operations["getTestClock"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a test clock
+         * @description The clock is gone: 404 from now on, and it no longer counts against your clocks. The objects bound to it stay as they are, judged at the time the clock had: nothing time-driven happens to them any more (they neither expire nor settle in a batch); what you do to them (assign, refund, pay) still works as at that time.
+         */
+        delete: operations["deleteTestClock"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/test-clocks/{id}/advance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Advance a test clock
+         * @description Moves the clock forward to frozenTime (after its time, at most 90 days after it: 400 naming frozenTime otherwise, and nothing recorded). The answer is the clock, `advancing`, with its new frozenTime; every time-driven effect due on its objects up to that time is then recorded, each as an event of its object whose business time is the instant it fell due on the clock (a deposit expires at its expiresAt; GET /payments/{id}/events shows it as occurredAt beside recordedAt), and the clock becomes `ready` (webhook test_clock.ready). One advance at a time: a clock still advancing refuses another (422); two sent together are decided by the clock in turn, so one wins.
+         */
+        post: operations["advanceTestClock"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/sandbox/deposits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Simulate a deposit (sandbox)
+         * @description The sandbox provider sends its signed deposit notification for you (signed under PROVIDER_SECRET, with a new depositId): the same as POST /payments/deposits from then on, and answered as it is (201 with the payment: SETTLED into the account `reference` names when it is an ACTIVE account of yours in `currency`, else CREATED, awaiting assignment for 48 hours). With `Test-Clock`, the deposit follows that clock (its 48 hours, and the 6-hour urgent window, are counted on it).
+         */
+        post: operations["simulateDeposit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     transactionEvent: {
@@ -1576,6 +1681,68 @@ export interface webhooks {
             requestBody: {
                 content: {
                     "application/json": components["schemas"]["CustomerWebhookPayload"];
+                };
+            };
+            responses: {
+                /** @description delivered */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    testClockEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * test_clock.ready: a test clock’s advance is complete
+         * @description Sent to every registered endpoint of the client that subscribes to its type. A 2xx answer within 10 s delivers it; otherwise it is retried 30 s later, doubling up to 1 h, for 24 h after the first attempt.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description hex HMAC-SHA256 of the raw body under the endpoint’s secretKey */
+                    "X-Webhook-Signature": string;
+                    /** @description Unix time (seconds) of this attempt */
+                    "X-Webhook-Timestamp": string;
+                    /** @description hex HMAC-SHA256 of `<X-Webhook-Timestamp>.<raw body>` (replay protection) */
+                    "X-Webhook-Signature-Timestamped": string;
+                    /** @description the delivery: the same on every attempt */
+                    "X-Webhook-Id": string;
+                    /** @description the event, as `id` in GET /events */
+                    "X-Webhook-Event-Id": string;
+                    /** @description the payload’s eventType */
+                    "X-Webhook-Event-Type": string;
+                    /** @description grows with every event of one payment or customer */
+                    "X-Webhook-Sequence"?: string;
+                    /** @description Standard Webhooks: the delivery, as X-Webhook-Id */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix time (seconds) of this attempt, as X-Webhook-Timestamp */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">` under the endpoint’s Standard Webhooks key: the bytes a `whsec_<base64>` secretKey encodes (generated ones have that form), or the secretKey’s own bytes for any other (standardwebhooks: `new Webhook(secretKey)`, or `new Webhook(secretKey, { format: "raw" })`) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["TestClockWebhookPayload"];
                 };
             };
             responses: {
@@ -1771,15 +1938,26 @@ export interface components {
             /** @description media type, e.g. image/png or application/pdf */
             contentType?: string;
         };
+        /** AdvanceTestClock */
+        AdvanceTestClock: {
+            /**
+             * Format: date-time
+             * @description the new time: after the clock’s, at most 90 days after it
+             * @example 2026-01-03T00:00:00Z
+             */
+            frozenTime: string;
+        };
         /** AssignDeposit */
         AssignDeposit: {
             /** @description one of your accounts, ACTIVE, in the deposit’s currency */
             accountId: string;
             /**
-             * @description what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted)
+             * @description what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted; with companionId, the amount still due when omitted)
              * @example 1500.00
              */
             expectedAmount?: string;
+            /** @description the companion of an earlier underpaid deposit (UNDERPAID, CREATED: the amount still due) that this deposit pays: it becomes SETTLED once the deposit is; accountId must be the account the amount is owed to */
+            companionId?: string;
         };
         /** AttachPaymentDocument */
         AttachPaymentDocument: {
@@ -2374,6 +2552,17 @@ export interface components {
             /** @description kept as the refund child’s description */
             reason?: string;
         };
+        /** CreateTestClock */
+        CreateTestClock: {
+            /**
+             * Format: date-time
+             * @description the clock’s starting time: now when omitted; not in the past (a minute of skew is allowed), at most 365 days ahead
+             * @example 2026-01-01T00:00:00Z
+             */
+            frozenTime?: string;
+            /** @example deposit expiry */
+            name?: string;
+        };
         /** CreateWebhook */
         CreateWebhook: {
             /**
@@ -2387,7 +2576,7 @@ export interface components {
              */
             secretKey?: string;
             /** @description the event types to receive; omitted: all of them, including types added later */
-            events?: ("transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged")[];
+            events?: ("transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged" | "test_clock.ready")[];
             description?: string;
         };
         /** CurrencyConfig */
@@ -2633,7 +2822,7 @@ export interface components {
             /** @description the same as X-Webhook-Event-Id on its deliveries */
             id: string;
             /** @enum {string} */
-            eventType: "transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged";
+            eventType: "transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged" | "test_clock.ready";
             /** @description grows with every event of the same payment or customer */
             sequence: number;
             /** Format: date-time */
@@ -2877,7 +3066,7 @@ export interface components {
             origins: components["schemas"]["PaymentNode"][];
             destinations: components["schemas"]["PaymentNode"][];
             /** @enum {string} */
-            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED";
+            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED" | "CANCELLED";
             /** @description null while a deposit awaits assignment */
             accountNumber: string | null;
             totalAmount: string;
@@ -3387,7 +3576,7 @@ export interface components {
                 category: string | null;
             };
             /** @enum {string} */
-            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED";
+            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED" | "CANCELLED";
             /** @description null while a deposit awaits assignment */
             accountNumber: string | null;
             totalAmount: string;
@@ -3459,8 +3648,16 @@ export interface components {
             events: {
                 revision: number;
                 type: string;
-                /** Format: date-time */
+                /**
+                 * Format: date-time
+                 * @description the business time: a test clock’s time for an event recorded under one, else recordedAt
+                 */
                 occurredAt: string;
+                /**
+                 * Format: date-time
+                 * @description when the event store recorded it (real time)
+                 */
+                recordedAt: string;
                 actor: string | null;
                 data: Record<string, never>;
             }[];
@@ -4389,6 +4586,25 @@ export interface components {
              */
             secretKey?: string;
         };
+        /** SimulatedDeposit */
+        SimulatedDeposit: {
+            /**
+             * @description the account number or CVU the payer sent the funds to
+             * @example 0000003100012345678901
+             */
+            reference: string;
+            /**
+             * @description decimal string at the currency’s scale
+             * @example 1500.00
+             */
+            amount: string;
+            /**
+             * @description ISO 4217 code (or a token such as USDC)
+             * @enum {string}
+             */
+            currency: "CLP" | "COP" | "ARS" | "BRL" | "MXN" | "PEN" | "BOB" | "USD" | "EUR" | "GBP" | "USDC" | "USDT" | "BTC";
+            originator: components["schemas"]["DepositOriginator"];
+        };
         /** StatementLine */
         StatementLine: {
             /** @description the journal entry (ledger_entries.entry_id) */
@@ -4404,6 +4620,46 @@ export interface components {
             paymentId: string | null;
             /** @description the stored event the entry was posted from */
             eventId: string;
+        };
+        /** TestClock */
+        TestClock: {
+            id: string;
+            name: string | null;
+            /**
+             * Format: date-time
+             * @description the clock’s time (its target, while it is advancing)
+             */
+            frozenTime: string;
+            /**
+             * @description advancing until every time-driven effect due up to frozenTime is recorded, then ready
+             * @enum {string}
+             */
+            status: "ready" | "advancing";
+            /** Format: date-time */
+            createdAt: string;
+        };
+        /** TestClockPage */
+        TestClockPage: {
+            pagination: components["schemas"]["Pagination"];
+            results: components["schemas"]["TestClock"][];
+        };
+        /** TestClockWebhookPayload */
+        TestClockWebhookPayload: {
+            /** @constant */
+            eventType: "test_clock.ready";
+            /**
+             * Format: date-time
+             * @description the clock’s time (every effect due up to it is recorded)
+             */
+            timestamp: string;
+            testClock: {
+                id: string;
+                name: string | null;
+                /** Format: date-time */
+                frozenTime: string;
+                /** @constant */
+                status: "ready";
+            };
         };
         /** TestWebhookPayload */
         TestWebhookPayload: {
@@ -4984,7 +5240,7 @@ export interface components {
              */
             url?: string;
             /** @description the event types to receive; null: all of them, including types added later */
-            events?: ("transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged")[] | null;
+            events?: ("transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged" | "test_clock.ready")[] | null;
             description?: string | null;
             /** @description false: no new deliveries are made for it, and pending ones wait until it is enabled again */
             enabled?: boolean;
@@ -7251,7 +7507,80 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
-            /** @description already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, or the account is not ACTIVE */
+            /** @description already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, the account is not ACTIVE, or companionId names no amount still due owed to that account */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 422,
+                     *       "error": "failedPrecondition",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
+        };
+    };
+    cancelPayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+                /**
+                 * @description repeat a POST safely: the same key and body within 24 h replay the first answer (header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only by requests that passed authentication and validation.
+                 * @example order-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @example string */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the companion, CANCELLED */
+            200: {
+                headers: {
+                    "X-Read-Models": components["headers"]["X-Read-Models"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description no such payment for this client (another client’s answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "notFound",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            /** @description not a companion holding an amount still due, or not CREATED any more */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8053,7 +8382,7 @@ export interface operations {
                  * @description REFUNDED is accepted and matches nothing (legacy)
                  * @example CREATED
                  */
-                status?: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED";
+                status?: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED" | "CANCELLED";
                 /**
                  * @description dd/mm/yyyy (UTC day, inclusive)
                  * @example 24/11/2026
@@ -8129,6 +8458,11 @@ export interface operations {
                  * @example order-1042-attempt-1
                  */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Sandbox: binds the new object to this test clock of yours (404 when it is not yours, nothing created). Its createdAt is the clock’s time, and every rule of time for it and its children (expiry, quote lifetimes, durations, settlement periods) follows that clock from then on. Without it, the object follows the wall clock.
+                 * @example string
+                 */
+                "Test-Clock"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9191,6 +9525,11 @@ export interface operations {
                  * @example order-1042-attempt-1
                  */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Sandbox: binds the new object to this test clock of yours (404 when it is not yours, nothing created). Its createdAt is the clock’s time, and every rule of time for it and its children (expiry, quote lifetimes, durations, settlement periods) follows that clock from then on. Without it, the object follows the wall clock.
+                 * @example string
+                 */
+                "Test-Clock"?: string;
             };
             path?: never;
             cookie?: never;
@@ -9661,7 +10000,7 @@ export interface operations {
                 /** @example PENDING */
                 status?: "PENDING" | "DELIVERED" | "DROPPED";
                 /** @example transaction.status_changed */
-                eventType?: "transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged" | "webhook.test";
+                eventType?: "transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged" | "test_clock.ready" | "webhook.test";
                 /**
                  * @description page size (at most 500)
                  * @example 50
@@ -9858,7 +10197,7 @@ export interface operations {
                  * @description only events of this type
                  * @example transaction.status_changed
                  */
-                type?: "transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged";
+                type?: "transaction.status_changed" | "payment.expired" | "payment.settled" | "payment.unsettled" | "payment.requiresReview" | "payment.reviewApproved" | "payment.reviewRejected" | "payment.reviewResolved" | "payment.refund.created" | "payment.refund.settled" | "payment.refund.failed" | "purchase.attempted" | "purchase.pendingAssignment" | "purchase.underpaid" | "purchase.overpaid" | "customer.levelChanged" | "test_clock.ready";
                 /**
                  * @description page size (at most 500)
                  * @example 50
@@ -9888,6 +10227,22 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description the cursor is older than what the feed keeps (events after it were purged): read again without a cursor */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "error": "invalidParam",
+                     *       "message": "cursor: the events feed keeps the events of the last WEBHOOK_DELIVERY_RETENTION_DAYS (30); this cursor is older: read again without one"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9984,6 +10339,11 @@ export interface operations {
                  * @example order-1042-attempt-1
                  */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Sandbox: binds the new object to this test clock of yours (404 when it is not yours, nothing created). Its createdAt is the clock’s time, and every rule of time for it and its children (expiry, quote lifetimes, durations, settlement periods) follows that clock from then on. Without it, the object follows the wall clock.
+                 * @example string
+                 */
+                "Test-Clock"?: string;
             };
             path?: never;
             cookie?: never;
@@ -10388,6 +10748,11 @@ export interface operations {
                  * @example order-1042-attempt-1
                  */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Sandbox: binds the new object to this test clock of yours (404 when it is not yours, nothing created). Its createdAt is the clock’s time, and every rule of time for it and its children (expiry, quote lifetimes, durations, settlement periods) follows that clock from then on. Without it, the object follows the wall clock.
+                 * @example string
+                 */
+                "Test-Clock"?: string;
             };
             path: {
                 /** @example k3J9x0aQ2mN5pL8rT1vW4yZ7 */
@@ -10536,6 +10901,11 @@ export interface operations {
                  * @example order-1042-attempt-1
                  */
                 "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Sandbox: binds the new object to this test clock of yours (404 when it is not yours, nothing created). Its createdAt is the clock’s time, and every rule of time for it and its children (expiry, quote lifetimes, durations, settlement periods) follows that clock from then on. Without it, the object follows the wall clock.
+                 * @example string
+                 */
+                "Test-Clock"?: string;
             };
             path?: never;
             cookie?: never;
@@ -11163,6 +11533,422 @@ export interface operations {
                 };
             };
             429: components["responses"]["TooManyRequestsPerAddress"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
+        };
+    };
+    listTestClocks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description page size (at most 500)
+                 * @example 50
+                 */
+                limit?: number;
+                /**
+                 * @description items skipped
+                 * @example 0
+                 */
+                offset?: number;
+                /**
+                 * @description the `next` value of a previous page
+                 * @example 50
+                 */
+                cursor?: string;
+            };
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a page of clocks */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClockPage"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createTestClock: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+                /**
+                 * @description repeat a POST safely: the same key and body within 24 h replay the first answer (header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only by requests that passed authentication and validation.
+                 * @example order-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "frozenTime": "2026-01-01T00:00:00Z",
+                 *       "name": "deposit expiry"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CreateTestClock"];
+            };
+        };
+        responses: {
+            /** @description the clock, ready */
+            201: {
+                headers: {
+                    "X-Read-Models": components["headers"]["X-Read-Models"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            /** @description frozenTime in the past or more than 365 days ahead */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "invalidParam",
+                     *       "message": "query parameter limit must be <= 500"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description the client already has the most clocks it may have */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 422,
+                     *       "error": "failedPrecondition",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
+        };
+    };
+    getTestClock: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+            };
+            path: {
+                /** @example string */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the clock */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description no such test clock for this client (another client’s, or a deleted one, answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "notFound",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteTestClock: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+            };
+            path: {
+                /** @example string */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description deleted (no body) */
+            200: {
+                headers: {
+                    "X-Read-Models": components["headers"]["X-Read-Models"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description no such test clock for this client (another client’s, or a deleted one, answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "notFound",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["ConcurrentChange"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    advanceTestClock: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+                /**
+                 * @description repeat a POST safely: the same key and body within 24 h replay the first answer (header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only by requests that passed authentication and validation.
+                 * @example order-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @example string */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "frozenTime": "2026-01-03T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AdvanceTestClock"];
+            };
+        };
+        responses: {
+            /** @description the clock, advancing */
+            200: {
+                headers: {
+                    "X-Read-Models": components["headers"]["X-Read-Models"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestClock"];
+                };
+            };
+            /** @description frozenTime not after the clock’s, or more than 90 days after it */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 400,
+                     *       "error": "invalidParam",
+                     *       "message": "query parameter limit must be <= 500"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            /** @description no such test clock for this client (another client’s, or a deleted one, answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "notFound",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description the clock is still advancing */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 422,
+                     *       "error": "failedPrecondition",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
+        };
+    };
+    simulateDeposit: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+                /**
+                 * @description repeat a POST safely: the same key and body within 24 h replay the first answer (header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only by requests that passed authentication and validation.
+                 * @example order-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+                /**
+                 * @description Sandbox: binds the new object to this test clock of yours (404 when it is not yours, nothing created). Its createdAt is the clock’s time, and every rule of time for it and its children (expiry, quote lifetimes, durations, settlement periods) follows that clock from then on. Without it, the object follows the wall clock.
+                 * @example string
+                 */
+                "Test-Clock"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "reference": "0000003100012345678901",
+                 *       "amount": "1500.00",
+                 *       "currency": "CLP",
+                 *       "originator": {
+                 *         "firstName": "string",
+                 *         "documentNumber": "20-12345678-9"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["SimulatedDeposit"];
+            };
+        };
+        responses: {
+            /** @description the deposit’s payment */
+            201: {
+                headers: {
+                    "X-Read-Models": components["headers"]["X-Read-Models"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description the Test-Clock is not one of your clocks (nothing is recorded) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "notFound",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description below the minimum or above the maximum deposit of the currency */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 422,
+                     *       "error": "failedPrecondition",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailableForWrite"];
         };
