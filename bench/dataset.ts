@@ -158,7 +158,7 @@ export async function seedCustomers(
       const customerId = randomUUID();
       const at = Date.now() - Math.floor(Math.random() * 90 * 86_400_000);
       const commands: CustomerCommand[] = [{
-        type: 'CreateCustomer', tenant, customerId, clientId: merchant.clientId, autoCreated: false, now: new Date(at),
+        type: 'CreateCustomer', tenant, customerId, clientId: merchant.clientId, autoCreated: false, reservationRevision: null, now: new Date(at),
         fields: { firstName: 'Ana', lastName: `Seed${i}`, email: `seed-${i}@example.com`, country: 'BRA' },
       }];
       for (let u = 0; u < updates; u++) {

@@ -114,12 +114,22 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
 export interface Reactor {
   readonly name: string;
   readonly handles: readonly string[];
-  react(event: RecordedEvent): Promise<void>;
+  /**
+   * `stopping` is aborted when the runner stops: a reaction that waits (for a time to come) ends its wait,
+   * throwing, and the event is reacted to again by the next holder.
+   */
+  react(event: RecordedEvent, stopping: AbortSignal): Promise<void>;
   /**
    * The events that must react one after the other, in feed order, share a partition; partitions react side by
    * side (the runner bounds how many at once). Default: the event's stream.
    */
   partition?(event: RecordedEvent): string;
+  /**
+   * When the reaction to `event` is due (epoch ms), for a reactor that looks at what an event left only some
+   * time after it: the runner waits until the batch's events are all due before any reacts, holding none of the
+   * process's reactor lanes meanwhile (aborted when it stops). Bound it: the reactor runs that much behind.
+   */
+  dueAt?(event: RecordedEvent): number;
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,30}$/;

@@ -11,6 +11,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import type { Database, NoTables } from '../db/database.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
@@ -161,6 +162,8 @@ export class ProjectionRunner extends EventEmitter {
   private heartbeatRun: Promise<void> | null = null;
   private heartbeatFailing = false;
   private stopping = false;
+  /** Aborted by `stop`, for reactions that wait (see Reactor). */
+  private readonly stopped = new AbortController();
   private loop: Promise<void> | null = null;
   private pendingWake = false;
   /** Whether the last batch was full: more was waiting. */
@@ -226,6 +229,7 @@ export class ProjectionRunner extends EventEmitter {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.nudge();
     this.unsubscribe?.();
     this.stopBeats?.();
@@ -448,6 +452,11 @@ export class ProjectionRunner extends EventEmitter {
    * those running, and the batch is tried again (the effects' deterministic ids make the second run change nothing).
    */
   private async applyReacted(reactor: Reactor, events: RecordedEvent[], last: Position): Promise<void> {
+    if (reactor.dueAt && events.length > 0) {
+      // The checkpoint moves once the whole batch has reacted: waiting once for its last due event costs no more.
+      const waitMs = events.reduce((latest, event) => Math.max(latest, reactor.dueAt!(event)), 0) - Date.now();
+      if (waitMs > 0) await sleep(waitMs, undefined, { signal: this.stopped.signal });
+    }
     const partitions = new Map<string, RecordedEvent[]>();
     for (const event of events) {
       const key = reactor.partition?.(event) ?? event.stream;
@@ -465,7 +474,7 @@ export class ProjectionRunner extends EventEmitter {
           for (const event of lane) {
             if (failure) return;
             if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
-            await reactor.react(event);
+            await reactor.react(event, this.stopped.signal);
           }
         };
         await (this.options.reactorLanes ? this.options.reactorLanes.run(react) : react());
