@@ -332,6 +332,33 @@ for (const target of databaseTargets()) {
       }), { numRuns: target.name === 'pglite' ? 12 : 20 });
     });
 
+    it('a reaction due later is waited for by the runner, holding none of the lanes the other reactors share', async () => {
+      const reacted: string[] = [];
+      // Due ten minutes after each event: never, within this test. One partition per stream, more than the lanes.
+      const later: Reactor = {
+        name: uniqueName('later'), handles: ['Reserved'],
+        dueAt: (event) => event.recordedAt.getTime() + 600_000,
+        async react(event) { reacted.push(event.stream); },
+      };
+      const name = uniqueName('pong');
+      const now: Reactor = {
+        name, handles: ['Pinged'],
+        async react(event) {
+          await store.append(`pong-${event.stream}`, [{ id: deterministicId(name, event.id), type: 'Ponged', data: {} }], 'no_stream');
+        },
+      };
+      await Promise.all(Array.from({ length: 12 }, () => store.append(`number-${randomUUID()}`, [{ type: 'Reserved', data: {} }], 'no_stream')));
+      const d = daemon().addReactor(later).addReactor(now);
+      d.start();
+      const ping = `ping-${randomUUID()}`;
+      await store.append(ping, [{ type: 'Pinged', data: {} }], 'no_stream');
+      await until(async () => (await store.readStream(`pong-${ping}`)).length === 1, { what: 'the other reactor reacted' });
+      expect(reacted).to.deep.equal([]);
+      // Stopping ends the wait: the events are reacted to by the next holder.
+      await d.stop();
+      expect(reacted).to.deep.equal([]);
+    });
+
     it('a reactor re-run from zero changes nothing, thanks to deterministic ids', async () => {
       const name = uniqueName('ship');
       const order = `order-${randomUUID()}`;
