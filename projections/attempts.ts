@@ -4,6 +4,7 @@
  */
 import { sql, type ColumnType, type Insertable, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { PaymentAttemptCreatedData, StoredAttemptNode } from '../src/attempts/events.ts';
 import type { PaymentExchange, PaymentFee, SettlementPeriod } from '../src/payments/events.ts';
 import type { Instant, Json } from './columns.ts';
@@ -55,7 +56,7 @@ export function attemptRowOf(d: PaymentAttemptCreatedData): AttemptRow {
   } as AttemptRow;
 }
 
-export const attemptsProjector = defineProjector<AttemptTables>({
+export const attemptsProjector = defineProjector<AttemptTables, StoredEventData>({
   name: 'payment_attempts',
   version: 1,
   tables: ['payment_attempts'],
@@ -94,7 +95,7 @@ export const attemptsProjector = defineProjector<AttemptTables>({
   },
   handlers: {
     async PaymentAttemptCreated(trx, event) {
-      await trx.insertInto('payment_attempts').values(insertable(event.data as PaymentAttemptCreatedData)).execute();
+      await trx.insertInto('payment_attempts').values(insertable(event.data)).execute();
     },
   },
 });

@@ -18,7 +18,7 @@ import {
 import type { ParentRefundEvent, RefundCreatedData, RefundEvent } from '../src/payments/refunds/events.ts';
 import { accountDecider, availableFunds, holdAnswerId, type AccountCommand } from '../src/accounts/decider.ts';
 import type { AccountEvent } from '../src/accounts/events.ts';
-import { entriesFor } from '../src/ledger/postings.ts';
+import { entriesFor } from '../projections/ledgerPostings.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { expectRefused } from './support/refused.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';

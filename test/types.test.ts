@@ -5,12 +5,14 @@
 import { expect } from 'chai';
 import type { Kysely } from 'kysely';
 import { defineRoute } from '../src/http/route.ts';
-import { defineProjector } from '../src/projection/projector.ts';
+import { defineProjector, defineReactor } from '../src/projection/projector.ts';
+import type { EventHandlers } from '../src/eventstore/typedEvents.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import { idParamSchema } from '../schemas/common.ts';
 import { listPaymentsQuerySchema, reviewDecisionSchema } from '../schemas/payments.ts';
 import type { ReadModels } from '../projections/readModels.ts';
 
-describe('types: routes and read models', () => {
+describe('types: routes, read models and consumers of events', () => {
   it('a handler\'s params, query and body are the types its own schemas derive, with no cast', () => {
     const route = defineRoute({
       method: 'post', path: '/test/:id', operationId: 'typed', summary: 'typed input', tags: ['Test'], access: 'operator',
@@ -46,15 +48,58 @@ describe('types: routes and read models', () => {
       // @ts-expect-error not one of this projector's tables
       trx.selectFrom('payments'),
     ];
-    const projector = defineProjector<Tables>({
+    const projector = defineProjector<Tables, StoredEventData>({
       name: 'typed', version: 1, tables: ['second', 'first'], async setup() {}, handlers: {},
     });
     // @ts-expect-error `second` is missing from the list
-    defineProjector<Tables>({ name: 'typed', version: 1, tables: ['first'], async setup() {}, handlers: {} });
+    defineProjector<Tables, StoredEventData>({ name: 'typed', version: 1, tables: ['first'], async setup() {}, handlers: {} });
     // @ts-expect-error `first` is listed twice
-    defineProjector<Tables>({ name: 'typed', version: 1, tables: ['first', 'first', 'second'], async setup() {}, handlers: {} });
+    defineProjector<Tables, StoredEventData>({ name: 'typed', version: 1, tables: ['first', 'first', 'second'], async setup() {}, handlers: {} });
     expect(projector.tables).to.deep.equal(['second', 'first']);
     expect(definition).to.be.a('function');
+  });
+
+  it('a consumer declares handlers keyed by stored event type, each receiving its data typed: a misspelt type does not compile', () => {
+    type Tables = { seen: { id: string } };
+    const projector = defineProjector<Tables, StoredEventData>({
+      name: 'typed', version: 1, tables: ['seen'], async setup() {},
+      handlers: {
+        async PaymentCreated(trx, event) {
+          const currency: string = event.data.currency;
+          // @ts-expect-error a payment's creation names no refund
+          void event.data.refundId;
+          await trx.insertInto('seen').values({ id: `${event.data.paymentId} ${currency}` }).execute();
+        },
+        // @ts-expect-error no stored event type is called PaymentCreatd
+        async PaymentCreatd() {},
+      },
+    });
+    const batch = defineProjector<Tables, StoredEventData>({
+      name: 'typed', version: 1, tables: ['seen'], async setup() {},
+      // @ts-expect-error no stored event type is called RefundSettld
+      handles: ['RefundSettled', 'RefundSettld'],
+      async apply(_trx, events) {
+        for (const event of events) if (event.type === 'RefundSettled') void (event.data.fundingSource satisfies 'ACCOUNT' | 'SUSPENSE');
+      },
+    });
+    const reactor = defineReactor<StoredEventData>({
+      name: 'typed',
+      handlers: {
+        async AccountCredited(event) {
+          void (event.data.fundsFrom satisfies 'clearing' | 'suspense');
+        },
+        // @ts-expect-error no stored event type is called AccountCreditted
+        async AccountCreditted() {},
+      },
+    });
+    const postings: EventHandlers<StoredEventData, [], string[]> = {
+      RefundSettled: (event) => [event.data.refundId],
+      // @ts-expect-error no stored event type is called RefundSetled
+      RefundSetled: () => [],
+    };
+    expect([projector.handles, batch.handles, reactor.handles, Object.keys(postings)]).to.deep.equal([
+      ['PaymentCreated', 'PaymentCreatd'], ['RefundSettled', 'RefundSettld'], ['AccountCredited', 'AccountCreditted'], ['RefundSettled', 'RefundSetled'],
+    ]);
   });
 
   it('the read models are queried with their declared row types', () => {

@@ -7,11 +7,12 @@ import { createHmac } from 'node:crypto';
 import { webhookDecider, type WebhookCommand as TenantCommand } from '../src/webhooks/decider.ts';
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { isNonPublicAddress, webhookUrlProblem } from '../src/webhooks/url.ts';
-import { transactionPayload, webhookMappings, type PaymentFacts } from '../src/webhooks/mapping.ts';
+import { transactionPayload, webhookMappings, type PaymentFacts } from '../projections/webhookMappings.ts';
 import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
 import { SecretBox } from '../src/webhooks/secrets.ts';
 import { deliveryHeaders } from '../src/webhooks/signing.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
+import type { StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
 import { foldEvents } from '../src/domain/decider.ts';
 import type { DomainError } from '../src/domain/errors.ts';
 import { expectRefused } from './support/refused.ts';
@@ -99,10 +100,11 @@ describe('webhook retry schedule', () => {
 });
 
 describe('webhook mapping', () => {
-  const recorded = (type: string, data: unknown, revision: number): RecordedEvent => ({
+  // Only the fields the mapping reads are given: the rest of each type's data is left out.
+  const recorded = <K extends StoredEventType>(type: K, data: Partial<StoredEventData[K]>, revision: number) => ({
     id: `00000000-0000-4000-8000-00000000000${revision}`, stream: 'payment-p1', revision: BigInt(revision), position: { commit: 1n, prepare: BigInt(revision) },
     type, schemaVersion: 1, data, metadata: {}, recordedAt: now,
-  });
+  }) as RecordedEvent<K, StoredEventData[K]>;
   const created = recorded('PaymentCreated', {
     paymentId: 'p1', clientId: 'c1', externalId: 'order-1', identityId: 'i1', identityEmail: 'shop@example.com', totalAmount: '10.00',
     currency: 'USD', type: 'PURCHASE', customerId: null, createdAt: at,

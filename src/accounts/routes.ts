@@ -11,7 +11,7 @@ import { balanceAt, STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } fro
 import { idParamSchema } from '../../schemas/common.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import { balancesOf } from '../../projections/ledger.ts';
-import { formatAmount, parseAmount } from '../ledger/money.ts';
+import { formatAmount, parseAmount } from '../domain/money.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';

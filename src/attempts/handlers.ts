@@ -15,7 +15,7 @@ import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import { amountIn, destinationOf, refuseRefundType } from '../payments/handlers.ts';
 import { checkOriginAmounts, pricedNode, validateNode, type NodeContext, type NodeSide } from '../payments/nodes.ts';
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';

@@ -18,7 +18,7 @@ import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
-import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { Platform } from '../platform.ts';
 import { customerOfClient } from '../customers/handlers.ts';
 import { amountIn, createPayment, loadPayment } from '../payments/handlers.ts';

@@ -13,7 +13,7 @@ import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { clientTenant } from '../domain/tenancy.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { Platform } from '../platform.ts';
 import { accountDecider, settlementAnswerOf, type AccountState } from '../accounts/decider.ts';
 import { accountNumberStream, accountStream } from '../accounts/events.ts';

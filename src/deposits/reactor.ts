@@ -6,21 +6,26 @@
  * deposit records it once, the companion is created once (deterministic ids), so running it twice changes nothing.
  */
 import type { RecordedEvent } from '../eventstore/port.ts';
-import type { Reactor } from '../projection/projector.ts';
+import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { finishAssignment, refundExpiredDeposit } from './handlers.ts';
 
 export const DEPOSIT_REACTOR_NAME = 'deposit_process';
 
 export function assignmentReactor(platform: Platform): Reactor {
-  return {
-    name: DEPOSIT_REACTOR_NAME,
-    handles: ['DepositAssignmentRequested', 'DepositAssigned', 'DepositRefundDue'],
-    async react(event: RecordedEvent) {
-      const { paymentId } = event.data as { paymentId: string };
-      const metadata = { clientId: event.metadata.clientId, actor: 'deposit-process', causationId: event.id };
-      if (event.type === 'DepositRefundDue') await refundExpiredDeposit(platform, paymentId, metadata);
-      else await finishAssignment(platform, paymentId, metadata);
-    },
+  const metadataOf = (event: RecordedEvent) => ({ clientId: event.metadata.clientId, actor: 'deposit-process', causationId: event.id });
+  const finish = async (event: RecordedEvent<string, { paymentId: string }>) => {
+    await finishAssignment(platform, event.data.paymentId, metadataOf(event));
   };
+  return defineReactor<StoredEventData>({
+    name: DEPOSIT_REACTOR_NAME,
+    handlers: {
+      DepositAssignmentRequested: finish,
+      DepositAssigned: finish,
+      async DepositRefundDue(event) {
+        await refundExpiredDeposit(platform, event.data.paymentId, metadataOf(event));
+      },
+    },
+  });
 }

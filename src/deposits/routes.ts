@@ -18,7 +18,7 @@ import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { formatAmount } from '../ledger/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { anyPayment } from '../payments/handlers.ts';
 import { paymentRecord } from '../payments/records.ts';
 import { assignDeposit, receiveDeposit } from './handlers.ts';

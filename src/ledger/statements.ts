@@ -9,7 +9,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { ReadModels } from '../../projections/readModels.ts';
-import { Decimal, formatAmount, toDecimal } from './money.ts';
+import { Decimal, formatAmount, toDecimal } from '../domain/money.ts';
 
 /** Postings read per round trip while a statement is written. */
 const STATEMENT_PAGE_ROWS = 1_000;

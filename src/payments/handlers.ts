@@ -11,7 +11,7 @@ import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal } from '../domain/money.ts';
 import { findOwned } from '../db/owned.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';

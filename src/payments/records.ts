@@ -5,7 +5,7 @@
 import type { DetailedPayment, PaymentRecord } from '../../schemas/payments.ts';
 import type { PaymentRow } from '../../projections/payments.ts';
 import type { Kysely } from 'kysely';
-import { formatAmount, toDecimal } from '../ledger/money.ts';
+import { formatAmount, toDecimal } from '../domain/money.ts';
 import type { IdentityRow } from '../../projections/identities.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import { nodeKeyOf, type PaymentNode } from '../../schemas/paymentNodes.ts';

@@ -15,7 +15,7 @@
 import type { Decider } from '../../domain/decider.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../../domain/tenancy.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../domain/money.ts';
 import type { PaymentCreatedData, PaymentStatus } from '../events.ts';
 import type { AccountHoldRefusedData } from '../../accounts/events.ts';
 import type { DepositEventData, DepositReceivedData } from '../../deposits/events.ts';

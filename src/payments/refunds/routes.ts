@@ -14,7 +14,7 @@ import { defineRoute, type AnyRoute } from '../../http/route.ts';
 import type { Services } from '../../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../../http/tenancy.ts';
 import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
-import { Decimal, formatAmount, toDecimal } from '../../ledger/money.ts';
+import { Decimal, formatAmount, toDecimal } from '../../domain/money.ts';
 import { ownedPayment } from '../handlers.ts';
 import { endRefund, loadRefund, ownedRefund, requestRefund } from './handlers.ts';
 

@@ -6,9 +6,10 @@
  * machine refuses (someone moved first, or a re-run) is skipped, so running it twice changes nothing. It plays
  * the provider for every client, so it acts on any client's payment.
  */
-import type { Reactor } from '../../projection/projector.ts';
+import { defineReactor, type Reactor } from '../../projection/projector.ts';
 import type { RecordedEvent } from '../../eventstore/port.ts';
 import type { Platform } from '../../platform.ts';
+import type { StoredEventData } from '../../storedEvents/registry.ts';
 import { expiryOf } from '../decider.ts';
 import {
   authorizePayment, capturePayment, expirePayment, isRefusedMove, loadPayment, markPaymentPending, receivePayment,
@@ -17,29 +18,29 @@ import {
 export const AUTOPILOT_NAME = 'sandbox_autopilot';
 
 export function sandboxAutopilot(platform: Platform): Reactor {
-  return {
-    name: AUTOPILOT_NAME,
-    handles: ['PaymentCreated', 'PaymentAuthorized', 'PaymentCaptured', 'PaymentReviewApproved'],
-    async react(event: RecordedEvent) {
-      const { paymentId } = event.data as { paymentId: string };
-      const state = await loadPayment(platform, paymentId);
-      const payment = state.payment;
-      if (!payment) return;
-      const metadata = { clientId: payment.clientId, actor: 'sandbox-provider', causationId: event.id };
-      const expiry = expiryOf(payment);
-      try {
-        if (expiry && Date.parse(expiry.at) <= platform.runtime.now().getTime()) {
-          await expirePayment(platform, paymentId, metadata);
-        } else if (payment.flow === 'CARD') {
-          if (state.status === 'CREATED') await authorizePayment(platform, 'any', paymentId, metadata);
-          else if (state.status === 'AUTHORIZED') await capturePayment(platform, 'any', paymentId, metadata);
-          else if (state.status === 'CAPTURED') await receivePayment(platform, 'any', paymentId, metadata);
-        } else if (state.status === 'CREATED') {
-          await markPaymentPending(platform, 'any', paymentId, metadata);
-        }
-      } catch (error) {
-        if (!isRefusedMove(error)) throw error;
+  const nextStep = async (event: RecordedEvent<string, { paymentId: string }>) => {
+    const { paymentId } = event.data;
+    const state = await loadPayment(platform, paymentId);
+    const payment = state.payment;
+    if (!payment) return;
+    const metadata = { clientId: payment.clientId, actor: 'sandbox-provider', causationId: event.id };
+    const expiry = expiryOf(payment);
+    try {
+      if (expiry && Date.parse(expiry.at) <= platform.runtime.now().getTime()) {
+        await expirePayment(platform, paymentId, metadata);
+      } else if (payment.flow === 'CARD') {
+        if (state.status === 'CREATED') await authorizePayment(platform, 'any', paymentId, metadata);
+        else if (state.status === 'AUTHORIZED') await capturePayment(platform, 'any', paymentId, metadata);
+        else if (state.status === 'CAPTURED') await receivePayment(platform, 'any', paymentId, metadata);
+      } else if (state.status === 'CREATED') {
+        await markPaymentPending(platform, 'any', paymentId, metadata);
       }
-    },
+    } catch (error) {
+      if (!isRefusedMove(error)) throw error;
+    }
   };
+  return defineReactor<StoredEventData>({
+    name: AUTOPILOT_NAME,
+    handlers: { PaymentCreated: nextStep, PaymentAuthorized: nextStep, PaymentCaptured: nextStep, PaymentReviewApproved: nextStep },
+  });
 }
