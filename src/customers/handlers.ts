@@ -38,6 +38,7 @@ async function fold<Event extends { type: string; data: unknown }, State>(
   let state = decider.initialState;
   for (let from = 0n; ;) {
     const page = await platform.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
+    // Read back untyped: the stream holds only its decider's events, as `catchUp` in src/eventstore/commandHandler.ts folds them.
     for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
     if (page.length < MAX_READ_LIMIT) return state;
     from = page[page.length - 1]!.revision + 1n;

@@ -7,6 +7,8 @@ import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity }
 import { definedOnly } from '../../schemas/events/common.ts';
 import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import type { Position } from '../eventstore/position.ts';
 import { findOwned } from '../db/owned.ts';
 import type { Tenant } from '../domain/tenancy.ts';
@@ -133,8 +135,8 @@ async function membersOf(platform: Platform, identityIds: readonly string[]): Pr
       store.readStream(identityStream(identityId), { limit: 1 }),
       store.readStream(identityStream(identityId), { direction: 'backwards', limit: 1 }),
     ]);
-    const created = first?.type === 'IdentityCreated' ? (first.data as { clientId: string }) : null;
-    return { clientId: created?.clientId ?? null, deleted: last?.type === 'IdentityDeleted' };
+    const created = first ? recordedAs<StoredEventData>(first) : null;
+    return { clientId: created?.type === 'IdentityCreated' ? created.data.clientId : null, deleted: last?.type === 'IdentityDeleted' };
   }));
   return Object.fromEntries(unique.map((identityId, n) => [identityId, members[n]!]));
 }

@@ -19,6 +19,8 @@ import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
 import { MAX_READ_LIMIT } from '../eventstore/port.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { paymentStream } from './events.ts';
 import { refundStream } from './refunds/events.ts';
 import { detailedPayment, merchantsOf, paymentRecord } from './records.ts';
@@ -211,7 +213,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const events = await services.storage.store.readStream(stream, { limit: MAX_READ_LIMIT });
         return { status: 200, body: { paymentId: id, events: events.map((event) => ({
           revision: Number(event.revision), type: event.type, occurredAt: event.recordedAt.toISOString(),
-          actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: event.data as Record<string, unknown>,
+          actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: recordedAs<StoredEventData>(event).data,
         })) } };
       },
     }),
