@@ -119,7 +119,7 @@ interface Subscriber {
 /** What each domain event type becomes (./webhookMappings.ts). */
 type Mappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Mapped>;
 
-/** The endpoints' own events (src/webhooks/events.ts). */
+/** The endpoints' own events (src/webhooks/events.ts): the keys of their schemas, each a stored event type. */
 const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhookEventSchemas)[];
 type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
@@ -133,11 +133,10 @@ async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promi
   return active.c === null ? null : { commit: BigInt(active.c), prepare: BigInt(active.p!) };
 }
 
-async function applyEndpointEvent(trx: Kysely<WebhookTables>, typed: EndpointEvent): Promise<void> {
-  const event = typed;
-  switch (typed.type) {
+async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: EndpointEvent): Promise<void> {
+  switch (event.type) {
     case 'WebhookEndpointRegistered': {
-      const d = typed.data;
+      const d = event.data;
       await trx.insertInto('webhook_endpoints').values({
         endpoint_id: d.endpointId, client_id: d.clientId, url: d.url, events: d.events === null ? null : JSON.stringify(d.events),
         description: d.description, enabled: true, secret_key_id: d.secret.keyId, secret_sealed: d.secret.sealed,
@@ -147,7 +146,7 @@ async function applyEndpointEvent(trx: Kysely<WebhookTables>, typed: EndpointEve
       return;
     }
     case 'WebhookEndpointUpdated': {
-      const { changes, endpointId, updatedAt } = typed.data;
+      const { changes, endpointId, updatedAt } = event.data;
       await trx.updateTable('webhook_endpoints').set({
         ...(changes.url !== undefined ? { url: changes.url } : {}),
         ...(changes.events !== undefined ? { events: changes.events === null ? null : JSON.stringify(changes.events) } : {}),
@@ -158,13 +157,13 @@ async function applyEndpointEvent(trx: Kysely<WebhookTables>, typed: EndpointEve
       return;
     }
     case 'WebhookSecretRotated': {
-      const d = typed.data;
+      const d = event.data;
       await trx.updateTable('webhook_endpoints').set({ secret_key_id: d.secret.keyId, secret_sealed: d.secret.sealed, updated_at: d.rotatedAt })
         .where('endpoint_id', '=', d.endpointId).execute();
       return;
     }
     case 'WebhookEndpointDeleted':
-      await trx.deleteFrom('webhook_endpoints').where('endpoint_id', '=', typed.data.endpointId).execute();
+      await trx.deleteFrom('webhook_endpoints').where('endpoint_id', '=', event.data.endpointId).execute();
   }
 }
 
@@ -265,6 +264,7 @@ export function createWebhooksProjector(version: number, mappings: Mappings = we
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
     writesOutside: true,
+    // The mappings are keyed by stored event type (`Mappings`).
     handles: [...ENDPOINT_EVENTS, ...Object.keys(mappings) as StoredEventType[]],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),

@@ -8,7 +8,8 @@
  * The store gives events back untyped (`RecordedEvent<string, unknown>`). That an event of type K holds data of
  * `M[K]` is its producer's promise: every append comes from a decider typed with the same unions, the store brings
  * older versions up to the current one on read (upcasters), and the contract tests validate every event a realistic
- * run appends against its registered schema. `recordedAs` and `recordedAllAs` are the only places a consumer relies on that promise.
+ * run appends against its registered schema. `recordedAs` and `recordedAllAs` are the only places a consumer relies
+ * on that promise.
  */
 import type { RecordedEvent } from './port.ts';
 
@@ -24,10 +25,7 @@ export type EventType<M extends EventMap> = keyof M & string;
  */
 export type Recorded<M extends EventMap, K extends EventType<M> = EventType<M>> = K extends unknown ? RecordedEvent<K, M[K]> : never;
 
-/** An event of one type of `M` as a decider or a fold sees it: its type and its data. */
-export type EventOf<M extends EventMap, K extends EventType<M> = EventType<M>> = K extends unknown ? { type: K; data: M[K] } : never;
-
-/** The union of `{ type, data }` events a map describes, back into a map (one entry per type). */
+/** A union of `{ type, data }` events as a map: each type → its data. */
 export type EventMapOf<E extends { type: string; data: unknown }> = { [Event in E as Event['type']]: Event['data'] };
 
 /** A recorded event read from the store, as one of the events of `M` (see the module's comment for why this holds). */
