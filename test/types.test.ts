@@ -3,6 +3,8 @@
  * Each `@ts-expect-error` below must be an error, or the type check fails; the handlers are never run.
  */
 import { expect } from 'chai';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import { defineRoute } from '../src/http/route.ts';
 import { defineProjector, defineReactor } from '../src/projection/projector.ts';
@@ -100,6 +102,17 @@ describe('types: routes, read models and consumers of events', () => {
     expect([projector.handles, batch.handles, reactor.handles, Object.keys(postings)]).to.deep.equal([
       ['PaymentCreated', 'PaymentCreatd'], ['RefundSettled', 'RefundSettld'], ['AccountCredited', 'AccountCreditted'], ['RefundSettled', 'RefundSetled'],
     ]);
+  });
+
+  it('no consumer casts event data: outside the event store\'s generic code, src/ and projections/ hold no `.data as`', () => {
+    const root = join(import.meta.dirname, '..');
+    const casts = ['src', 'projections'].flatMap((folder) => readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
+      .filter((file) => file.endsWith('.ts') && !(folder === 'src' && file.startsWith('eventstore/')))
+      .flatMap((file) => readFileSync(join(root, folder, file), 'utf8').split('\n')
+        .map((line, n) => ({ where: `${folder}/${file}:${n + 1}`, line }))
+        .filter(({ line }) => /\bdata\s*(\?\?\s*\{\}\s*\))?\s+as\s/.test(line) && !/^\s*(\*|\/\/)/.test(line))
+        .map(({ where }) => where)));
+    expect(casts).to.deep.equal([]);
   });
 
   it('the read models are queried with their declared row types', () => {
