@@ -6,7 +6,7 @@ import type { FromSchema } from 'json-schema-to-ts';
 
 export const errorCategories = [
   'invalidParam', 'missingParam', 'unauthorized', 'forbiddenOperation', 'notFound', 'alreadyExist',
-  'failedPrecondition', 'tooManyRequests', 'serverError',
+  'failedPrecondition', 'tooManyRequests', 'serverError', 'serviceUnavailable',
 ] as const;
 
 export const errorSchema = {

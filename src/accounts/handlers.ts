@@ -1,4 +1,5 @@
 /** Commands on accounts. */
+import { createdId, deterministicId, requestKeyOf } from '../eventstore/deterministicId.ts';
 import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import type { CreateAccount, UpdateAccount } from '../../schemas/accounts.ts';
@@ -47,16 +48,28 @@ async function run(platform: Platform, accountId: string, command: AccountComman
   await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
+/** A 12-digit account number: drawn at random, or from `seed` (a digest), the same for the same seed. */
+function accountNumberCandidate(seed: string | null): string {
+  if (seed === null) return `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
+  const digits = BigInt(`0x${seed.replace(/-/g, '')}`);
+  return `${1n + (digits % 9n)}${String((digits / 9n) % 100_000_000_000n).padStart(11, '0')}`;
+}
+
 /**
  * A 12-digit account number, reserved by appending to its own stream with `no_stream`: two accounts can
- * never get the same number, and a deleted account's number stays reserved for ever.
+ * never get the same number, and a deleted account's number stays reserved for ever. A request with an
+ * Idempotency-Key draws its candidates from the key, and the reservation's id from the account and the number:
+ * run again, it finds its own reservation (a repeat) and keeps the number, rather than reserving a second one that
+ * would name the same account.
  */
 async function reserveAccountNumber(platform: Platform, accountId: string, metadata: EventMetadata): Promise<string> {
+  const requestKey = requestKeyOf(metadata);
   for (let attempt = 0; attempt < ACCOUNT_NUMBER_ATTEMPTS; attempt++) {
-    const number = `${randomInt(1, 10)}${String(randomInt(0, 100_000_000_000)).padStart(11, '0')}`;
+    const number = accountNumberCandidate(requestKey === null ? null : deterministicId('account number', requestKey, String(attempt)));
     try {
-      await platform.storage.store.append(accountNumberStream(number),
-        [{ type: 'AccountNumberReserved', data: { accountNumber: number, accountId } } satisfies AccountNumberEvent], 'no_stream');
+      await platform.storage.store.append(accountNumberStream(number), [{
+        id: deterministicId('account number reserved', accountId, number), type: 'AccountNumberReserved', data: { accountNumber: number, accountId },
+      } satisfies AccountNumberEvent & { id: string }], 'no_stream');
       return number;
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
@@ -76,7 +89,7 @@ export async function openAccount(platform: Platform, clientId: string, input: C
       throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);
     }
   }
-  const accountId = platform.runtime.newId();
+  const accountId = createdId(platform.runtime, metadata, 'account');
   const accountNumber = await reserveAccountNumber(platform, accountId, metadata);
   const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
   await run(platform, accountId, { type: 'OpenAccount', tenant, now: platform.runtime.now(), account: {
@@ -128,7 +141,7 @@ export function adjustAccount(
   platform: Platform, tenant: Tenant, accountId: string, amount: string, reason: string, metadata: EventMetadata,
 ): Promise<void> {
   return run(platform, accountId, {
-    type: 'AdjustAccount', tenant, amount, reason, adjustmentId: platform.runtime.newId(), now: platform.runtime.now(),
+    type: 'AdjustAccount', tenant, amount, reason, adjustmentId: createdId(platform.runtime, metadata, 'adjustment'), now: platform.runtime.now(),
   }, metadata);
 }
 

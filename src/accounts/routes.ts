@@ -14,7 +14,7 @@ import { balancesOf } from '../../projections/ledger.ts';
 import { formatAmount, parseAmount } from '../domain/money.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -39,7 +39,7 @@ async function accountRecords(db: Kysely<ReadModels>, rows: AccountRow[]): Promi
 
 export function accountRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const recordOf = async (clientId: string, accountId: string) =>
     (await accountRecords(db, [await ownedAccount(db, { clientId }, accountId)]))[0]!;
 
@@ -180,7 +180,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
         } catch (error) {
           throw invalidParam(`body field amount: ${(error as Error).message}`);
         }
-        await adjustAccount(services, 'any', id, canonical, reason, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
+        await adjustAccount(services, 'any', id, canonical, reason, commandMetadata(req, { clientId: row.client_id }));
         return { status: 201, body: await recordOf(row.client_id, id) };
       },
     }),

@@ -3,6 +3,7 @@
  * catalog, limits, fees, exchange), and that the platform accounts its ACCOUNT nodes name exist, and record the outcome on the attempt's own stream, with status ATTEMPT.
  * Nothing runs: no customer is created, no provider is asked, no money moves.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { AttemptNodeInput, CreateAttempt } from '../../schemas/attempts.ts';
 import { paymentInitiationType, type PaymentNodeInput } from '../../schemas/paymentNodes.ts';
@@ -154,7 +155,7 @@ export async function createAttempt(
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
 
-  const attemptId = platform.runtime.newId();
+  const attemptId = createdId(platform.runtime, metadata, 'attempt');
   const { events, position } = await handleCommand(platform.storage.store, attemptStream(attemptId), attemptDecider, {
     type: 'RecordAttempt', tenant: { clientId }, now,
     attempt: {

@@ -6,7 +6,7 @@ import {
 import { idParamSchema } from '../../schemas/common.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -21,7 +21,7 @@ const notFoundResponse = { description: 'no such attempt for this client; anothe
 
 export function attemptRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   /** The records of these rows of one client, with their merchants read in one query. */
   const recordsOf = async (clientId: string, rows: readonly AttemptRow[]) => {
     const merchants = await merchantsOf(db, clientId, rows.map((row) => row.identity_id));

@@ -12,10 +12,10 @@ import type { CreatePayment } from '../../schemas/payments.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
 import type { PaymentRow } from '../../projections/payments.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
-import { deterministicId } from '../eventstore/deterministicId.ts';
+import { handleCommand, ranBefore, readState } from '../eventstore/commandHandler.ts';
+import { deterministicId, createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
@@ -169,7 +169,7 @@ async function openSession(
   platform: Platform, terms: CheckoutTerms, link: { linkId: string } | null, metadata: EventMetadata,
 ): Promise<{ sessionId: string; readModels: Promise<void> }> {
   const now = platform.runtime.now();
-  const sessionId = platform.runtime.newId();
+  const sessionId = createdId(platform.runtime, metadata, 'checkout session');
   const duration = link ? Math.min(terms.duration, LINK_SESSION_DURATION_SECONDS) : terms.duration;
   const { position, events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
     type: 'CreateSession', tenant: { clientId: terms.clientId },
@@ -205,7 +205,7 @@ export async function createLink(
 ): Promise<{ linkId: string; readModels: Promise<void> }> {
   const terms = await checkedTerms(platform, clientId, input);
   const now = platform.runtime.now();
-  const linkId = platform.runtime.newId();
+  const linkId = createdId(platform.runtime, metadata, 'payment link');
   const { position, events } = await handleCommand(platform.storage.store, linkStream(linkId), linkDecider, {
     type: 'CreateLink', tenant: { clientId },
     link: {
@@ -332,7 +332,15 @@ export async function paySession(
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   const state = await loadSession(platform, sessionId);
   if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
-  const session = assertPayable(state, platform.runtime.now());
+  let session: CheckoutSessionCreatedData;
+  try {
+    session = assertPayable(state, platform.runtime.now());
+  } catch (error) {
+    // Not payable because this very request reserved it before (its first answer never arrived): go on, and
+    // the reservation and the payment answer as recorded.
+    if (!(error instanceof DomainError && await ranBefore(platform.storage.store, metadata, sessionStream(sessionId), 'ReservePayment'))) throw error;
+    session = state.session;
+  }
   const origin = input.origins?.[0];
   if (origin && !session.paymentMethodsAllowed.includes(origin.type)) {
     throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);

@@ -16,7 +16,7 @@ import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import type { CheckoutSessionRow } from '../../projections/checkout.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { HttpError, invalidParam } from '../http/errors.ts';
 import { compileValidator } from '../http/validation.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
@@ -63,7 +63,7 @@ function hostedField(message: string, nodeKey: string | undefined): string {
 export function checkoutRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
   const now = () => services.runtime.now();
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const sessionOf = async (req: Request, sessionId: string) =>
     sessionRecord(await ownedSession(db, tenantOf(req), sessionId), originOf(req), now());
   const linkOf = async (req: Request, linkId: string) => linkRecord(await ownedLink(db, tenantOf(req), linkId), originOf(req), now());
@@ -376,7 +376,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const row = await sessionByToken(db, params.token);
-        await chooseSessionMethod(services, row.session_id, body.method, { clientId: row.client_id, actor: 'payer', correlationId: req.id });
+        await chooseSessionMethod(services, row.session_id, body.method, commandMetadata(req, { clientId: row.client_id, actor: 'payer' }));
         const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, now());
         return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
       },
@@ -398,7 +398,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const row = await sessionByToken(db, params.token);
-        const metadata = { clientId: row.client_id, actor: 'payer', correlationId: req.id };
+        const metadata = commandMetadata(req, { clientId: row.client_id, actor: 'payer' });
         const { row: payment, readModels } = await paySession(services, 'any', row.session_id, apiPayBody(body, row.currency), metadata, 'payer');
         return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
       },
@@ -425,7 +425,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, req }) {
         const link = await linkByToken(db, params.token);
-        const metadata = { clientId: link.client_id, actor: 'payer', correlationId: req.id };
+        const metadata = commandMetadata(req, { clientId: link.client_id, actor: 'payer' });
         const { sessionId, readModels } = await openSessionFromLink(services, 'any', link.link_id, metadata);
         await readModels;
         const session = await ownedSession(db, 'any', sessionId);

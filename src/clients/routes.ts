@@ -5,7 +5,7 @@ import {
 } from '../../schemas/clients.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
-import { clientIdOf } from '../http/tenancy.ts';
+import { clientIdOf, commandMetadata } from '../http/tenancy.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { deleteClient, registerClient, setReviewThresholds } from './handlers.ts';
@@ -78,7 +78,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       async handler({ body, req }) {
         const { name } = body;
         const { credentials, position } = await registerClient(storage.store, runtime, name,
-          { actor: 'operator', correlationId: req.id });
+          commandMetadata(req));
         await services.readYourWrites(position);
         return { status: 201, body: credentials };
       },
@@ -93,7 +93,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted' }, 404: { description: 'no such client', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ params, req }) {
-        const position = await deleteClient(storage.store, runtime, params.id, { actor: 'operator', correlationId: req.id });
+        const position = await deleteClient(storage.store, runtime, params.id, commandMetadata(req));
         await services.readYourWrites(position);
         return { status: 200 };
       },
@@ -116,7 +116,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such client', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const position = await setReviewThresholds(storage.store, runtime, params.id, body, { actor: 'operator', correlationId: req.id });
+        const position = await setReviewThresholds(storage.store, runtime, params.id, body, commandMetadata(req));
         await services.readYourWrites(position);
         return { status: 200, body: await thresholdsOf(params.id) };
       },

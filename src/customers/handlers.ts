@@ -2,6 +2,7 @@
  * Commands on customers. Reads go through the tenant-scoped read model; writes through the deciders. A
  * document number is reserved in its own stream before a customer takes it, and released once it moves on.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
@@ -130,7 +131,7 @@ function payerFieldsOf(input: UpdateCustomer): CustomerChanges {
 export async function createCustomer(
   platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
 ): Promise<string> {
-  const customerId = platform.runtime.newId();
+  const customerId = createdId(platform.runtime, metadata, 'customer');
   const fields = customerFieldsOf(input);
   const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
     run(platform, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
@@ -157,7 +158,7 @@ export async function updateCustomer(
 export async function addCustomerDocument(
   platform: Platform, tenant: Tenant, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
 ): Promise<string> {
-  const documentId = platform.runtime.newId();
+  const documentId = createdId(platform.runtime, metadata, 'customer document');
   const { position } = await run(platform, customerId, { type: 'AddDocument', tenant, documentId, document, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);
   return documentId;

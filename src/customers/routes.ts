@@ -9,7 +9,7 @@ import { idParamSchema } from '../../schemas/common.ts';
 import { customerDocumentRecord, customerRecords, type CustomerRow } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { missingParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
@@ -23,7 +23,7 @@ const notFoundResponse = { description: 'no such customer for this client; anoth
 
 export function customerRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const recordOf = async (clientId: string, customerId: string) =>
     (await customerRecords(db, [await ownedCustomer(db, { clientId }, customerId)]))[0]!;
   /** Operators act across clients: the customer is looked up by id alone, and its client recorded. */
@@ -34,7 +34,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
     if (!row) throw notFound(`document ${documentId} not found`);
     return customerDocumentRecord(row);
   };
-  const operatorMeta = (req: Request, row: CustomerRow) => ({ actor: 'operator', correlationId: req.id, clientId: row.client_id });
+  const operatorMeta = (req: Request, row: CustomerRow) => (commandMetadata(req, { clientId: row.client_id }));
 
   return [
     defineRoute({

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGlite } from '@electric-sql/pglite';
 import { createPgConfig } from '@electric-sql/pglite/node-postgres';
+import { ProcessLiveness } from './liveness.ts';
 import { runMigrations } from './migrations.ts';
 import { copyPgliteTemplate } from './pgliteTemplate.ts';
 import { quoteIdent } from './sql.ts';
@@ -35,6 +36,11 @@ export interface Database {
    */
   query<R extends pg.QueryResultRow = any>(
     text: string | { name: string; text: string }, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  /**
+   * Real Postgres only: this process's liveness lock (src/db/liveness.ts), taken once someone starts it, released
+   * on close. Null on PGlite, which one process alone can open.
+   */
+  readonly liveness: ProcessLiveness | null;
   close(): Promise<void>;
 }
 
@@ -101,7 +107,9 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   pool.on('connect', (client) => client.on('error', () => undefined));
 
   const db = new Kysely<NoTables>({ dialect: new PostgresDialect({ pool }) });
+  const liveness = target.kind === 'postgres' ? new ProcessLiveness(target.connectionString) : null;
   const close = async () => {
+    await liveness?.stop();
     await db.destroy(); // ends the pool
     if (pglite) await pglite.close();
   };
@@ -127,6 +135,7 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
     schema,
     ...(target.kind === 'postgres' ? { connectionString: target.connectionString } : {}),
     query,
+    liveness,
     close,
   };
 }

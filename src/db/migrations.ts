@@ -157,6 +157,14 @@ const migrations: Migration[] = [
       ALTER TABLE projection_state ADD COLUMN replays integer NOT NULL DEFAULT 0, ADD COLUMN replayed_at timestamptz;
     `,
   },
+  {
+    id: '0009_idempotency_owner_liveness',
+    sql: `
+      -- The liveness lock (src/db/liveness.ts) of the process running a key's request: once no session holds it,
+      -- the request was abandoned and a retry takes the key over at once. NULL on PGlite (one process only).
+      ALTER TABLE idempotency_keys ADD COLUMN owner_lock integer;
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

@@ -15,7 +15,7 @@ import { idParamSchema } from '../../schemas/common.ts';
 import type { DepositRow } from '../../projections/deposits.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, commandMetadata } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../domain/money.ts';
@@ -57,7 +57,7 @@ const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`
 
 export function depositRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
 
   const widgetOf = async (clientId: string, currency: string | null, now: Date) => {
     if (currency === null) return { clientId, totalAmount: '0', currency: null, count: 0, urgent: [] };
@@ -106,7 +106,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
       },
       async handler({ body, req }) {
         const notification = body;
-        const result = await receiveDeposit(services, notification, { clientId: notification.clientId, actor: 'provider', correlationId: req.id });
+        const result = await receiveDeposit(services, notification, commandMetadata(req, { clientId: notification.clientId }));
         return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
       },
     }),

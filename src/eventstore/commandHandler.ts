@@ -12,9 +12,15 @@
  * - Event ids given by the decider (deterministic ids of process managers) are appended as they are, so a
  *   re-run of the same step is a no-op; the state then is the stream's as recorded (folded again), not what the
  *   re-run decided.
+ * - A command run for a request with an Idempotency-Key (`requestKey` in its metadata) gives its other events ids
+ *   derived from that key, the stream and the command. The same request run again (its first run's process died,
+ *   or lost its database, before answering) is then recognised on the stream: appending the same events again is a
+ *   repeat, and a command refused because its first run changed the stream (a move already made) finds those
+ *   events. Either way it answers with the events recorded the first time, as if it had just appended them.
  */
 import type { Decider } from '../domain/decider.ts';
 import { DomainError } from '../domain/errors.ts';
+import { deterministicId, requestKeyOf } from './deterministicId.ts';
 import { WrongExpectedRevisionError } from './errors.ts';
 import { MAX_READ_LIMIT, type EventMetadata, type EventStore } from './port.ts';
 import type { Position } from './position.ts';
@@ -30,6 +36,11 @@ const MAX_CACHED_STREAMS = 5_000;
 const MAX_QUEUED_PER_STREAM = 1_000;
 /** Suggested wait (seconds) sent with a contention refusal. */
 export const CONTENTION_RETRY_AFTER_SECONDS = 1;
+/**
+ * Events of one command whose derived ids a repeat looks up (a command decides a handful; one that decided more
+ * under a key is still recognised by its first events, and answers with those).
+ */
+const MAX_REPEAT_LOOKUP = 64;
 
 /** Too many writers on one stream at once: the command was not applied; the caller may retry it. */
 export class ContentionError extends DomainError {
@@ -48,6 +59,11 @@ export interface CommandResult<Event, State> {
   state: State;
   /** Position of the last appended event, or null when nothing was appended. */
   position: Position | null;
+  /**
+   * The same request had run this command before (same Idempotency-Key): nothing was appended now, and `events`
+   * and `position` are what its first run recorded.
+   */
+  repeated?: boolean;
 }
 
 export interface CommandOptions {
@@ -123,6 +139,7 @@ export function handleCommand<Command, Event extends StreamEvent, State, StreamE
   options: CommandOptions = {},
 ): Promise<CommandResult<Event, State>> {
   const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
+  const requestKey = requestKeyOf(metadata);
   return serialised(store, stream, async () => {
     // Taken out while in use: only this command touches it until it is put back.
     const cached = cache.get(stream);
@@ -133,10 +150,17 @@ export function handleCommand<Command, Event extends StreamEvent, State, StreamE
       // append is refused and the next attempt reads it.
       if (!(options.expectNewStream && attempt === 1 && !cached)) folded = await catchUp(store, stream, decider, folded);
       let decided: Event[];
+      let idOf: ((index: number) => string) | null = null;
       try {
-        decided = decider.decide(typeof command === 'function' ? (command as (state: State) => Command)(folded.state) : command, folded.state);
+        const asked = typeof command === 'function' ? (command as (state: State) => Command)(folded.state) : command;
+        if (requestKey !== null) idOf = derivedIds(requestKey, stream, asked);
+        decided = decider.decide(asked, folded.state);
       } catch (error) {
         if (error instanceof DomainError && folded.revision !== null) remember(cache, stream, folded);
+        // Refused now because the same request already changed the stream (a move made before its process died)?
+        const repeat = error instanceof DomainError && requestKey !== null && folded.revision !== null
+          && idOf !== null ? await recordedRepeat<Event>(store, stream, idOf) : null;
+        if (repeat) return { ...repeat, state: folded.state };
         throw error;
       }
       if (decided.length === 0) {
@@ -144,17 +168,27 @@ export function handleCommand<Command, Event extends StreamEvent, State, StreamE
         return { events: decided, state: folded.state, position: null };
       }
       try {
-        const { position, nextRevision } = await store.append(stream,
-          decided.map((e) => ({ ...(e.id ? { id: e.id } : {}), type: e.type, data: e.data, metadata })),
+        const { position, nextRevision, repeated } = await store.append(stream,
+          decided.map((e, i) => {
+            const id = e.id ?? idOf?.(i);
+            return { ...(id ? { id } : {}), type: e.type, data: e.data, metadata };
+          }),
           folded.revision ?? 'no_stream');
-        if (nextRevision === (folded.revision ?? -1n) + BigInt(decided.length)) {
+        if (!repeated && nextRevision === (folded.revision ?? -1n) + BigInt(decided.length)) {
           for (const event of decided) folded.state = decider.evolve(folded.state, event);
           folded.revision = nextRevision;
         } else {
-          // A repeat: events with these ids were already on the stream (another process ran the same step), past
-          // events this state has not folded, and what was recorded under those ids may differ from what this
-          // stale state decided (an answer given once, such as a refusal). Fold the stream as it is instead.
+          // A repeat: events with these ids were already on the stream (another process ran the same step, or
+          // this request ran before), past events this state has not folded, and what was recorded under those ids
+          // may differ from what this stale state decided (an answer given once, such as a refusal). Fold the
+          // stream as it is instead, and answer with what was recorded.
           folded = await catchUp(store, stream, decider, folded);
+          remember(cache, stream, folded);
+          if (repeated && idOf !== null) {
+            const recorded = await recordedRepeat<Event>(store, stream, idOf);
+            if (recorded) return { ...recorded, state: folded.state };
+          }
+          return { events: decided, state: folded.state, position };
         }
         remember(cache, stream, folded);
         return { events: decided, state: folded.state, position };
@@ -184,6 +218,48 @@ export function readState<Event extends StreamEvent, State, StreamEvent extends 
     if (folded.revision !== null) remember(cache, stream, folded);
     return folded.state;
   });
+}
+
+/**
+ * The ids a command run for a request gives the events it decides (those the decider names keep their own):
+ * derived from the request, the stream and the command, so the same request decides the same ids again.
+ */
+function derivedIds(requestKey: string, stream: string, command: unknown): (index: number) => string {
+  const name = (command as { type?: unknown }).type;
+  const kind = typeof name === 'string' ? name : 'command';
+  return (index) => deterministicId('event', requestKey, stream, kind, String(index));
+}
+
+/**
+ * Whether `eventId`, an event of `stream`, is the first event a command of type `commandType` recorded when run
+ * for this request: the same request's earlier run, which a check made before the command must let through.
+ */
+export function recordedByRequest(metadata: EventMetadata, stream: string, commandType: string, eventId: string): boolean {
+  const requestKey = requestKeyOf(metadata);
+  return requestKey !== null && derivedIds(requestKey, stream, { type: commandType })(0) === eventId;
+}
+
+/** Whether this request's earlier run recorded a command of type `commandType` on `stream` (a round trip). */
+export async function ranBefore(store: EventStore, metadata: EventMetadata, stream: string, commandType: string): Promise<boolean> {
+  const requestKey = requestKeyOf(metadata);
+  if (requestKey === null) return false;
+  return (await store.findEvents(stream, [derivedIds(requestKey, stream, { type: commandType })(0)])).length > 0;
+}
+
+/** What the same request's earlier run of this command recorded on `stream` under `ids`, if it did. */
+async function recordedRepeat<Event extends DecidedEvent>(
+  store: EventStore, stream: string, idOf: (index: number) => string,
+): Promise<{ events: Event[]; position: Position; repeated: true } | null> {
+  const ids = Array.from({ length: MAX_REPEAT_LOOKUP }, (_, i) => idOf(i));
+  const recorded = await store.findEvents(stream, ids);
+  // The first event decides: a later one alone would be another command's under a colliding id, which cannot be.
+  if (recorded.length === 0 || recorded[0]!.id !== ids[0]) return null;
+  return {
+    // The stream's own record of the events this decider wrote, typed as it decided them.
+    events: recorded.map((event) => ({ type: event.type, data: event.data, id: event.id }) as Event),
+    position: recorded[recorded.length - 1]!.position,
+    repeated: true,
+  };
 }
 
 function remember<State>(cache: Map<string, Folded<State>>, stream: string, folded: Folded<State>): void {

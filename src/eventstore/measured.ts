@@ -1,7 +1,9 @@
 /**
  * Decorates an event store so every append's latency lands in the metrics, and `recorded` hears of every
- * successful append with the position it reached.
+ * successful append with the position it reached. With failpoints set (src/failpoints.ts), an append of an event
+ * of type T reaches the failpoint `after-append:T` once it is recorded, before its caller goes on.
  */
+import { failpoint, failpointsEnabled } from '../failpoints.ts';
 import type { AppendResult, EventStore, NewEvent } from './port.ts';
 
 export function measureAppends(
@@ -18,6 +20,7 @@ export function measureAppends(
         try {
           const result = await target.append(stream, events, expected);
           recorded?.(result, events);
+          if (failpointsEnabled) for (const event of events) await failpoint(`after-append:${event.type}`);
           return result;
         } finally {
           observe(Number(process.hrtime.bigint() - started) / 1e9);

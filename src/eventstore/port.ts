@@ -41,6 +41,11 @@ export interface AppendResult {
   nextRevision: bigint;
   /** Global position of the last event appended. */
   position: Position;
+  /**
+   * True when these events (by their ids) were on the stream already and nothing was written: the answer is the
+   * first append's. Absent when the adapter cannot tell (EventStoreDB's own idempotent answer at an exact revision).
+   */
+  repeated?: boolean;
 }
 
 export interface ReadStreamOptions {
@@ -58,12 +63,19 @@ export interface ReadAllOptions {
 }
 
 export const MAX_READ_LIMIT = 10_000;
+/** How far back from a stream's end an adapter without an index of event ids looks for them (findEvents). */
+export const FIND_EVENTS_WINDOW = 1_000;
 
 export interface EventStore {
   readonly kind: 'postgres' | 'pglite' | 'eventstoredb';
   append(stream: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Events of one stream in revision order; an absent stream reads as an empty list. */
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /**
+   * The events of `stream` that have one of `ids`, in revision order (those not on it are left out). EventStoreDB
+   * looks among the stream's last FIND_EVENTS_WINDOW events only.
+   */
+  findEvents(stream: string, ids: readonly string[]): Promise<RecordedEvent[]>;
   /** The global feed: one total order across all streams, never skipping an event that commits late. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Position of the newest event a consumer may read now, or null on an empty store. */

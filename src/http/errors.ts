@@ -4,6 +4,7 @@
  */
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { ErrorPayload } from '../../schemas/common.ts';
+import { isUnavailable } from '../db/unavailable.ts';
 import type { Logger } from '../logging.ts';
 
 export type ErrorCategory = ErrorPayload['error'];
@@ -33,6 +34,19 @@ export const tooManyRequests = (retryAfterSeconds: number) =>
   new HttpError(429, 'tooManyRequests', `rate limit exceeded; retry after ${retryAfterSeconds} s`,
     { 'Retry-After': String(retryAfterSeconds) });
 
+/** Seconds a client is told to wait when the database or the event store cannot be reached. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 2;
+
+export const serviceUnavailable = () => new HttpError(503, 'serviceUnavailable',
+  'the service cannot reach its database right now; retry after a moment (with the same Idempotency-Key, a request that was ' +
+  'applied answers what it did, and one that was not is applied once)',
+  { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_SECONDS) });
+
+/** A fault of the database or the event store as its 503; anything else as it is. */
+export function asUnavailable(error: unknown): unknown {
+  return !(error instanceof HttpError) && isUnavailable(error) ? serviceUnavailable() : error;
+}
+
 export const unknownRoute: RequestHandler = (req, _res, next) => {
   next(notFound(`no route for ${req.method} ${req.path}`));
 };
@@ -61,10 +75,14 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
       httpError = invalidParam('request path has a malformed percent-encoding (each % must start %XX, in UTF-8)');
     } else if (typeof parserError?.status === 'number' && parserError.status >= 400 && parserError.status < 500) {
       httpError = invalidParam('request could not be read');
+    } else if (isUnavailable(error)) {
+      httpError = serviceUnavailable();
     } else {
       httpError = new HttpError(500, 'serverError', 'the service failed to handle the request; it has been logged');
     }
-    if (httpError.statusCode >= 500) {
+    if (httpError.statusCode === 503) {
+      (req.log ?? logger).warn({ err: error }, 'request refused: the database or the event store is unreachable');
+    } else if (httpError.statusCode >= 500) {
       (req.log ?? logger).error({ err: error }, 'request failed');
     }
     if (res.headersSent) {

@@ -1,12 +1,32 @@
 /**
  * Idempotency-Key on POST: the first request with a key runs and its answer is kept for 24 hours per caller;
  * the same key with the same request replays that answer (`Idempotent-Replayed: true`), with another
- * request is a 422, and while the first is still running is a 409. Server errors are not kept, so a retry
- * after one runs again. A request whose process died mid-way stops blocking its key after a minute.
+ * request is a 422, and while the first is still running is a 409 with Retry-After.
+ *
+ * The kept answer is a cache, not the guard: what a request's commands create takes ids derived from the request
+ * (src/eventstore/deterministicId.ts), so running the same request twice applies it once, and its second run
+ * answers from what the first recorded. That is what lets a key whose request was abandoned (its process died,
+ * or lost the database before it could record the answer) be taken over at once by the next try:
+ * - on Postgres, the process running a request holds a liveness lock (src/db/liveness.ts); a key whose owner's
+ *   lock is no longer held by anyone is taken over by the claim itself, in the same statement;
+ * - a request that ended without its key released (the database unreachable then) is remembered here, and released
+ *   as soon as the database answers again, or taken over by a retry in this process at once;
+ * - on PGlite (one process) a key left in flight by an earlier run of the process is taken over;
+ * - a key held by a process without a liveness lock (it could not take one) is taken over after a minute.
+ * Server errors are not remembered: a retry after one runs again.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import { Coalescer } from '../db/coalescer.ts';
+import { LIVENESS_LOCK_CLASS } from '../db/liveness.ts';
+import { deterministicId } from '../eventstore/deterministicId.ts';
+
+/** Keys whose release waits for the database to answer again; past it the oldest is forgotten (then the key stays in flight until this process stops or the key expires). */
+const MAX_PENDING_RELEASES = 10_000;
+/** How often pending releases are tried while the database does not answer. */
+const RELEASE_RETRY_MS = 1_000;
+/** Seconds a client is told to wait before sending again a request whose key is in flight. */
+export const IN_FLIGHT_RETRY_AFTER_SECONDS = 1;
 
 export type IdempotencyOutcome =
   | { kind: 'proceed'; owner: string }
@@ -42,6 +62,15 @@ export function requestFingerprint(method: string, path: string, body: unknown):
   return createHash('sha256').update(`${method} ${path}\n${canonicalJson(body ?? null)}`).digest('hex');
 }
 
+/**
+ * The request's key as its commands record it: a digest of who sent it, the key and the request, so that only the
+ * same request of the same caller derives the same ids (another request under the same key, a day later when the
+ * key has expired, creates anew).
+ */
+export function requestKeyFor(scope: string, key: string, fingerprint: string): string {
+  return deterministicId('request', scope, key, fingerprint);
+}
+
 interface Claim {
   scope: string;
   key: string;
@@ -57,10 +86,21 @@ interface Completion {
   body: unknown;
 }
 
+/**
+ * One per opened database, shared by the stores over it (tests run several services on one database in one
+ * process): on PGlite, a key in flight under another incarnation was left by an earlier run of the process.
+ */
+const incarnations = new WeakMap<Database, string>();
+
 export class IdempotencyStore {
   /** Claims and completions of concurrent requests share round trips (see Coalescer). */
   private readonly claims: Coalescer<Claim, boolean>;
   private readonly completions: Coalescer<Completion, void>;
+  /** This process's use of the database: the first part of every owner it writes. */
+  private readonly incarnation: string;
+  /** Keys whose request ended here but whose release the database did not take, by scope and key: their owner. */
+  private readonly pendingReleases = new Map<string, { scope: string; key: string; owner: string }>();
+  private releaseTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly database: Database,
@@ -69,11 +109,22 @@ export class IdempotencyStore {
   ) {
     this.claims = new Coalescer((batch) => this.claimAll(batch));
     this.completions = new Coalescer((batch) => this.completeAll(batch));
+    let incarnation = incarnations.get(database);
+    if (!incarnation) incarnations.set(database, incarnation = randomUUID());
+    this.incarnation = incarnation;
+  }
+
+  /** Holds this process's liveness lock before the first key is claimed (see the module's comment). */
+  async start(): Promise<void> {
+    await this.database.liveness?.start();
   }
 
   async begin(scope: string, key: string, fingerprint: string): Promise<IdempotencyOutcome> {
-    const owner = randomUUID();
-    if (await this.claims.submit({ scope, key, hash: fingerprint, owner })) return { kind: 'proceed', owner };
+    const owner = `${this.incarnation}/${randomUUID()}`;
+    if (await this.claims.submit({ scope, key, hash: fingerprint, owner })) {
+      this.pendingReleases.delete(pendingId(scope, key));
+      return { kind: 'proceed', owner };
+    }
     const { rows } = await this.database.query<{ request_hash: string; state: string; status_code: number | null; response_body: unknown }>(
       `SELECT request_hash, state, status_code, response_body FROM idempotency_keys WHERE scope = $1 AND key = $2`,
       [scope, key]);
@@ -84,36 +135,54 @@ export class IdempotencyStore {
     return { kind: 'replay', status: row.status_code!, body: row.response_body };
   }
 
-  /** Only the request that claimed the key (its owner) may record the answer. */
+  /**
+   * Only the request that claimed the key (its owner) may record the answer. When the database does not take it,
+   * the key is released later instead (a retry then runs again, and answers what this run did).
+   */
   async complete(scope: string, key: string, owner: string, status: number, body: unknown): Promise<void> {
-    await this.completions.submit({ scope, key, owner, status, body: body ?? null });
+    try {
+      await this.completions.submit({ scope, key, owner, status, body: body ?? null });
+    } catch (error) {
+      this.releaseLater(scope, key, owner);
+      throw error;
+    }
   }
 
   /**
-   * One INSERT for the batch; a key taken earlier (and not expired or abandoned) stays as it is. A key twice in
-   * one batch is claimed by its first request only (ON CONFLICT cannot touch a row twice in a statement): the
-   * others find it in flight, as they would one statement later.
+   * One INSERT for the batch; a key taken earlier stays as it is unless it expired or its request was abandoned
+   * (see the module's comment). A key twice in one batch is claimed by its first request only (ON CONFLICT cannot
+   * touch a row twice in a statement): the others find it in flight, as they would one statement later.
    */
   private async claimAll(batch: Claim[]): Promise<boolean[]> {
     const seen = new Set<string>();
     const distinct = batch.filter((claim) => {
-      const id = JSON.stringify([claim.scope, claim.key]);
+      const id = pendingId(claim.scope, claim.key);
       if (seen.has(id)) return false;
       seen.add(id);
       return true;
     });
+    const ended = distinct.flatMap((claim) => this.pendingReleases.get(pendingId(claim.scope, claim.key))?.owner ?? []);
+    const lock = this.database.liveness?.key ?? null;
     const { rows } = await this.database.query<{ owner: string }>(
-      `INSERT INTO idempotency_keys (scope, key, request_hash, state, expires_at, owner)
-       SELECT x.scope, x.key, x.hash, 'in_flight', now() + make_interval(secs => $2), x.owner
+      `INSERT INTO idempotency_keys (scope, key, request_hash, state, expires_at, owner, owner_lock)
+       SELECT x.scope, x.key, x.hash, 'in_flight', now() + make_interval(secs => $2), x.owner, $4::integer
          FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, hash text, owner text)
        ON CONFLICT (scope, key) DO UPDATE
-          SET request_hash = EXCLUDED.request_hash, state = 'in_flight', status_code = NULL,
-              response_body = NULL, created_at = now(), expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner
+          SET request_hash = EXCLUDED.request_hash, state = 'in_flight', status_code = NULL, response_body = NULL,
+              created_at = now(), expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, owner_lock = EXCLUDED.owner_lock
         WHERE idempotency_keys.expires_at < now()
-           OR (idempotency_keys.state = 'in_flight'
-               AND idempotency_keys.created_at < now() - make_interval(secs => $3))
+           OR (idempotency_keys.state = 'in_flight' AND (
+                idempotency_keys.owner = ANY($5::text[])
+             OR (idempotency_keys.owner_lock IS NULL AND $6::boolean AND split_part(idempotency_keys.owner, '/', 1) <> $7)
+             OR (idempotency_keys.owner_lock IS NOT NULL AND NOT EXISTS (
+                   SELECT 1 FROM pg_locks l
+                    WHERE l.locktype = 'advisory' AND l.classid = $8::integer::oid AND l.objid = idempotency_keys.owner_lock::oid
+                      AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+             OR (idempotency_keys.owner_lock IS NULL AND NOT $6::boolean
+                 AND idempotency_keys.created_at < now() - make_interval(secs => $3))))
        RETURNING owner`,
-      [JSON.stringify(distinct), this.ttlSeconds, this.abandonedAfterSeconds]);
+      [JSON.stringify(distinct), this.ttlSeconds, this.abandonedAfterSeconds, lock, ended,
+        this.database.kind === 'pglite', this.incarnation, LIVENESS_LOCK_CLASS]);
     const claimed = new Set(rows.map((row) => row.owner));
     return batch.map((claim) => claimed.has(claim.owner));
   }
@@ -127,8 +196,47 @@ export class IdempotencyStore {
     return batch.map(() => undefined);
   }
 
+  /** Gives the key back (the request failed with nothing to replay); later, when the database does not answer. */
   async abandon(scope: string, key: string, owner: string): Promise<void> {
-    await this.database.query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND owner = $3`, [scope, key, owner]);
+    try {
+      await this.release(scope, key, owner);
+    } catch {
+      // The database is unreachable: the key is released once it answers again (or taken over by a retry here).
+      this.releaseLater(scope, key, owner);
+    }
+  }
+
+  private release(scope: string, key: string, owner: string): Promise<unknown> {
+    return this.database.query(`DELETE FROM idempotency_keys WHERE scope = $1 AND key = $2 AND owner = $3`, [scope, key, owner]);
+  }
+
+  private releaseLater(scope: string, key: string, owner: string): void {
+    const id = pendingId(scope, key);
+    this.pendingReleases.delete(id);
+    this.pendingReleases.set(id, { scope, key, owner });
+    if (this.pendingReleases.size > MAX_PENDING_RELEASES) this.pendingReleases.delete(this.pendingReleases.keys().next().value!);
+    this.scheduleReleases();
+  }
+
+  private scheduleReleases(): void {
+    if (this.releaseTimer || this.pendingReleases.size === 0) return;
+    this.releaseTimer = setTimeout(() => {
+      this.releaseTimer = null;
+      void this.releasePending();
+    }, RELEASE_RETRY_MS);
+    this.releaseTimer.unref();
+  }
+
+  private async releasePending(): Promise<void> {
+    for (const [id, { scope, key, owner }] of [...this.pendingReleases]) {
+      try {
+        await this.release(scope, key, owner);
+        if (this.pendingReleases.get(id)?.owner === owner) this.pendingReleases.delete(id);
+      } catch {
+        break; // still unreachable: try again later
+      }
+    }
+    this.scheduleReleases();
   }
 
   /** Bounded: deletes at most `limit` expired keys per call (run from a job). */
@@ -138,4 +246,8 @@ export class IdempotencyStore {
          SELECT ctid FROM idempotency_keys WHERE expires_at < now() LIMIT $1)`, [limit]);
     return rowCount ?? 0;
   }
+}
+
+function pendingId(scope: string, key: string): string {
+  return JSON.stringify([scope, key]);
 }

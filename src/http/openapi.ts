@@ -104,6 +104,10 @@ function responsesOf(route: AnyRoute): Json {
     ? 'rate limit exceeded (per client, or per address after failed authentication); see Retry-After'
     : 'rate limit per address exceeded; see Retry-After');
   responses['500'] ??= errorResponse('unexpected failure (never with internals)');
+  responses['503'] ??= errorResponse(route.method === 'post'
+    ? 'the database or the event store cannot be reached now; see Retry-After. Nothing was applied, or it was and the same ' +
+      'request with the same Idempotency-Key answers what was'
+    : 'the database or the event store cannot be reached now; see Retry-After');
   return responses;
 }
 

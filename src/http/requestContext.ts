@@ -15,6 +15,11 @@ declare module 'express-serve-static-core' {
   interface Request {
     id: string;
     caller: Caller;
+    /**
+     * Set when the request carries an Idempotency-Key: a digest of its caller, the key and the request, which
+     * its commands record and derive the ids of what they create from (src/eventstore/deterministicId.ts).
+     */
+    requestKey?: string;
   }
 }
 

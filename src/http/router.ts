@@ -17,9 +17,9 @@ import { DomainError } from '../domain/errors.ts';
 import { CONTENTION_RETRY_AFTER_SECONDS } from '../eventstore/commandHandler.ts';
 import { emptyObjectSchema } from '../../schemas/common.ts';
 import { authenticate, type AuthenticationDeps } from './authentication.ts';
-import { HttpError, invalidParam } from './errors.ts';
+import { asUnavailable, HttpError, invalidParam } from './errors.ts';
 import type { Caller } from './requestContext.ts';
-import { IDEMPOTENCY_KEY, requestFingerprint, type IdempotencyStore } from './idempotency.ts';
+import { IDEMPOTENCY_KEY, IN_FLIGHT_RETRY_AFTER_SECONDS, requestFingerprint, requestKeyFor, type IdempotencyStore } from './idempotency.ts';
 import type { RateLimiter } from './rateLimit.ts';
 import { READ_MODELS_HEADER, type ReadModelFreshness } from './readModelFreshness.ts';
 import type { AnyRoute, HandlerResult, UncheckedInput } from './route.ts';
@@ -177,34 +177,43 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         return;
       }
 
-      const outcome = await deps.idempotency.begin(scope, key, requestFingerprint(req.method, req.originalUrl, body));
+      const fingerprint = requestFingerprint(req.method, req.originalUrl, body);
+      const outcome = await deps.idempotency.begin(scope, key, fingerprint);
       if (outcome.kind === 'mismatch') {
         throw new HttpError(422, 'failedPrecondition', 'Idempotency-Key was already used with a different request');
       }
       if (outcome.kind === 'inFlight') {
-        throw new HttpError(409, 'alreadyExist', 'a request with this Idempotency-Key is still being processed');
+        throw new HttpError(409, 'alreadyExist', 'a request with this Idempotency-Key is still being processed; send it again after Retry-After',
+          { 'Retry-After': String(IN_FLIGHT_RETRY_AFTER_SECONDS) });
       }
       if (outcome.kind === 'replay') {
         send(res, { status: outcome.status, ...(outcome.body === null ? {} : { body: outcome.body }) }, true);
         return;
       }
       const { owner } = outcome;
+      // What the request's commands create takes ids derived from it: run again, it finds what it made.
+      req.requestKey = requestKeyFor(scope, key, fingerprint);
       let result: HandlerResult;
       try {
         result = (await route.handler({ params, query, body, req, res })) ?? { status: 204 };
       } catch (error) {
-        const httpError = toHttpError(error);
-        // A refusal is the request's answer and is replayed; a server error or contention is not (a retry may succeed).
+        const httpError = asUnavailable(toHttpError(error));
+        // A refusal is the request's answer and is replayed; a server error, an outage or contention is not (a
+        // retry may succeed, and finds whatever this run recorded).
         const retryable = error instanceof DomainError && error.kind === 'contention';
         if (httpError instanceof HttpError && httpError.statusCode < 500 && !retryable) {
-          await deps.idempotency.complete(scope, key, owner, httpError.statusCode, httpError.toPayload());
+          // Not kept (the database gone meanwhile): the key is released, and a retry is refused the same way.
+          await deps.idempotency.complete(scope, key, owner, httpError.statusCode, httpError.toPayload()).catch(() => undefined);
         } else {
-          await deps.idempotency.abandon(scope, key, owner).catch(() => undefined);
+          await deps.idempotency.abandon(scope, key, owner);
         }
         throw httpError;
       }
       await Promise.all([
-        deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields)),
+        // Applied: the answer goes out even when it cannot be kept (the key is then released, and a retry answers
+        // the same from what this run recorded).
+        deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields))
+          .catch((error: unknown) => req.log.warn({ err: error }, 'the answer of an applied request could not be kept for its Idempotency-Key')),
         result.readModels,
       ]);
       send(res, result, false, deps.freshness.isStale(req.id));

@@ -26,12 +26,14 @@ export interface Services extends Platform {
 export async function createServices(platform: Platform, edge: { metrics: Metrics; freshness: ReadModelFreshness }): Promise<Services> {
   const { config, storage, runtime } = platform;
   const key = await loadSigningKey(storage.database);
+  const idempotency = new IdempotencyStore(storage.database);
+  await idempotency.start();
   return {
     ...platform,
     ...edge,
     clients: new ClientDirectory(platform.readModels),
     tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
-    idempotency: new IdempotencyStore(storage.database),
+    idempotency,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),
     addressRateLimiter: new RateLimiter(config.addressRateLimitPerSecond, config.addressRateLimitBurst),
     budgetRateLimiter: new RateLimiter(config.checkoutStatusRateLimitPerSecond, config.checkoutStatusRateLimitBurst),

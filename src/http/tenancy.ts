@@ -6,6 +6,7 @@
 import type { Request } from 'express';
 import { sql, type SelectQueryBuilder } from 'kysely';
 import { clientTenant, type Tenant } from '../domain/tenancy.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
 import { unauthorized } from './errors.ts';
 
 export { scopedTo } from '../db/owned.ts';
@@ -13,6 +14,20 @@ export { scopedTo } from '../db/owned.ts';
 export function clientIdOf(req: Request): string {
   if (req.caller.kind !== 'client') throw unauthorized();
   return req.caller.clientId;
+}
+
+/**
+ * What a request's commands record of it: the client they act for (the caller's own, or the object's for the
+ * operator and the provider, who act across clients), who acts, the request id, and the request's key when it
+ * sent an Idempotency-Key.
+ */
+export function commandMetadata(req: Request, acting: { clientId?: string; actor?: string } = {}): EventMetadata {
+  const clientId = acting.clientId ?? (req.caller.kind === 'client' ? req.caller.clientId : undefined);
+  const actor = acting.actor ?? (req.caller.kind === 'client' ? `client:${req.caller.clientId}` : req.caller.kind);
+  return {
+    ...(clientId === undefined ? {} : { clientId }), actor, correlationId: req.id,
+    ...(req.requestKey === undefined ? {} : { requestKey: req.requestKey }),
+  };
 }
 
 /** The tenant a client's request acts for: its own objects only. */

@@ -2,6 +2,7 @@
  * Commands on identities. Reads go through the tenant-scoped read model; writes through the deciders: an
  * identity's own, and the client's identity graph for links and deletions.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
@@ -53,7 +54,7 @@ function identityChangesOf(input: UpdateIdentity): IdentityChanges {
 }
 
 export async function createIdentity(platform: Platform, clientId: string, input: CreateIdentity, metadata: EventMetadata): Promise<string> {
-  const identityId = platform.runtime.newId();
+  const identityId = createdId(platform.runtime, metadata, 'identity');
   const fields = identityFieldsOf(input);
   const position = await run(platform, identityId, { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(position);

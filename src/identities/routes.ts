@@ -7,7 +7,7 @@ import { idParamSchema } from '../../schemas/common.ts';
 import { identityRecords } from '../../projections/identities.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import type { Request } from 'express';
 import {
@@ -24,7 +24,7 @@ const notFoundResponse = { description: 'no such identity for this client; anoth
 
 export function identityRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const recordOf = async (clientId: string, identityId: string) =>
     (await identityRecords(db, [await ownedIdentity(db, { clientId }, identityId)]))[0]!;
 
@@ -153,7 +153,7 @@ export function identityRoutes(services: Services): AnyRoute[] {
         const { id } = params;
         // Operators act across clients: the identity of whichever client, whose id the events record.
         const row = await ownedIdentity(db, 'any', id);
-        await changeIdentityStatus(services, 'any', id, body.status, { actor: 'operator', correlationId: req.id, clientId: row.client_id });
+        await changeIdentityStatus(services, 'any', id, body.status, commandMetadata(req, { clientId: row.client_id }));
         return { status: 200, body: await recordOf(row.client_id, id) };
       },
     }),

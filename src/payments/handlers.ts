@@ -2,12 +2,13 @@
  * Commands on payments: gather the facts the decider needs (read models, catalog, provider), run the decider
  * on the payment's stream, and wait (bounded) for the read models.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import { sql, type Kysely } from 'kysely';
 import type { CreatePayment } from '../../schemas/payments.ts';
 import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import type { ClientRow } from '../../projections/clients.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { handleCommand, readState, recordedByRequest } from '../eventstore/commandHandler.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
@@ -203,8 +204,11 @@ async function newPayer(
   platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata, selfDeclared: boolean,
 ): Promise<Payer | null> {
   if (!input.customer) return null;
-  // A reused externalId must change nothing, not even create its payer.
-  if ((await loadPayment(platform, paymentIdFor(clientId, input.externalId))).payment) {
+  // A reused externalId must change nothing, not even create its payer; unless the payment is this very request's,
+  // created by its earlier run (then the payer it created is found again and the payment answered as recorded).
+  const stream = paymentStream(paymentIdFor(clientId, input.externalId));
+  const [created] = await platform.storage.store.readStream(stream, { limit: 1 });
+  if (created && !recordedByRequest(metadata, stream, 'CreatePayment', created.id)) {
     throw domainConflict(`a payment with externalId ${JSON.stringify(input.externalId)} already exists`);
   }
   const { documentNumber } = input.customer;
@@ -396,7 +400,7 @@ export async function resolvePaymentReview(
 export async function attachPaymentDocument(
   platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
-  const documentId = platform.runtime.newId();
+  const documentId = createdId(platform.runtime, metadata, 'payment document');
   await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => run(platform, paymentId, {
     type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },

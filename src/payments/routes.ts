@@ -13,7 +13,7 @@ import { idParamSchema, type IdParams } from '../../schemas/common.ts';
 import { customerRecords } from '../../projections/customers.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -62,7 +62,7 @@ function signatureMatches(secret: string, transactionId: string, signature: stri
 
 export function paymentRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, { clientId }, paymentId));
   /** A client's move on its own payment (the command answers 404 for anyone else's), then the record. */
   const clientMove = (move: typeof authorizePayment) => async ({ params, req }: { params: IdParams; req: Request }) => {
@@ -144,7 +144,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const { transactionId } = body;
         // The provider notifies of any client's payment.
         const row = await anyPayment(db, transactionId);
-        await receivePayment(services, 'any', transactionId, { clientId: row.client_id, actor: 'provider', correlationId: req.id });
+        await receivePayment(services, 'any', transactionId, commandMetadata(req, { clientId: row.client_id }));
         return { status: 200, body: paymentRecord(await anyPayment(db, transactionId)) };
       },
     }),
@@ -225,7 +225,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       async handler({ params, body, req }) {
         const { id } = params;
         const row = await anyPayment(db, id);
-        await resolvePaymentReview(services, 'any', id, body.decision, { clientId: row.client_id, actor: 'operator', correlationId: req.id });
+        await resolvePaymentReview(services, 'any', id, body.decision, commandMetadata(req, { clientId: row.client_id }));
         return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
       },
     }),

@@ -3,6 +3,7 @@
  * every change (and refuses another client's endpoint as not found); the outbox calls check the endpoint is the
  * client's first, from the read model.
  */
+import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { CreateWebhook, RotateSecret, UpdateWebhook } from '../../schemas/webhooks.ts';
 import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
@@ -37,14 +38,18 @@ async function run(platform: Platform, endpointId: string, command: WebhookComma
 export async function registerWebhook(
   platform: Platform, clientId: string, input: CreateWebhook, metadata: EventMetadata,
 ): Promise<{ endpointId: string; secretKey: string }> {
-  const endpointId = platform.runtime.newId();
+  const endpointId = createdId(platform.runtime, metadata, 'webhook endpoint');
   const secretKey = input.secretKey ?? generateWebhookSecret();
-  const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
-  await run(platform, endpointId, {
+  const box = await secretBoxOf(platform);
+  const { position, events, repeated } = await handleCommand(platform.storage.store, webhookStream(endpointId), webhookDecider, {
     type: 'RegisterEndpoint', tenant: { clientId }, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
-    endpoint: { endpointId, clientId, url: input.url, events: input.events ? [...input.events] : null, description: input.description ?? null, secret },
+    endpoint: { endpointId, clientId, url: input.url, events: input.events ? [...input.events] : null, description: input.description ?? null,
+      secret: box.seal(endpointId, secretKey) },
   }, metadata);
-  return { endpointId, secretKey };
+  await platform.readYourWrites(position, events.map((e) => e.type));
+  // The same request run again (its first answer never arrived): the secret is the one its first run recorded.
+  const registered = repeated ? events.find((e) => e.type === 'WebhookEndpointRegistered') : undefined;
+  return { endpointId, secretKey: registered ? box.open(endpointId, registered.data.secret) : secretKey };
 }
 
 export function updateWebhook(platform: Platform, tenant: Tenant, endpointId: string, input: UpdateWebhook, metadata: EventMetadata): Promise<void> {

@@ -12,7 +12,7 @@ import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../projections/w
 import type { ReadModels } from '../../projections/readModels.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { invalidParam, notFound } from '../http/errors.ts';
 import {
@@ -59,7 +59,7 @@ async function deliveryOf(db: Kysely<ReadModels>, endpointId: string, deliveryId
 
 export function webhookRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (req: Request) => ({ clientId: clientIdOf(req), actor: `client:${clientIdOf(req)}`, correlationId: req.id });
+  const meta = (req: Request) => commandMetadata(req);
   const recordOf = async (req: Request, endpointId: string, secretKey?: string) =>
     webhookRecord(await ownedWebhook(db, tenantOf(req), endpointId), secretKey);
 

@@ -25,7 +25,7 @@ import type {
   AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions,
   RecordedEvent,
 } from '../port.ts';
-import { MAX_READ_LIMIT } from '../port.ts';
+import { FIND_EVENTS_WINDOW, MAX_READ_LIMIT } from '../port.ts';
 import { comparePositions, toBigInt, type Position } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import { SubscriptionSupervisor, type CheckpointSource, type SubscriptionDrop } from './subscriptionSupervisor.ts';
@@ -173,7 +173,7 @@ export class EventStoreDbEventStore implements EventStore {
       const tail = await this.lastEvents(stream, Math.max(batch.length, REPEAT_WINDOW));
       if (tail.length === 0 && expected === 'stream_exists') throw new WrongExpectedRevisionError(stream, expected, 'no_stream');
       const repeat = repeatIn(tail, batch);
-      if (repeat) return { nextRevision: toBigInt(repeat.revision), position: positionOfRecord(repeat) };
+      if (repeat) return { nextRevision: toBigInt(repeat.revision), position: positionOfRecord(repeat), repeated: true };
       const tip = tail.length === 0 ? 'no_stream' : toBigInt(tail[tail.length - 1]!.revision);
       try {
         return await this.appendAt(stream, batch, tip, expected, tail.at(-1) ?? null);
@@ -316,6 +316,15 @@ export class EventStoreDbEventStore implements EventStore {
     const out: RecordedEvent[] = [];
     for (const resolved of raw) if (resolved.event) out.push(this.toRecorded(resolved.event));
     return out;
+  }
+
+  /** Ids are not indexed here: the stream's last FIND_EVENTS_WINDOW events are searched. */
+  async findEvents(stream: string, ids: readonly string[]): Promise<RecordedEvent[]> {
+    if (ids.length === 0) return [];
+    const wanted = new Set(ids.map((id) => id.toLowerCase()));
+    return (await this.lastEvents(stream, FIND_EVENTS_WINDOW))
+      .filter((event) => wanted.has(event.id.toLowerCase()))
+      .map((event) => this.toRecorded(event));
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {

@@ -112,6 +112,9 @@ SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY
 export const READ_STREAM_BACKWARDS_SQL = `
 SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY events.revision DESC LIMIT $3`;
 
+export const STREAM_EVENTS_BY_ID_SQL = `
+SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND id = ANY($2::uuid[]) ORDER BY revision`;
+
 export const EVENTS_BY_ID_SQL = `
 SELECT id, stream, revision::text AS revision, transaction_id::text AS commit_position,
        global_position::text AS prepare_position

@@ -16,7 +16,7 @@ import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
   appendStatements, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
-  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL,
+  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, STREAM_EVENTS_BY_ID_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
 
@@ -175,7 +175,14 @@ export class PostgresEventStore implements EventStore {
     return {
       nextRevision: BigInt(last.revision),
       position: { commit: BigInt(last.commit_position), prepare: BigInt(last.prepare_position) },
+      repeated: true,
     };
+  }
+
+  async findEvents(stream: string, ids: readonly string[]): Promise<RecordedEvent[]> {
+    if (ids.length === 0) return [];
+    const { rows } = await this.database.query<FeedRow>(STREAM_EVENTS_BY_ID_SQL, [stream, ids]);
+    return rows.map((row) => this.toRecorded(row));
   }
 
   private async currentRevision(stream: string): Promise<bigint | 'no_stream'> {

@@ -17,6 +17,7 @@
  * steps for every request and every end it sees in the feed, so a process that stopped half way (a crash, a
  * deploy) leaves nothing half done.
  */
+import { createdId } from '../../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { ReadModels } from '../../../projections/readModels.ts';
 import { handleCommand, readState } from '../../eventstore/commandHandler.ts';
@@ -141,7 +142,7 @@ export async function advanceRefund(
 export async function requestRefund(
   platform: Platform, tenant: Tenant, parentId: string, input: { amount?: string; reason?: string }, metadata: EventMetadata,
 ): Promise<{ refundId: string; readModels: Promise<void> }> {
-  const refundId = platform.runtime.newId();
+  const refundId = createdId(platform.runtime, metadata, 'refund');
   const requested = await refusingOtherKinds(platform, tenant, parentId, 'a refund cannot be refunded (refund its parent payment)',
     () => handleCommand(platform.storage.store, paymentStream(parentId), parentRefundDecider, {
       type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),

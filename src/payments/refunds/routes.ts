@@ -12,7 +12,7 @@ import {
 import type { RefundRow } from '../../../projections/refunds.ts';
 import { defineRoute, type AnyRoute } from '../../http/route.ts';
 import type { Services } from '../../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf } from '../../http/tenancy.ts';
+import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../../http/tenancy.ts';
 import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money.ts';
 import { ownedPayment } from '../handlers.ts';
@@ -53,7 +53,6 @@ function bound(value: string | undefined, edge: 'from' | 'to', name: string): { 
 
 export function refundRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
-  const meta = (clientId: string, requestId: string) => ({ clientId, actor: `client:${clientId}`, correlationId: requestId });
   const childrenOf = (parentId: string) => db.selectFrom('refunds').selectAll().where('parent_payment_id', '=', parentId);
 
   return [
@@ -76,7 +75,7 @@ export function refundRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const clientId = clientIdOf(req);
-        const { refundId, readModels } = await requestRefund(services, tenantOf(req), params.id, body, meta(clientId, req.id));
+        const { refundId, readModels } = await requestRefund(services, tenantOf(req), params.id, body, commandMetadata(req));
         // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
         const refund = (await loadRefund(services, refundId)).refund!;
         return { status: 201, readModels, body: {
@@ -169,7 +168,7 @@ export function refundRoutes(services: Services): AnyRoute[] {
         // From the child's stream, not the read model: a refund notified the moment it was created is known.
         const { refund } = await loadRefund(services, refundId);
         if (!refund) throw notFound(`refund ${refundId} not found`);
-        await endRefund(services, 'any', refundId, outcome, { clientId: refund.clientId, actor: 'provider', correlationId: req.id });
+        await endRefund(services, 'any', refundId, outcome, commandMetadata(req, { clientId: refund.clientId }));
         return { status: 200, body: refundRecord(await ownedRefund(db, 'any', refundId)) };
       },
     }),
