@@ -9,10 +9,11 @@
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { handlerOf, recordedAs, type EventHandlers } from '../src/eventstore/typedEvents.ts';
-import type { RecordedStoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
+import type { StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
 import {
   ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, DEPOSIT_RECEIVED, PAYMENT_SETTLED,
-  PAYMENT_UNSETTLED, REFUND_SETTLED,
+  PAYMENT_UNSETTLED, REFUND_SETTLED, type AccountAdjustedData, type AccountCreditedData, type AccountHoldReleasedData,
+  type AccountHoldDebitedData, type PaymentSettledData, type PaymentUnsettledData, type RefundSettledData, type UnassignedDepositData,
 } from '../src/ledger/events.ts';
 import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from '../src/domain/money.ts';
 
@@ -126,7 +127,7 @@ function field<T extends object>(event: RecordedEvent, data: T, name: keyof T & 
   throw new LedgerInvariantError(`${event.type} event ${event.id} on ${event.stream}: data.${name} must be a non-empty string`);
 }
 
-function adjustmentEntries(event: RecordedStoredEvent<'AccountAdjusted'>): JournalEntry[] {
+function adjustmentEntries(event: RecordedEvent<'AccountAdjusted', AccountAdjustedData>): JournalEntry[] {
   const data = event.data;
   const accountId = field(event, data, 'accountId');
   const currency = field(event, data, 'currency');
@@ -182,7 +183,7 @@ function creditEntry(
   return { entryId: entryIdFor(event.id), currency, occurredAt: at, description, sourceEventId: event.id, clientId, lines };
 }
 
-function creditedEntries(event: RecordedStoredEvent<'AccountCredited'>): JournalEntry[] {
+function creditedEntries(event: RecordedEvent<'AccountCredited', AccountCreditedData>): JournalEntry[] {
   const data = event.data;
   const from = field(event, data, 'fundsFrom');
   if (from !== 'clearing' && from !== 'suspense') throw new LedgerInvariantError(`AccountCredited event ${event.id}: unknown fundsFrom ${from}`);
@@ -196,7 +197,7 @@ function creditedEntries(event: RecordedStoredEvent<'AccountCredited'>): Journal
  * A settlement recorded before the account stream decided credits posts itself; a later one (with its
  * account's `creditEventId`) moved its money on the account's stream and posts nothing here.
  */
-function settlementEntries(event: RecordedStoredEvent<'PaymentSettled'>): JournalEntry[] {
+function settlementEntries(event: RecordedEvent<'PaymentSettled', PaymentSettledData>): JournalEntry[] {
   const data = event.data;
   if (data.creditEventId !== undefined) return [];
   const batch = data.settlementBatchId ? ` in batch ${data.settlementBatchId}` : '';
@@ -205,7 +206,7 @@ function settlementEntries(event: RecordedStoredEvent<'PaymentSettled'>): Journa
 }
 
 /** A spent hold: account −amount, refunds payable +amount. */
-function holdDebitedEntries(event: RecordedStoredEvent<'AccountHoldDebited'>): JournalEntry[] {
+function holdDebitedEntries(event: RecordedEvent<'AccountHoldDebited', AccountHoldDebitedData>): JournalEntry[] {
   const data = event.data;
   const currency = field(event, data, 'currency');
   const accountId = field(event, data, 'accountId');
@@ -230,7 +231,7 @@ export interface HoldChange {
   at: string;
 }
 
-function holdChange(event: RecordedStoredEvent<'AccountFundsHeld' | 'AccountHoldReleased' | 'AccountHoldDebited'>, sign: 1 | -1): HoldChange[] {
+function holdChange(event: RecordedEvent<string, AccountHoldReleasedData>, sign: 1 | -1): HoldChange[] {
   const data = event.data;
   const currency = field(event, data, 'currency');
   const amount = amountField(event, data, 'amount', currency);
@@ -251,7 +252,7 @@ export function holdChangesFor(event: RecordedEvent): HoldChange[] {
   return mapper ? mapper(withData(typed)) : [];
 }
 
-function unsettledEntries(event: RecordedStoredEvent<'PaymentUnsettled'>): JournalEntry[] {
+function unsettledEntries(event: RecordedEvent<'PaymentUnsettled', PaymentUnsettledData>): JournalEntry[] {
   const data = event.data;
   const currency = field(event, data, 'currency');
   const received = amountField(event, data, 'receivedAmount', currency);
@@ -268,7 +269,7 @@ function unsettledEntries(event: RecordedStoredEvent<'PaymentUnsettled'>): Journ
 }
 
 /** An unassigned deposit: clearing −total, suspense +total (its funds wait there until assigned). */
-function unassignedDepositEntries(event: RecordedStoredEvent<'DepositReceived'>): JournalEntry[] {
+function unassignedDepositEntries(event: RecordedEvent<'DepositReceived', UnassignedDepositData>): JournalEntry[] {
   const data = event.data;
   const currency = field(event, data, 'currency');
   const total = amountField(event, data, 'totalAmount', currency);
@@ -287,7 +288,7 @@ function unassignedDepositEntries(event: RecordedStoredEvent<'DepositReceived'>)
  * A refund paid out: refunds payable −amount, clearing +amount. A SUSPENSE-funded refund never passed through
  * an account, so a first entry moves its amount from suspense to refunds payable.
  */
-function refundSettledEntries(event: RecordedStoredEvent<'RefundSettled'>): JournalEntry[] {
+function refundSettledEntries(event: RecordedEvent<'RefundSettled', RefundSettledData>): JournalEntry[] {
   const data = event.data;
   const currency = field(event, data, 'currency');
   const amount = amountField(event, data, 'amount', currency);
@@ -308,7 +309,10 @@ function refundSettledEntries(event: RecordedStoredEvent<'RefundSettled'>): Jour
   ];
 }
 
-/** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
+/**
+ * Event type → its entries. Each mapper reads its event through the ledger's own contract (src/ledger/events.ts);
+ * keyed by stored event type, the compiler checks that the producer's data satisfies it.
+ */
 const mappers: EventHandlers<StoredEventData, [], JournalEntry[]> = {
   [ACCOUNT_ADJUSTED]: adjustmentEntries,
   [ACCOUNT_CREDITED]: creditedEntries,

@@ -154,8 +154,6 @@ export type DepositStreamEvent =
   | { type: 'PaymentSettled'; data: PaymentSettledData & { from: 'CREATED'; to: 'SETTLED' } }
   | { type: 'PaymentExpired'; data: PaymentExpiredData };
 
-export type DepositEventData<T extends DepositEvent['type']> = Extract<DepositEvent, { type: T }>['data'];
-
 export const depositEvents: ContextEvents = { schemas: depositEventSchemas };
 
 /** The `externalId` of a provider's deposit: `<provider>:<provider deposit id>`. */
