@@ -37,6 +37,8 @@ interface TermsColumns {
   duration: number;
   created_at: Instant;
   updated_at: Instant;
+  /** The test clock it was created under (its status is judged at that clock's time), or null. */
+  test_clock_id: string | null;
 }
 
 export interface CheckoutSessionsTable extends TermsColumns {
@@ -58,7 +60,7 @@ export type CheckoutTables = { checkout_sessions: CheckoutSessionsTable; payment
 export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
 export type PaymentLinkRow = Selectable<PaymentLinksTable>;
 
-function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string }) {
+function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string; testClockId?: string | null }) {
   const owner = d.owner as { identityId: string };
   const customer = d.customer as { email?: string } | null;
   const accountNumbers = (d.destinations as Array<{ type: string; account?: { accountNumber: string } }>)
@@ -70,6 +72,7 @@ function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: str
     owner_identity_id: owner.identityId, customer: JSON.stringify(d.customer), customer_email: customer?.email?.toLowerCase() ?? null,
     customer_requirements: JSON.stringify(d.customerRequirements), success_url: d.successUrl, failed_url: d.failedUrl,
     redirect_url: d.redirectUrl, duration: d.duration, created_at: d.createdAt, updated_at: d.createdAt,
+    test_clock_id: d.testClockId ?? null,
   };
 }
 
@@ -96,17 +99,19 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
     .addColumn('redirect_url', 'text')
     .addColumn('duration', 'integer', (c) => c.notNull())
     .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-    .addColumn('updated_at', 'timestamptz', (c) => c.notNull());
+    .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
+    .addColumn('test_clock_id', 'text');
   builder = extra(builder);
   await builder.execute();
   await sql.raw(`CREATE INDEX ${table}_client_created ON ${table} (client_id, created_at DESC, ${idColumn} DESC)`).execute(trx);
   await sql.raw(`CREATE INDEX ${table}_client_owner ON ${table} (client_id, owner_identity_id)`).execute(trx);
   await sql.raw(`CREATE INDEX ${table}_accounts ON ${table} USING gin (account_numbers)`).execute(trx);
+  await sql.raw(`CREATE INDEX ${table}_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL`).execute(trx);
 }
 
 export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData>({
   name: 'checkout',
-  version: 1,
+  version: 2,
   tables: ['checkout_sessions', 'payment_links'],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b

@@ -35,6 +35,8 @@ export interface DepositsTable {
   settled_at: NullableInstant;
   expired_at: NullableInstant;
   refund_payment_id: string | null;
+  /** The test clock the deposit was created under (its 48 h and 6 h windows follow that clock), or null. */
+  test_clock_id: string | null;
 }
 
 export type DepositTables = { deposits: DepositsTable };
@@ -65,12 +67,15 @@ async function setup(trx: Kysely<DepositTables>): Promise<void> {
       related_payment_id         text,
       settled_at                 timestamptz,
       expired_at                 timestamptz,
-      refund_payment_id          text
+      refund_payment_id          text,
+      test_clock_id              text
     )`.execute(trx);
   // The list and the widget: a client's deposits awaiting assignment, soonest expiry first.
   await sql`CREATE INDEX deposits_client_pending ON deposits (client_id, currency, expires_at, payment_id) WHERE status = 'CREATED'`.execute(trx);
   // The expiry job's queue.
   await sql`CREATE INDEX deposits_pending_expiry ON deposits (expires_at) WHERE status = 'CREATED'`.execute(trx);
+  // A test clock's deposits, for the expiries its advances run.
+  await sql`CREATE INDEX deposits_test_clock ON deposits (test_clock_id, expires_at) WHERE status = 'CREATED' AND test_clock_id IS NOT NULL`.execute(trx);
 }
 
 async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStoredEvent[]): Promise<void> {
@@ -84,6 +89,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStored
           originator_first_name: d.originator.firstName, originator_last_name: d.originator.lastName,
           originator_document_type: d.originator.documentType, originator_document_number: d.originator.documentNumber,
           customer_id: d.customerId, created_at: d.createdAt, expires_at: d.expiresAt, updated_at: d.createdAt,
+          test_clock_id: d.testClockId ?? null,
         }).execute();
         break;
       }
@@ -112,7 +118,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStored
 
 export const depositsProjector: Projector = defineProjector<DepositTables, StoredEventData>({
   name: 'deposits',
-  version: 1,
+  version: 2,
   tables: ['deposits'],
   handles: ['DepositReceived', 'DepositAssigned', 'PaymentExpired', 'DepositRefundDue'],
   setup,

@@ -74,6 +74,8 @@ export interface PaymentsTable {
   related_payment_id: string | null;
   /** A child's parent (a deposit's companion, a refund child). */
   parent_payment_id: string | null;
+  /** The test clock the payment was created under (its rules of time read that clock), or null. */
+  test_clock_id: string | null;
 }
 
 /**
@@ -128,6 +130,7 @@ const paymentColumns = {
   reconciliation_status: 'text',
   related_payment_id: 'text',
   parent_payment_id: 'text',
+  test_clock_id: 'text',
 } as const satisfies Record<keyof PaymentsTable, string>;
 
 type PaymentColumn = keyof typeof paymentColumns;
@@ -164,6 +167,8 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   await sql`CREATE INDEX payments_client_checkout ON payments (client_id, checkout_session_id) WHERE checkout_session_id IS NOT NULL`.execute(trx);
   // The jobs' work queues: received payments waiting for a settlement batch, payable ones waiting to expire.
   await sql`CREATE INDEX payments_awaiting_batch ON payments (received_at) WHERE status = 'RECEIVED' AND settlement <> 'INSTANT'`.execute(trx);
+  // A test clock's objects, for the effects its advances run.
+  await sql`CREATE INDEX payments_test_clock ON payments (test_clock_id, status) WHERE test_clock_id IS NOT NULL`.execute(trx);
   await sql.raw(`CREATE INDEX payments_payable_until ON payments (payable_until)
     WHERE status IN (${EXPIRABLE_STATUSES.map((s) => `'${s}'`).join(', ')}) AND payable_until IS NOT NULL`).execute(trx);
   await sql`
@@ -199,6 +204,7 @@ function refundChildRow(d: Data<'RefundCreated'>): NewPayment {
     authorized_at: null, captured_at: null, received_at: d.createdAt, received_amount: null, settled_at: null, expired_at: null,
     unsettled_at: null, unsettled_reason: null, failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0,
     refunded_at: null, reconciliation_status: null, related_payment_id: d.parentPaymentId, parent_payment_id: d.parentPaymentId,
+    test_clock_id: null,
   };
 }
 
@@ -207,7 +213,7 @@ function localDepositRow(fields: {
   paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string; description: string;
   status: PaymentStatus; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
   accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
-  reconciliationStatus: string | null; receivedAmount: string | null;
+  reconciliationStatus: string | null; receivedAmount: string | null; testClockId?: string | null;
 }): NewPayment {
   const f = fields;
   return {
@@ -222,7 +228,7 @@ function localDepositRow(fields: {
     received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
     settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
     failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null, reconciliation_status: f.reconciliationStatus,
-    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId,
+    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId, test_clock_id: f.testClockId ?? null,
   };
 }
 
@@ -290,7 +296,7 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
     created_at: d.createdAt, updated_at: d.createdAt, authorized_at: null, captured_at: null, received_at: null,
     received_amount: null, settled_at: null, expired_at: null, unsettled_at: null, unsettled_reason: null,
     failed_at: null, failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null,
-    reconciliation_status: null, related_payment_id: null, parent_payment_id: null,
+    reconciliation_status: null, related_payment_id: null, parent_payment_id: null, test_clock_id: d.testClockId ?? null,
   };
 }
 
@@ -465,7 +471,7 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables, Store
   name: 'payments',
   // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   // 3: refund children as payments of type REFUND.
-  version: 3,
+  version: 4,
   tables: ['payments', 'payment_documents'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...REFUND_ENDS, ...STATUS_CHANGES,
     'DepositReceived', 'DepositCompanionCreated', 'DepositAssigned'],

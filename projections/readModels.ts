@@ -14,11 +14,12 @@ import type { IdentityTables } from './identities.ts';
 import type { LedgerTables } from './ledger.ts';
 import type { PaymentTables } from './payments.ts';
 import type { RefundTables } from './refunds.ts';
+import type { TestClockTables } from './testClocks.ts';
 import type { WebhookOutboxTables, WebhookTables } from './webhooks.ts';
 
 /** The webhook outbox is no projector's table (it lives in the main schema), but it is read the same way. */
 export type ReadModels = AccountTables & AttemptTables & CheckoutTables & ClientTables & CustomerTables & DepositTables & IdentityTables
-  & LedgerTables & PaymentTables & RefundTables & WebhookTables & WebhookOutboxTables;
+  & LedgerTables & PaymentTables & RefundTables & TestClockTables & WebhookTables & WebhookOutboxTables;
 
 /** The database's handle with the read models' tables (they are views of the active versions' tables). */
 export function readModelsOf(database: Database): Kysely<ReadModels> {

@@ -245,6 +245,14 @@ export const webhookMappings: WebhookMappings = {
     };
     return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
   },
+  TestClockReady(event) {
+    const d = event.data;
+    const payload = {
+      eventType: 'test_clock.ready', timestamp: d.frozenTime,
+      testClock: { id: d.clockId, name: d.name, frozenTime: d.frozenTime, status: 'ready' },
+    };
+    return { emissions: [emission(event, 'test_clock.ready', d.clientId, d.clockId, d.frozenTime, payload)] };
+  },
   ...depositMappings,
   ...refundMappings,
 };

@@ -3,7 +3,7 @@
  * discovery endpoints that read it.
  */
 import type { FromSchema } from 'json-schema-to-ts';
-import { countryCodes } from './countries.ts';
+import { countryCodes, countrySchema } from './countries.ts';
 import { currencyCodes, currencySchema } from './currencies.ts';
 
 /** The 27 node types of the interface, in its order. */
@@ -88,7 +88,7 @@ export const bankSchema = {
   properties: {
     code: { type: 'string', minLength: 1, maxLength: 20, description: 'the bank’s code in its country (or its BIC)' },
     name: { type: 'string', minLength: 1, maxLength: 120 },
-    countryCode: { type: 'string', enum: countryCodes, description: 'ISO 3166-1 alpha-3' },
+    countryCode: countrySchema,
   },
 } as const;
 export type Bank = FromSchema<typeof bankSchema>;

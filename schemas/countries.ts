@@ -18,4 +18,4 @@ export const countryCodes = [
   'VIR', 'VNM', 'VUT', 'WLF', 'WSM', 'YEM', 'ZAF', 'ZMB', 'ZWE',
 ] as const;
 
-export const countrySchema = { type: 'string', enum: countryCodes, description: 'ISO 3166-1 alpha-3' } as const;
+export const countrySchema = { title: 'Country', type: 'string', enum: countryCodes, description: 'ISO 3166-1 alpha-3' } as const;

@@ -407,11 +407,12 @@ export const paymentHistorySchema = {
       items: {
         type: 'object',
         additionalProperties: false,
-        required: ['revision', 'type', 'occurredAt', 'actor', 'data'],
+        required: ['revision', 'type', 'occurredAt', 'recordedAt', 'actor', 'data'],
         properties: {
           revision: { type: 'integer', minimum: 0 },
           type: { type: 'string' },
-          occurredAt: time,
+          occurredAt: { ...time, description: 'the business time: a test clock’s time for an event recorded under one, else recordedAt' },
+          recordedAt: { ...time, description: 'when the event store recorded it (real time)' },
           actor: nullableText,
           data: { type: 'object' },
         },

@@ -13,6 +13,7 @@ export const webhookEventTypes = [
   'payment.refund.created', 'payment.refund.settled', 'payment.refund.failed',
   'purchase.attempted', 'purchase.pendingAssignment', 'purchase.underpaid', 'purchase.overpaid',
   'customer.levelChanged',
+  'test_clock.ready',
 ] as const;
 export type WebhookEventType = (typeof webhookEventTypes)[number];
 
@@ -27,8 +28,10 @@ const urlSchema = {
   description: 'http or https, without credentials or fragment; private and loopback addresses are refused unless the service runs with WEBHOOK_ALLOW_PRIVATE=true',
 } as const;
 const secretKeySchema = {
-  type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', examples: ['whsec_my-own-secret-of-32-chars-or-so'],
-  description: 'the HMAC-SHA256 key deliveries are signed with (16 to 256 printable ASCII characters); generated when omitted',
+  type: 'string', minLength: 16, maxLength: 256, pattern: '^[\\x21-\\x7e]+$', examples: ['my-own-secret-of-32-chars-or-so'],
+  description: 'the secret deliveries are signed with (16 to 256 printable ASCII characters); generated when omitted, in the ' +
+    'Standard Webhooks form `whsec_<base64 of 32 random bytes>`. One starting with `whsec_` must have that form (base64 of ' +
+    '24 to 64 bytes): its Standard Webhooks key is the decoded bytes; for any other, it is the secret’s own bytes',
 } as const;
 const eventsSchema = {
   type: 'array', items: eventTypeSchema, minItems: 1, maxItems: webhookEventTypes.length, uniqueItems: true,
@@ -81,7 +84,12 @@ export const webhookSchema = {
     enabled: { type: 'boolean' },
     createdAt: { type: 'string', format: 'date-time' },
     updatedAt: { type: 'string', format: 'date-time' },
-    secretKey: { type: 'string', description: 'only in the answer of the creation and of a rotation: shown once, never again' },
+    secretKey: {
+      type: 'string',
+      description: 'only in the answer of the creation and of a rotation: shown once, never again. A `whsec_…` one verifies ' +
+        'with `new Webhook(secretKey)` of the standardwebhooks libraries; one of your own with `new Webhook(secretKey, { format: ' +
+        '"raw" })`',
+    },
   },
 } as const;
 export type WebhookRecord = FromSchema<typeof webhookSchema>;
@@ -207,7 +215,7 @@ export const transactionEventPayloadSchema = {
   additionalProperties: false,
   required: ['eventType', 'timestamp', 'transaction', 'identity'],
   properties: {
-    eventType: { type: 'string', enum: webhookEventTypes.filter((t) => t !== 'customer.levelChanged') },
+    eventType: { type: 'string', enum: webhookEventTypes.filter((t) => t !== 'customer.levelChanged' && t !== 'test_clock.ready') },
     timestamp: isoTime,
     transaction: {
       type: 'object',
@@ -265,6 +273,23 @@ export const customerEventPayloadSchema = {
         autoCreated: { type: 'boolean' },
         documentsCount: { type: 'integer', minimum: 0 },
       },
+    },
+  },
+} as const;
+
+export const testClockEventPayloadSchema = {
+  title: 'TestClockWebhookPayload',
+  type: 'object',
+  additionalProperties: false,
+  required: ['eventType', 'timestamp', 'testClock'],
+  properties: {
+    eventType: { const: 'test_clock.ready' },
+    timestamp: { ...isoTime, description: 'the clock’s time (every effect due up to it is recorded)' },
+    testClock: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['id', 'name', 'frozenTime', 'status'],
+      properties: { id: { type: 'string' }, name: nullableString, frozenTime: isoTime, status: { const: 'ready' } },
     },
   },
 } as const;

@@ -4,7 +4,8 @@
  * option, a missing or malformed argument) exits 2 naming it.
  *
  * - stdout carries the result alone, so it can be piped: JSON where a script reads it (`--json` on every
- *   command; its shape per command is declared once in src/cli/shapes.ts), text tables otherwise.
+ *   command; its shape per command is declared once in src/cli/shapes.ts), text tables otherwise. `--output <path>`
+ *   sends it to that file instead; the CLI writes no other file (never a report into the working directory).
  * - stderr carries diagnostics and progress (src/cli/progress.ts): a bar with rate and time left on a terminal,
  *   a plain line at most once a second elsewhere; `--quiet` silences progress.
  * - Exit codes: 0 done, 1 failed, 2 usage error (or a state that refuses the command, named on stderr),
@@ -14,6 +15,7 @@
  * operator route (it needs OPERATOR_API_KEY, the value the service has); the other commands say to stop it.
  * Otherwise the CLI opens the store itself, beside any running service on Postgres.
  */
+import { createWriteStream, openSync, rmSync, type WriteStream } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { sql } from 'kysely';
 import { loadConfig, type Config } from './config.ts';
@@ -48,12 +50,13 @@ const EXIT_PROBLEM_FOUND = 3;
 const EXIT_CODES_HELP = `
 Exit codes: 0 done, 1 failed, 2 usage error (or a state that refuses the command, named on stderr),
 3 a verification found a problem (verify integrity, verify read-models).
-stdout carries the result alone (--json: JSON, see each command); progress and messages go to stderr.`;
+stdout carries the result alone (--json: JSON, see each command), or the file --output names; progress and messages
+go to stderr. The CLI writes no other file: nothing lands in the working directory unless --output names it.`;
 
 /** The command cannot run as asked (bad input, or a state that refuses it): exit 2, nothing done. */
 class UsageError extends Error {}
 
-interface GlobalOptions { json?: boolean; quiet?: boolean }
+interface GlobalOptions { json?: boolean; quiet?: boolean; output?: string }
 
 /** How long the CLI waits for the running service's operator route. */
 const OPERATOR_ROUTE_TIMEOUT_MS = 30_000;
@@ -88,26 +91,55 @@ async function feedSize(config: Config, storage: Storage): Promise<number | null
   return Number(rows[0]!.n);
 }
 
+/**
+ * Where a command's result goes: stdout, or the file named by `--output` (the only file the CLI ever writes; nothing
+ * lands in the working directory unless that is the path given).
+ */
+let out: NodeJS.WritableStream = process.stdout;
+
 async function write(chunk: string): Promise<void> {
-  if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  if (!out.write(chunk)) await new Promise((resolve) => out.once('drain', resolve));
 }
 
 function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  out.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+interface OutputFile { path: string; stream: WriteStream; failure: Error | null }
+
+/** Sends the result to `path` from now on: created, or emptied if it exists, as a shell's `>` would. */
+function outputTo(path: string): OutputFile {
+  let fd: number;
+  try {
+    fd = openSync(path, 'w');
+  } catch (error) {
+    throw new UsageError(`--output ${path} cannot be written: ${(error as Error).message}`);
+  }
+  const file: OutputFile = { path, stream: createWriteStream('', { fd }), failure: null };
+  file.stream.on('error', (error) => { file.failure = error; });
+  out = file.stream;
+  return file;
+}
+
+/** Ends the output file; a command that failed leaves none behind, so a partial report is never taken for one. */
+async function closeOutput(file: OutputFile, failed: boolean): Promise<void> {
+  await new Promise<void>((resolve) => file.stream.end(() => resolve()));
+  if (file.failure) throw new Error(`--output ${file.path}: ${file.failure.message}`);
+  if (failed) rmSync(file.path, { force: true });
 }
 
 /** Rows as aligned text columns (the default, for people), or one JSON document (`--json`, for scripts). */
 function printRows(rows: ReadonlyArray<Record<string, unknown>>, json: boolean): void {
   if (json) return printJson(rows);
   if (rows.length === 0) {
-    process.stdout.write('(none)\n');
+    out.write('(none)\n');
     return;
   }
   const columns = Object.keys(rows[0]!);
   const text = (v: unknown) => (v === null || v === undefined ? '' : String(v));
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => text(r[c]).length)));
   const line = (cells: string[]) => cells.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd();
-  process.stdout.write(`${[line(columns), ...rows.map((r) => line(columns.map((c) => text(r[c]))))].join('\n')}\n`);
+  out.write(`${[line(columns), ...rows.map((r) => line(columns.map((c) => text(r[c]))))].join('\n')}\n`);
 }
 
 /** An option's value as an instant: ISO 8601 with a date and a time. */
@@ -235,10 +267,10 @@ async function verifyReadModelsCommand(config: Config, names: string[], options:
   if (options.json) printJson(results);
   else {
     for (const r of results) {
-      process.stdout.write(`${r.projector} v${r.version}: ${r.status}${r.position ? ` at ${r.position}` : ''}${r.note ? ` (${r.note})` : ''}\n`);
+      out.write(`${r.projector} v${r.version}: ${r.status}${r.position ? ` at ${r.position}` : ''}${r.note ? ` (${r.note})` : ''}\n`);
       for (const d of r.differences) {
-        for (const row of d.onlyInLive) process.stdout.write(`  ${d.table}: live has    ${JSON.stringify(row)}\n`);
-        for (const row of d.onlyInRebuild) process.stdout.write(`  ${d.table}: rebuild has ${JSON.stringify(row)}\n`);
+        for (const row of d.onlyInLive) out.write(`  ${d.table}: live has    ${JSON.stringify(row)}\n`);
+        for (const row of d.onlyInRebuild) out.write(`  ${d.table}: rebuild has ${JSON.stringify(row)}\n`);
       }
     }
   }
@@ -273,11 +305,11 @@ async function replayCommand(config: Config, names: string[], options: GlobalOpt
   });
   if (options.json) return printJson(output);
   for (const r of output.replayed) {
-    process.stdout.write(`${r.projector} v${r.version}: rebuilt from ${r.eventsRead.toLocaleString('en')} events ` +
+    out.write(`${r.projector} v${r.version}: rebuilt from ${r.eventsRead.toLocaleString('en')} events ` +
       `(${r.eventsApplied.toLocaleString('en')} applied) in ${r.seconds} s, ${r.eventsPerSecond.toLocaleString('en')} events/s; ` +
       `now serving ${r.schema}${r.position ? ` at ${r.position}` : ''}\n`);
   }
-  for (const n of output.notReplayed) process.stdout.write(`${n.projector} ${n.reason}\n`);
+  for (const n of output.notReplayed) out.write(`${n.projector} ${n.reason}\n`);
 }
 
 async function sealCommand(config: Config): Promise<void> {
@@ -413,11 +445,17 @@ function buildProgram(): Command {
     .description('Operator, auditor and finance commands of payments-ledger.')
     .option('--json', 'print the result as JSON on stdout for scripts (JSON lines where a command streams)')
     .option('-q, --quiet', 'print no progress on stderr')
+    .option('-o, --output <path>', 'write the result to this file instead of stdout (created, or replaced); the CLI ' +
+      'writes no other file, and none when the command fails')
     .configureHelp({ showGlobalOptions: true, sortSubcommands: false })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText('afterAll', EXIT_CODES_HELP)
     .exitOverride();
   const globals = (command: Command) => command.optsWithGlobals<GlobalOptions>();
+  program.hook('preAction', (_program, action) => {
+    const { output } = globals(action);
+    if (output !== undefined) outputFile = outputTo(output);
+  });
   const progressOf = (command: Command) => progressOnStderr({ quiet: !!globals(command).quiet });
 
   const clients = program.command('clients').description('provision clients (merchants)');
@@ -493,10 +531,20 @@ function buildProgram(): Command {
   return program;
 }
 
+/** The file `--output` names, once the command's action starts. */
+let outputFile: OutputFile | null = null;
+
 async function main(argv: string[]): Promise<void> {
   const program = buildProgram();
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    let failed = true;
+    try {
+      await program.parseAsync(argv, { from: 'user' });
+      // A verification that found a problem has written its report: that is the result.
+      failed = process.exitCode !== undefined && process.exitCode !== 0 && process.exitCode !== EXIT_PROBLEM_FOUND;
+    } finally {
+      if (outputFile) await closeOutput(outputFile, failed);
+    }
   } catch (error) {
     if (error instanceof CommanderError) {
       // commander wrote its message (or the help) already.

@@ -18,10 +18,11 @@ import { ledgerContext } from './ledger/module.ts';
 import { integrityContext } from './integrity/module.ts';
 import { webhooksContext } from './webhooks/module.ts';
 import { checkoutContext } from './checkout/module.ts';
+import { testClocksContext } from './testClocks/module.ts';
 
 export const contexts: readonly ContextModule[] = [
   clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, attemptsContext,
-  ledgerContext, webhooksContext, integrityContext, checkoutContext,
+  ledgerContext, webhooksContext, integrityContext, checkoutContext, testClocksContext,
 ];
 
 /** Every read model's projector. */

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
@@ -84,7 +84,7 @@ describe('cli: integrity', function () {
   beforeEach(() => { dataDir = mkdtempSync(join(tmpdir(), 'ledger-cli-')); });
   afterEach(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('seals the history and verifies it: the report alone on stdout, exit 0; refused while the service holds the data', async () => {
+  it('seals the history and verifies it: the report alone on stdout or in the file --output names, never in the working directory; refused while the service holds the data', async () => {
     expect((await cli(['clients', 'create', '--name', 'Audited Shop'], { DATA_DIR: dataDir })).code).to.equal(0);
     const sealed = await cli(['integrity', 'seal'], { DATA_DIR: dataDir });
     expect(sealed.code, sealed.stderr).to.equal(0);
@@ -98,9 +98,25 @@ describe('cli: integrity', function () {
     expect(report).to.include({ ok: true, digests: 1, unchainedEvents: 0, eventsAfterLatestDigest: 0 });
     expect(report.events).to.be.greaterThan(1);
 
+    // The report goes where the user says, and nowhere else: never a file in the working directory.
+    const before = readdirSync(repoRoot).sort();
+    const named = join(dataDir, 'reports', 'integrity.json');
+    mkdirSync(join(dataDir, 'reports'));
+    const toFile = await cli(['verify', 'integrity', '--output', named], { DATA_DIR: dataDir });
+    expect(toFile.code, toFile.stderr).to.equal(0);
+    expect(toFile.stdout).to.equal('');
+    expect(JSON.parse(readFileSync(named, 'utf8'))).to.deep.include({ ok: true, digests: 1 });
+    const nowhere = await cli(['verify', 'integrity', '--output', join(dataDir, 'missing-folder', 'r.json')], { DATA_DIR: dataDir });
+    expect(nowhere.code).to.equal(2);
+    expect(nowhere.stderr).to.match(/--output .*missing-folder.* cannot be written/);
+    expect(readdirSync(repoRoot).sort(), 'files in the working directory').to.deep.equal(before);
+
     const service = startService({ DATA_DIR: dataDir, PORT: '0' });
     try {
       await listeningPort(service);
+      const refusedToFile = await cli(['verify', 'integrity', '-o', named], { DATA_DIR: dataDir });
+      expect(refusedToFile.code).to.equal(2);
+      expect(existsSync(named), 'a command that failed leaves no report').to.equal(false);
       const refused = await cli(['verify', 'integrity'], { DATA_DIR: dataDir });
       expect(refused.code).to.equal(2);
       expect(refused.stdout).to.equal('');

@@ -297,6 +297,15 @@ for (const target of databaseTargets()) {
         clock.advance(-49 * 60 * 60 * 1000);
       }
 
+      // A test clock: a simulated deposit bound to it, expired by an advance past its 48 hours, then the clock deleted.
+      const testClock = ok(await call('POST', '/test-clocks', { name: 'contracts' }), 'test clock');
+      ok(await service.request('POST', '/sandbox/deposits', { headers: { ...headers, 'Test-Clock': testClock.id }, body: {
+        reference: 'unknown', amount: '30.00', currency: 'BRL', originator: { firstName: 'Caio', documentNumber: '123.456.789-09' } } }), 'deposit on a clock');
+      ok(await call('POST', `/test-clocks/${testClock.id}/advance`, { frozenTime: new Date(Date.parse(testClock.frozenTime) + 49 * 3_600_000).toISOString() }),
+        'clock advanced');
+      await until(async () => (await call('GET', `/test-clocks/${testClock.id}`)).body.status === 'ready', { what: 'test clock ready' });
+      ok(await call('DELETE', `/test-clocks/${testClock.id}`), 'clock deleted');
+
       const webhook = ok(await call('POST', '/webhooks', { url: 'https://hooks.example.com/contracts', events: ['payment.settled'] }), 'webhook registered');
       ok(await call('PATCH', `/webhooks/${webhook.id}`, { events: null, description: 'all of them', enabled: false }), 'webhook updated');
       ok(await call('POST', `/webhooks/${webhook.id}/rotate-secret`, {}), 'webhook secret rotated');

@@ -59,7 +59,8 @@ for (const target of databaseTargets()) {
 
     it('the OpenAPI document names the header on the answers of writes, not of reads', async () => {
       const document = (await service.request('GET', '/openapi.json')).body;
-      expect(document.paths['/payments'].post.responses['200'].headers['X-Read-Models'].schema).to.deep.equal({ type: 'string', enum: ['stale'] });
+      expect(document.paths['/payments'].post.responses['200'].headers['X-Read-Models']).to.deep.equal({ $ref: '#/components/headers/X-Read-Models' });
+      expect(document.components.headers['X-Read-Models'].schema).to.deep.equal({ type: 'string', enum: ['stale'] });
       expect(document.paths['/identities/{id}'].patch.responses['200'].headers).to.have.property('X-Read-Models');
       expect(document.paths['/payments'].get.responses['200'].headers).to.equal(undefined);
     });

@@ -187,6 +187,17 @@ const fixtures: Record<string, Fixture> = {
     async prepare(bob) { return { path: `/payments/${await bob.settledPayment()}/refund`, body: { amount: '10.00' } }; },
     ownerStatus: 201,
   },
+  'delete /test-clocks/:id': {
+    async prepare(bob) { return { path: `/test-clocks/${(await bob.post('/test-clocks', {})).id}` }; },
+    ownerStatus: 200,
+  },
+  'post /test-clocks/:id/advance': {
+    async prepare(bob) {
+      const clock = await bob.post('/test-clocks', {});
+      return { path: `/test-clocks/${clock.id}/advance`, body: { frozenTime: new Date(Date.parse(clock.frozenTime) + 60 * 60 * 1000).toISOString() } };
+    },
+    ownerStatus: 200,
+  },
 };
 
 /** The ids in `path` at the places of `template`'s parameters. */

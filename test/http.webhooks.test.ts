@@ -3,7 +3,8 @@
  * (with the test's clock) POSTing them to real node:http receivers, the delivery log and the events feed.
  */
 import { expect } from 'chai';
-import { createHmac } from 'node:crypto';
+import { Webhook, WebhookVerificationError } from 'standardwebhooks';
+import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { databaseTargets } from './support/targets.ts';
 import type { TestService } from './support/testService.ts';
@@ -15,7 +16,7 @@ import { until } from './support/until.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import type { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
-import { signBody, signTimestamped } from '../src/webhooks/signing.ts';
+import { signBody, signStandard, signTimestamped } from '../src/webhooks/signing.ts';
 import { webhookEventTypes } from '../schemas/webhooks.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
@@ -278,16 +279,75 @@ for (const target of databaseTargets()) {
       expect(verifySignatures('another-secret-0123456789', request!.rawBody, request!.headers)).to.equal(false);
 
       // The test vector in README.md, computed again here.
-      const vector = { secret: 'whsec_test_vector_secret', timestamp: 1767225600, body: '{"eventType":"webhook.test","timestamp":"2026-01-01T00:00:00.000Z","webhook":{"id":"wh_1"}}' };
+      const vector = {
+        secret: 'test-vector-secret-0123', timestamp: 1767225600, id: '5f0c6a3e-8d3b-4f7e-9a51-2b8e4c1d7a90',
+        body: '{"eventType":"webhook.test","timestamp":"2026-01-01T00:00:00.000Z","webhook":{"id":"wh_1"}}',
+      };
       const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
       const bodySignature = createHmac('sha256', vector.secret).update(vector.body).digest('hex');
       const timestampedSignature = createHmac('sha256', vector.secret).update(`${vector.timestamp}.${vector.body}`).digest('hex');
+      // A secret of one's own (no whsec_ prefix): the key of the Standard Webhooks signature is its own bytes.
+      const standardSignature = new Webhook(vector.secret, { format: 'raw' }).sign(vector.id, new Date(vector.timestamp * 1000), vector.body);
       expect(signBody(vector.secret, vector.body)).to.equal(bodySignature);
       expect(signTimestamped(vector.secret, vector.timestamp, vector.body)).to.equal(timestampedSignature);
-      for (const value of [vector.secret, String(vector.timestamp), vector.body, bodySignature, timestampedSignature]) {
+      expect(signStandard(vector.secret, vector.id, vector.timestamp, vector.body)).to.equal(standardSignature);
+      for (const value of [vector.secret, String(vector.timestamp), vector.id, vector.body, bodySignature, timestampedSignature, standardSignature]) {
         expect(readme, `README's test vector has ${value}`).to.include(value);
       }
       await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+    });
+
+    it('carries the Standard Webhooks headers: real deliveries verify with the standardwebhooks package, tampered ones do not', async () => {
+      const generated = await receiver();
+      const own = await receiver();
+      const ownSecret = 'my-own-secret-0123456789';
+      const withGenerated = await register({ url: generated.url });
+      const withOwn = await register({ url: own.url, secretKey: ownSecret });
+      expect(withGenerated.secretKey).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
+      // A whsec_ secret that is not the specification's base64 of 24 to 64 bytes would verify with no library: refused.
+      for (const secretKey of ['whsec_not-base64-at-all-0123456789', `whsec_${Buffer.alloc(16).toString('base64')}`]) {
+        const refused = await post('/webhooks', { url: own.url, secretKey });
+        expect(refused.status, secretKey).to.equal(400);
+        expect(refused.body.message).to.include('Standard Webhooks');
+      }
+      const run = dispatcher();
+      run.start();
+      const paid = (await pay({ totalAmount: '15.00' })).body.id as string;
+      expect((await received(paid)).status).to.equal(200);
+      for (const { id } of [withGenerated, withOwn]) expect((await post(`/webhooks/${id}/test`)).status).to.equal(202);
+      const aboutPayment = (hooks: Receiver) => hooks.received.filter((r) => r.body.transaction?.id === paid);
+      await until(() => [generated, own].every((hooks) => aboutPayment(hooks).length >= 1 && hooks.received.some((r) => r.body.eventType === 'webhook.test')),
+        { what: 'the payment’s events and the ping at both endpoints' });
+
+      const verifiers: Array<[Receiver, Webhook[]]> = [
+        [generated, [new Webhook(withGenerated.secretKey)]],
+        // A secret of one's own: its bytes are the key, raw or serialized as the specification says.
+        [own, [new Webhook(ownSecret, { format: 'raw' }), new Webhook(`whsec_${Buffer.from(ownSecret).toString('base64')}`)]],
+      ];
+      for (const [hooks, webhooks] of verifiers) {
+        for (const request of hooks.received) {
+          const headers = request.headers as Record<string, string>;
+          expect(headers['webhook-id']).to.equal(headers['x-webhook-id']).and.match(/^[0-9a-f-]{36}$/);
+          expect(headers['webhook-timestamp']).to.equal(headers['x-webhook-timestamp']);
+          expect(headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]{43}=$/);
+          // Today's headers stay as they were.
+          expect(verifySignatures(hooks === own ? ownSecret : withGenerated.secretKey, request.rawBody, headers)).to.equal(true);
+          for (const webhook of webhooks) {
+            expect(webhook.verify(request.rawBody, headers)).to.deep.equal(request.body);
+            expect(() => webhook.verify(request.rawBody.replace('"eventType":"', '"eventType":" '), headers), 'a tampered body')
+              .to.throw(WebhookVerificationError);
+            const later = { ...headers, 'webhook-timestamp': String(Number(headers['webhook-timestamp']) + 1) };
+            expect(() => webhook.verify(request.rawBody, later), 'a tampered timestamp').to.throw(WebhookVerificationError);
+            const otherId = { ...headers, 'webhook-id': randomUUID() };
+            expect(() => webhook.verify(request.rawBody, otherId), 'another delivery’s id').to.throw(WebhookVerificationError);
+          }
+        }
+      }
+      // Each endpoint's key is its own: one endpoint's deliveries do not verify under the other's secret.
+      const [foreign] = own.received;
+      expect(() => new Webhook(withGenerated.secretKey).verify(foreign!.rawBody, foreign!.headers as Record<string, string>))
+        .to.throw(WebhookVerificationError);
+      for (const { id } of [withGenerated, withOwn]) await service.request('DELETE', `/webhooks/${id}`, { headers: asAlice });
     });
 
     it('retries a receiver answering 500 on the schedule, then delivers once; drops one still down past 24 hours', async () => {

@@ -5,6 +5,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableAmountSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { boundToNoClock, testClockIdProperty } from '../testClocks/events.ts';
 import { nodesMaskedAsNow, storedPaymentNodeSchema } from '../payments/events/nodes.ts';
 import { paymentEventSchemas, settlementPeriodValues } from '../payments/events.ts';
 
@@ -58,7 +59,8 @@ const paymentAttemptCreatedSchema = closed({
   settlement: { type: 'string', enum: settlementPeriodValues },
   customerId: nullableTextSchema,
   createdAt: instantSchema,
-});
+  ...testClockIdProperty,
+}, ['testClockId']);
 export type PaymentAttemptCreatedData = FromSchema<typeof paymentAttemptCreatedSchema>;
 
 /** The stored contract of each event's data (see the events section of README.md before changing one). */
@@ -70,7 +72,10 @@ export type AttemptEvent = { type: 'PaymentAttemptCreated'; data: PaymentAttempt
 
 export const attemptEvents: ContextEvents = {
   schemas: attemptEventSchemas,
-  upcasters: [{ type: 'PaymentAttemptCreated', fromVersion: 1, upcaster: nodesMaskedAsNow }],
+  upcasters: [
+    { type: 'PaymentAttemptCreated', fromVersion: 1, upcaster: nodesMaskedAsNow },
+    { type: 'PaymentAttemptCreated', fromVersion: 2, upcaster: boundToNoClock },
+  ],
 };
 
 export const attemptStream = (attemptId: string) => `payment-attempt-${attemptId}`;

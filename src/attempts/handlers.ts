@@ -24,6 +24,7 @@ import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
 import type { Platform } from '../platform.ts';
 import { attemptDecider } from './decider.ts';
 import { attemptStream, type StoredAttemptNode } from './events.ts';
+import { creatingOn } from '../testClocks/binding.ts';
 
 /** The attempt's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedAttempt(db: Kysely<ReadModels>, tenant: Tenant, attemptId: string): Promise<AttemptRow> {
@@ -126,9 +127,12 @@ async function checkNodeAccounts(db: Kysely<ReadModels>, clientId: string, sides
 
 /** Checks and records an attempt; answers its read-model row and the read models catching up. */
 export async function createAttempt(
-  platform: Platform, clientId: string, input: CreateAttempt, metadata: EventMetadata,
+  wallPlatform: Platform, clientId: string, input: CreateAttempt, wallMetadata: EventMetadata, testClockId: string | null = null,
 ): Promise<{ row: AttemptRow; readModels: Promise<void> }> {
   refuseRefundType(input.type);
+  const attemptId = createdId(wallPlatform.runtime, wallMetadata, 'attempt');
+  // Bound first: a clock that is not the client's is a 404 with nothing recorded; its quotes follow the clock.
+  const { platform, metadata, clockId } = await creatingOn(wallPlatform, clientId, testClockId, 'payment_attempt', attemptId, wallMetadata);
   const { catalog, provider } = platform;
   const now = platform.runtime.now();
   const [{ account }, customer] = await Promise.all([
@@ -155,7 +159,6 @@ export async function createAttempt(
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
 
-  const attemptId = createdId(platform.runtime, metadata, 'attempt');
   const { events, position } = await handleCommand(platform.storage.store, attemptStream(attemptId), attemptDecider, {
     type: 'RecordAttempt', tenant: { clientId }, now,
     attempt: {
@@ -165,6 +168,7 @@ export async function createAttempt(
       product: input.product ?? purchase.exchange?.product ?? null, type: input.type, purchaseAmount: purchase.purchaseAmount,
       purchaseCurrency: purchase.purchaseCurrency, exchange: purchase.exchange, origins, destinations, fees, feeAmount,
       method: method?.type ?? null, settlement: method?.settlement ?? 'INSTANT', customerId: customer?.customerId ?? null,
+      ...(clockId ? { testClockId: clockId } : {}),
     },
   }, metadata, { expectNewStream: true });
   return { row: attemptRowOf(events[0]!.data), readModels: platform.readYourWrites(position, events.map((e) => e.type)) };

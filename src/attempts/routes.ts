@@ -13,6 +13,7 @@ import { dayRange } from '../http/dates.ts';
 import { merchantsOf } from '../payments/records.ts';
 import type { AttemptRow } from '../../projections/attempts.ts';
 import { createAttempt, ownedAttempt } from './handlers.ts';
+import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { attemptRecord } from './records.ts';
 
 const tags = ['Payment attempts'];
@@ -64,7 +65,7 @@ export function attemptRoutes(services: Services): AnyRoute[] {
         + 'money moves and no customer is created. An origin of type PAYMENT_INITATION (the interface’s spelling) starts a pay-in '
         + 'method from the payer’s bank: `paymentInitiation {origin, referenceId}` names the method (FINTOC or fintoc) and carries no '
         + 'node object. A destination’s `identity` takes `userId`, `name`, `lastname`, `nickname`, `dni`.',
-      tags, access: 'client', schemas: { body: createAttemptSchema },
+      tags, access: 'client', schemas: { body: createAttemptSchema }, headers: [testClockHeaderDoc],
       responses: {
         201: { description: 'the attempt', schema: attemptSchema },
         404: { description: 'no such identity, account or customer for this client', schema: errorSchema },
@@ -72,7 +73,7 @@ export function attemptRoutes(services: Services): AnyRoute[] {
       },
       async handler({ body, req }) {
         const clientId = clientIdOf(req);
-        const { row, readModels } = await createAttempt(services, clientId, body, meta(req));
+        const { row, readModels } = await createAttempt(services, clientId, body, meta(req), testClockOf(req));
         return { status: 201, body: (await recordsOf(clientId, [row]))[0], readModels };
       },
     }),

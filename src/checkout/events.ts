@@ -7,6 +7,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { boundToNoClock, testClockIdProperty } from '../testClocks/events.ts';
 
 export const sessionStatuses = ['ATTEMPT', 'ACTIVE', 'PROCESSING_PAYMENT', 'FINISHED', 'FAILED', 'EXPIRED'] as const;
 export type SessionStatus = (typeof sessionStatuses)[number];
@@ -60,7 +61,8 @@ export const sessionEventSchemas = {
     paymentConfigs: { type: 'array', items: currencyConfigSchema },
     expiresAt: instantSchema,
     createdAt: instantSchema,
-  }),
+    ...testClockIdProperty,
+  }, ['testClockId']),
   /** The payer chose a method on a session opened from a link (ATTEMPT → ACTIVE). */
   CheckoutSessionMethodChosen: closed({ ...transition, method: textSchema }),
   /**
@@ -85,7 +87,8 @@ export const sessionEventSchemas = {
 export const linkEventSchemas = {
   PaymentLinkCreated: closed({
     ...checkoutTermsProperties, linkId: textSchema, checkoutToken: textSchema, activeUntil: instantSchema, createdAt: instantSchema,
-  }),
+    ...testClockIdProperty,
+  }, ['testClockId']),
   PaymentLinkActivated: closed({ linkId: textSchema, activeUntil: instantSchema, at: instantSchema }),
   PaymentLinkDeleted: closed({ linkId: textSchema, at: instantSchema }),
 } as const;
@@ -112,7 +115,13 @@ export type LinkEvent =
   | { type: 'PaymentLinkActivated'; data: LinkData<'PaymentLinkActivated'> }
   | { type: 'PaymentLinkDeleted'; data: LinkData<'PaymentLinkDeleted'> };
 
-export const checkoutEvents: ContextEvents = { schemas: { ...sessionEventSchemas, ...linkEventSchemas } };
+export const checkoutEvents: ContextEvents = {
+  schemas: { ...sessionEventSchemas, ...linkEventSchemas },
+  upcasters: [
+    { type: 'CheckoutSessionCreated', fromVersion: 1, upcaster: boundToNoClock },
+    { type: 'PaymentLinkCreated', fromVersion: 1, upcaster: boundToNoClock },
+  ],
+};
 
 export const sessionStream = (sessionId: string) => `checkout-session-${sessionId}`;
 export const linkStream = (linkId: string) => `payment-link-${linkId}`;

@@ -28,6 +28,8 @@ import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import { checkAllowedMethods, computeTotals, payableConfigs, paymentConfigsFor } from './amounts.ts';
 import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
 import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
+import { creatingOn } from '../testClocks/binding.ts';
+import { isOnAClock, onClockMetadata, platformOn } from '../testClocks/time.ts';
 
 /** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
 export const LINK_SESSION_DURATION_SECONDS = 1_800;
@@ -166,10 +168,13 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
 }
 
 async function openSession(
-  platform: Platform, terms: CheckoutTerms, link: { linkId: string } | null, metadata: EventMetadata,
+  wallPlatform: Platform, terms: CheckoutTerms, link: { linkId: string } | null, wallMetadata: EventMetadata, clock: SessionClock,
 ): Promise<{ sessionId: string; readModels: Promise<void> }> {
+  const sessionId = createdId(wallPlatform.runtime, wallMetadata, 'checkout session');
+  const { platform, metadata, clockId } = clock.inherited
+    ? { platform: await platformOn(wallPlatform, clock.testClockId), metadata: wallMetadata, clockId: clock.testClockId }
+    : await creatingOn(wallPlatform, terms.clientId, clock.testClockId, 'checkout_session', sessionId, wallMetadata);
   const now = platform.runtime.now();
-  const sessionId = createdId(platform.runtime, metadata, 'checkout session');
   const duration = link ? Math.min(terms.duration, LINK_SESSION_DURATION_SECONDS) : terms.duration;
   const { position, events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
     type: 'CreateSession', tenant: { clientId: terms.clientId },
@@ -178,39 +183,66 @@ async function openSession(
       status: link ? 'ATTEMPT' : 'ACTIVE',
       paymentConfigs: paymentConfigsFor(platform.catalog, terms.currency, terms.totalAmount, terms.paymentMethodsAllowed),
       expiresAt: new Date(now.getTime() + duration * 1000).toISOString(), createdAt: now.toISOString(),
+      ...(clockId ? { testClockId: clockId } : {}),
     },
-  }, metadata, { expectNewStream: true });
+  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata, { expectNewStream: true });
   return { sessionId, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
 }
 
+/**
+ * The test clock a new session follows: the one its request named (`Test-Clock`: bound to it, and counted), or
+ * its link's (`inherited`: it follows the link's clock without counting).
+ */
+export interface SessionClock {
+  testClockId: string | null;
+  inherited?: boolean;
+}
+
+/** The platform at the time of the session's clock (unchanged when it has none, or the platform is on a clock already). */
+async function onSessionClock(platform: Platform, sessionId: string): Promise<Platform> {
+  if (isOnAClock(platform)) return platform;
+  return platformOn(platform, (await loadSession(platform, sessionId)).session?.testClockId);
+}
+
+async function onLinkClock(platform: Platform, linkId: string): Promise<Platform> {
+  if (isOnAClock(platform)) return platform;
+  return platformOn(platform, (await loadLink(platform, linkId)).link?.testClockId);
+}
+
 export async function createSession(
-  platform: Platform, clientId: string, input: CreateCheckoutSession, metadata: EventMetadata,
+  platform: Platform, clientId: string, input: CreateCheckoutSession, metadata: EventMetadata, testClockId: string | null = null,
 ): Promise<{ sessionId: string; readModels: Promise<void> }> {
-  return openSession(platform, await checkedTerms(platform, clientId, input), null, metadata);
+  return openSession(platform, await checkedTerms(platform, clientId, input), null, metadata, { testClockId });
 }
 
 /** A new session (ATTEMPT) from an active link; an inactive one is refused (422), a deleted one is not found. */
 export async function openSessionFromLink(
   platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata,
+  /** `Test-Clock` of the request (binds the session to it); without it, the session follows the link's clock. */
+  testClockId: string | null = null,
 ): Promise<{ sessionId: string; readModels: Promise<void> }> {
   const state = await loadLink(platform, linkId);
   if (!state.link || state.deleted || !visibleTo(tenant, state.link.clientId)) throw domainNotFound('payment link not found');
-  if (!linkActive(state, platform.runtime.now())) throw domainPrecondition(`payment link ${linkId} is inactive; activate it first`);
-  const { linkId: _linkId, checkoutToken: _token, activeUntil: _until, createdAt: _created, ...terms } = state.link;
-  return openSession(platform, terms, { linkId }, metadata);
+  if (!linkActive(state, (await platformOn(platform, state.link.testClockId)).runtime.now())) {
+    throw domainPrecondition(`payment link ${linkId} is inactive; activate it first`);
+  }
+  const { linkId: _linkId, checkoutToken: _token, activeUntil: _until, createdAt: _created, testClockId: linkClock, ...terms } = state.link;
+  const clock: SessionClock = testClockId ? { testClockId } : { testClockId: linkClock ?? null, inherited: true };
+  return openSession(platform, terms, { linkId }, metadata, clock);
 }
 
 export async function createLink(
-  platform: Platform, clientId: string, input: CreateCheckoutSession, metadata: EventMetadata,
+  wallPlatform: Platform, clientId: string, input: CreateCheckoutSession, wallMetadata: EventMetadata, testClockId: string | null = null,
 ): Promise<{ linkId: string; readModels: Promise<void> }> {
+  const linkId = createdId(wallPlatform.runtime, wallMetadata, 'payment link');
+  const { platform, metadata, clockId } = await creatingOn(wallPlatform, clientId, testClockId, 'payment_link', linkId, wallMetadata);
   const terms = await checkedTerms(platform, clientId, input);
   const now = platform.runtime.now();
-  const linkId = createdId(platform.runtime, metadata, 'payment link');
   const { position, events } = await handleCommand(platform.storage.store, linkStream(linkId), linkDecider, {
     type: 'CreateLink', tenant: { clientId },
     link: {
       ...terms, linkId, checkoutToken: newToken(), activeUntil: new Date(now.getTime() + terms.duration * 1000).toISOString(),
-      createdAt: now.toISOString(),
+      createdAt: now.toISOString(), ...(clockId ? { testClockId: clockId } : {}),
     },
   }, metadata, { expectNewStream: true });
   return { linkId, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
@@ -221,12 +253,14 @@ async function runLink(platform: Platform, linkId: string, command: Parameters<t
   await platform.readYourWrites(position);
 }
 
-export function activateLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
-  return runLink(platform, linkId, { type: 'Activate', tenant, now: platform.runtime.now() }, metadata);
+export async function activateLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
+  const on = await onLinkClock(platform, linkId);
+  return runLink(on, linkId, { type: 'Activate', tenant, now: on.runtime.now() }, metadata);
 }
 
-export function deleteLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
-  return runLink(platform, linkId, { type: 'Delete', tenant, now: platform.runtime.now() }, metadata);
+export async function deleteLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
+  const on = await onLinkClock(platform, linkId);
+  return runLink(on, linkId, { type: 'Delete', tenant, now: on.runtime.now() }, metadata);
 }
 
 async function runSession(platform: Platform, sessionId: string, command: Parameters<typeof sessionDecider.decide>[0], metadata: EventMetadata) {
@@ -235,30 +269,35 @@ async function runSession(platform: Platform, sessionId: string, command: Parame
 }
 
 /** DELETE: an open session becomes EXPIRED at once; an expired one stays so; a paid or final one is refused (422). */
-export function expireSession(platform: Platform, tenant: Tenant, sessionId: string, reason: 'DELETED' | 'EXPIRES_AT', metadata: EventMetadata): Promise<void> {
-  return runSession(platform, sessionId, { type: 'Expire', tenant, reason, now: platform.runtime.now() }, metadata);
+export async function expireSession(platform: Platform, tenant: Tenant, sessionId: string, reason: 'DELETED' | 'EXPIRES_AT', metadata: EventMetadata): Promise<void> {
+  const on = await onSessionClock(platform, sessionId);
+  return runSession(on, sessionId, { type: 'Expire', tenant, reason, now: on.runtime.now() }, metadata);
 }
 
-export function refreshSession(platform: Platform, tenant: Tenant, sessionId: string, metadata: EventMetadata): Promise<void> {
-  return runSession(platform, sessionId, { type: 'Refresh', tenant, now: platform.runtime.now() }, metadata);
+export async function refreshSession(platform: Platform, tenant: Tenant, sessionId: string, metadata: EventMetadata): Promise<void> {
+  const on = await onSessionClock(platform, sessionId);
+  return runSession(on, sessionId, { type: 'Refresh', tenant, now: on.runtime.now() }, metadata);
 }
 
 /** The payer picked a method on the page: an ATTEMPT session becomes ACTIVE (an ACTIVE one stays so). */
-export function chooseSessionMethod(platform: Platform, sessionId: string, method: string, metadata: EventMetadata): Promise<void> {
-  return runSession(platform, sessionId, { type: 'ChooseMethod', tenant: 'any', method, now: platform.runtime.now() }, metadata);
+export async function chooseSessionMethod(platform: Platform, sessionId: string, method: string, metadata: EventMetadata): Promise<void> {
+  const on = await onSessionClock(platform, sessionId);
+  return runSession(on, sessionId, { type: 'ChooseMethod', tenant: 'any', method, now: on.runtime.now() }, metadata);
 }
 
 /** The session's move to PROCESSING_PAYMENT for a payment created for it (the reactor's; the pay call reserved it already). */
-export function startSessionPayment(
-  platform: Platform, sessionId: string, paymentId: string, method: string | null, metadata: EventMetadata,
+export async function startSessionPayment(
+  wallPlatform: Platform, sessionId: string, paymentId: string, method: string | null, metadata: EventMetadata,
 ): Promise<void> {
+  const platform = await onSessionClock(wallPlatform, sessionId);
   const eventId = deterministicId('checkout-session-payment-started', sessionId, paymentId);
   return runSession(platform, sessionId, { type: 'StartPayment', tenant: 'any', paymentId, method, eventId, now: platform.runtime.now() }, metadata);
 }
 
-export function endSessionPayment(
-  platform: Platform, sessionId: string, paymentId: string, ending: PaymentOutcome, metadata: EventMetadata,
+export async function endSessionPayment(
+  wallPlatform: Platform, sessionId: string, paymentId: string, ending: PaymentOutcome, metadata: EventMetadata,
 ): Promise<void> {
+  const platform = await onSessionClock(wallPlatform, sessionId);
   const eventId = deterministicId('checkout-session-payment-ended', sessionId, paymentId);
   return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
 }
@@ -328,10 +367,12 @@ function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'cus
  * is released and the session is open again. The API route and the hosted page both pay through here.
  */
 export async function paySession(
-  platform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata, source: PayerSource = 'client',
+  wallPlatform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata, source: PayerSource = 'client',
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
-  const state = await loadSession(platform, sessionId);
+  const state = await loadSession(wallPlatform, sessionId);
   if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
+  // A session bound to a test clock is paid at its clock's time, and its payment follows that clock.
+  const platform = await platformOn(wallPlatform, state.session.testClockId);
   let session: CheckoutSessionCreatedData;
   try {
     session = assertPayable(state, platform.runtime.now());
@@ -370,7 +411,10 @@ export async function paySession(
       ...(input.origins ? { origins: input.origins } : {}),
       destinations,
       ...payerOf(customer),
-    }, metadata, { checkoutSessionId: sessionId, selfDeclaredPayer: selfDeclared(source, sessionCustomer, customer) });
+    }, metadata, {
+      checkoutSessionId: sessionId, selfDeclaredPayer: selfDeclared(source, sessionCustomer, customer),
+      clock: { testClockId: session.testClockId ?? null, inherited: true },
+    });
   } catch (error) {
     await releaseUnlessCreated(platform, sessionId, paymentId, error, metadata);
     throw error;

@@ -30,6 +30,8 @@ import {
 } from './handlers.ts';
 import { linkRecord, sessionRecord } from './records.ts';
 import { deactivatedPage, linkPage, notFoundPage, PAGE_ASSETS, PAGE_ASSETS_PATH, PAGE_HEADERS, sessionPage } from './pages.ts';
+import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
+import { clockTimes, judgedAt } from '../../projections/testClocks.ts';
 
 const sessionTags = ['Checkout sessions'];
 const linkTags = ['Payment links'];
@@ -63,10 +65,22 @@ function hostedField(message: string, nodeKey: string | undefined): string {
 export function checkoutRoutes(services: Services): AnyRoute[] {
   const db = services.readModels;
   const now = () => services.runtime.now();
+  /** When each row is judged: at its test clock's time when it is bound to one (read model), else now. */
+  const judgedAtOf = async (rows: ReadonlyArray<{ test_clock_id: string | null }>) => {
+    const times = await clockTimes(db, rows.map((row) => row.test_clock_id));
+    const at = now();
+    return (row: { test_clock_id: string | null }) => (row.test_clock_id === null ? at : times.get(row.test_clock_id) ?? at);
+  };
+  const judgedOne = async (row: { test_clock_id: string | null }) => (await judgedAtOf([row]))(row);
   const meta = (req: Request) => commandMetadata(req);
-  const sessionOf = async (req: Request, sessionId: string) =>
-    sessionRecord(await ownedSession(db, tenantOf(req), sessionId), originOf(req), now());
-  const linkOf = async (req: Request, linkId: string) => linkRecord(await ownedLink(db, tenantOf(req), linkId), originOf(req), now());
+  const sessionOf = async (req: Request, sessionId: string) => {
+    const row = await ownedSession(db, tenantOf(req), sessionId);
+    return sessionRecord(row, originOf(req), await judgedOne(row));
+  };
+  const linkOf = async (req: Request, linkId: string) => {
+    const row = await ownedLink(db, tenantOf(req), linkId);
+    return linkRecord(row, originOf(req), await judgedOne(row));
+  };
 
   /** The sessions with their payments embedded (v2), detailed as GET /payments/:id answers them. */
   const withPayments = async (rows: CheckoutSessionRow[], req: Request) => {
@@ -74,8 +88,9 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
     const payments = ids.length === 0 ? [] : await scopedTo(db, 'payments', clientIdOf(req)).where('checkout_session_id', 'in', ids)
       .orderBy('created_at').execute();
     const merchants = await merchantsOf(db, clientIdOf(req), payments.map((p) => p.identity_id));
+    const judged = await judgedAtOf(rows);
     return rows.map((row) => ({
-      ...sessionRecord(row, originOf(req), now()),
+      ...sessionRecord(row, originOf(req), judged(row)),
       payments: payments.filter((p) => p.checkout_session_id === row.session_id)
         .map((p) => detailedPayment(p, { providerName: services.provider.name, merchant: merchants.get(p.identity_id) ?? null })),
     }));
@@ -127,8 +142,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
           const status = query.status;
           filtered = filtered.where((eb) => {
             const open = eb('status', 'in', ['ATTEMPT', 'ACTIVE']);
-            if (status === 'EXPIRED') return eb.or([eb('status', '=', 'EXPIRED'), eb.and([open, eb('expires_at', '<=', at)])]);
-            if (status === 'ATTEMPT' || status === 'ACTIVE') return eb.and([eb('status', '=', status), eb('expires_at', '>', at)]);
+            if (status === 'EXPIRED') return eb.or([eb('status', '=', 'EXPIRED'), eb.and([open, eb('expires_at', '<=', judgedAt(at))])]);
+            if (status === 'ATTEMPT' || status === 'ACTIVE') return eb.and([eb('status', '=', status), eb('expires_at', '>', judgedAt(at))]);
             return eb('status', '=', status) as Expression<SqlBool>;
           });
         }
@@ -140,7 +155,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
           filtered.orderBy(sql.raw(`${sortColumns[field]!} ${direction}`)).orderBy('session_id', direction).limit(page.limit).offset(page.offset).execute(),
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
-        const results = version === 2 ? await withPayments(rows, req) : rows.map((row) => sessionRecord(row, originOf(req), at));
+        const judged = await judgedAtOf(rows);
+        const results = version === 2 ? await withPayments(rows, req) : rows.map((row) => sessionRecord(row, originOf(req), judged(row)));
         return { status: 200, body: pageOfResults<unknown>(results, Number((count as { n: string }).n), page) };
       },
     }),
@@ -178,13 +194,13 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'catalog’s ACCOUNT limits (400 naming the destination otherwise). At least one method of paymentMethodsAllowed must be ' +
         'enabled in one of the paymentConfigs (it moves the session’s currency, or one it is priced in, and the amount is within ' +
         'its limits there): a session no payer could pay is a 400 naming paymentMethodsAllowed and why. The session starts ACTIVE.',
-      tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema },
+      tags: sessionTags, access: 'client', schemas: { body: createCheckoutSessionSchema }, headers: [testClockHeaderDoc],
       responses: {
         201: { description: 'the session', schema: checkoutSessionSchema },
         404: { description: 'no such identity (owner), account or customer for this client', schema: errorSchema },
       },
       async handler({ body, req }) {
-        const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, meta(req));
+        const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, meta(req), testClockOf(req));
         await readModels;
         return { status: 201, body: await sessionOf(req, sessionId) };
       },
@@ -232,15 +248,16 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/payment-links/token/:token/checkout-sessions', operationId: 'openCheckoutSessionFromLink',
       summary: 'Open a checkout session from a payment link',
       description: 'A new session with the link’s items, methods, destinations and customer, in status ATTEMPT (no method chosen yet), ' +
-        `lasting the link’s duration or 30 minutes, whichever is shorter. An inactive link is refused (422); a deleted one is not found.`,
-      tags: linkTags, access: 'client', schemas: { params: checkoutTokenParamSchema },
+        `lasting the link’s duration or 30 minutes, whichever is shorter. An inactive link is refused (422); a deleted one is not found. ` +
+        'The session follows the link’s test clock, if it has one, unless Test-Clock names another.',
+      tags: linkTags, access: 'client', schemas: { params: checkoutTokenParamSchema }, headers: [testClockHeaderDoc],
       responses: {
         201: { description: 'the session', schema: checkoutSessionSchema }, 404: linkNotFound,
         422: { description: 'the link is inactive', schema: errorSchema },
       },
       async handler({ params, req }) {
         const link = await linkByToken(db, params.token, clientIdOf(req));
-        const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, meta(req));
+        const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, meta(req), testClockOf(req));
         await readModels;
         return { status: 201, body: await sessionOf(req, sessionId) };
       },
@@ -258,7 +275,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         if (ids) filtered = filtered.where('link_id', 'in', ids);
         const statuses = listOf(query.statuses)?.map((s) => s === 'true' || s === 'ACTIVE');
         if (statuses && !(statuses.includes(true) && statuses.includes(false))) {
-          filtered = filtered.where('active_until', statuses[0] ? '>' : '<=', at);
+          filtered = filtered.where('active_until', statuses[0] ? '>' : '<=', judgedAt(at));
         }
         const accounts = listOf(query.accountNumbers);
         if (accounts) filtered = filtered.where((eb) => eb.or(accounts.map((n) => sql<SqlBool>`account_numbers @> ${JSON.stringify([n])}::jsonb`)));
@@ -271,7 +288,8 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
           filtered.orderBy('created_at', 'desc').orderBy('link_id', 'desc').limit(page.limit).offset(page.offset).execute(),
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
-        return { status: 200, body: pageOfResults(rows.map((row) => linkRecord(row, originOf(req), at)), Number((count as { n: string }).n), page) };
+        const judged = await judgedAtOf(rows);
+        return { status: 200, body: pageOfResults(rows.map((row) => linkRecord(row, originOf(req), judged(row))), Number((count as { n: string }).n), page) };
       },
     }),
     defineRoute({
@@ -287,13 +305,13 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       description: 'The same body as a checkout session’s, checked and computed the same way (a link no payer could pay, with no ' +
         'method of paymentMethodsAllowed enabled in any currency, is a 400 naming paymentMethodsAllowed). The link is active (status true) for ' +
         '`duration` seconds; its url opens a new session for each payer (or shows that the link is deactivated).',
-      tags: linkTags, access: 'client', schemas: { body: createPaymentLinkSchema },
+      tags: linkTags, access: 'client', schemas: { body: createPaymentLinkSchema }, headers: [testClockHeaderDoc],
       responses: {
         201: { description: 'the link', schema: paymentLinkSchema },
         404: { description: 'no such identity (owner), account or customer for this client', schema: errorSchema },
       },
       async handler({ body, req }) {
-        const { linkId, readModels } = await createLink(services, clientIdOf(req), body, meta(req));
+        const { linkId, readModels } = await createLink(services, clientIdOf(req), body, meta(req), testClockOf(req));
         await readModels;
         return { status: 201, body: await linkOf(req, linkId) };
       },
@@ -341,7 +359,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         const row = await db.selectFrom('checkout_sessions').selectAll().where('checkout_token', '=', params.token).executeTakeFirst();
         res.set(PAGE_HEADERS).type('html');
         if (!row) res.status(404).send(notFoundPage());
-        else res.send(sessionPage(row, services.catalog, now()));
+        else res.send(sessionPage(row, services.catalog, await judgedOne(row)));
       },
     }),
     defineRoute({
@@ -359,7 +377,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params }) {
         const row = await sessionByToken(db, params.token);
-        const status = effectiveStatus(row.status, row.expires_at, now());
+        const status = effectiveStatus(row.status, row.expires_at, await judgedOne(row));
         const payment = await hostedPayment(row);
         const redirectTo = status === 'FINISHED' ? row.success_url ?? row.redirect_url : status === 'FAILED' ? row.failed_url : null;
         return { status: 200, body: { status, paymentStatus: payment?.status ?? null, redirectTo }, headers: { 'Cache-Control': 'no-store' } };
@@ -377,7 +395,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       async handler({ params, body, req }) {
         const row = await sessionByToken(db, params.token);
         await chooseSessionMethod(services, row.session_id, body.method, commandMetadata(req, { clientId: row.client_id, actor: 'payer' }));
-        const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, now());
+        const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, await judgedOne(row));
         return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
       },
     }),
@@ -412,7 +430,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         res.set(PAGE_HEADERS).type('html');
         const row = await db.selectFrom('payment_links').selectAll().where('checkout_token', '=', params.token).executeTakeFirst();
         if (!row) res.status(404).send(notFoundPage());
-        else if (row.deleted || row.active_until.getTime() <= now().getTime()) res.status(410).send(deactivatedPage());
+        else if (row.deleted || row.active_until.getTime() <= (await judgedOne(row)).getTime()) res.status(410).send(deactivatedPage());
         else res.send(linkPage(row));
       },
     }),

@@ -18,6 +18,7 @@
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableAmountSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { boundToNoClock, testClockIdProperty } from '../testClocks/events.ts';
 import { unassignedDepositProperties, type PaymentSettledData } from '../ledger/events.ts';
 import { paymentIdFor } from '../payments/events.ts';
 
@@ -44,9 +45,10 @@ const depositReceivedSchema = closed({
   originator: originatorSchema,
   /** The originator as a customer of the client (matched on its document number, else created). */
   customerId: nullableTextSchema,
-  /** 48 hours after `createdAt`: unassigned by then, the deposit expires and goes back to the originator. */
+  /** 48 hours after `createdAt` (on its test clock, when bound to one): unassigned by then, the deposit expires and goes back to the originator. */
   expiresAt: instantSchema,
-});
+  ...testClockIdProperty,
+}, ['testClockId']);
 export type DepositReceivedData = FromSchema<typeof depositReceivedSchema>;
 
 /** What a webhook of a deposit's purchase event needs (interface, "Purchase events"). */
@@ -154,7 +156,7 @@ export type DepositStreamEvent =
   | { type: 'PaymentSettled'; data: PaymentSettledData & { from: 'CREATED'; to: 'SETTLED' } }
   | { type: 'PaymentExpired'; data: PaymentExpiredData };
 
-export const depositEvents: ContextEvents = { schemas: depositEventSchemas };
+export const depositEvents: ContextEvents = { schemas: depositEventSchemas, upcasters: [{ type: 'DepositReceived', fromVersion: 1, upcaster: boundToNoClock }] };
 
 /** The `externalId` of a provider's deposit: `<provider>:<provider deposit id>`. */
 export const depositExternalId = (provider: string, providerDepositId: string) => `${provider}:${providerDepositId}`;

@@ -27,6 +27,8 @@ import { paymentDecider } from '../payments/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
 import { issueRefundChild } from '../payments/refunds/handlers.ts';
+import { creatingOn } from '../testClocks/binding.ts';
+import { platformOn } from '../testClocks/time.ts';
 import { depositDecider, expectedIn, type DepositCommand, type DepositState } from './decider.ts';
 import {
   companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
@@ -203,7 +205,13 @@ async function depositInReadModels(platform: Platform, paymentId: string): Promi
  * through the account's stream (which may still refuse it: UNSETTLED, funds in suspense). Any other reference
  * records an unassigned deposit, its funds in suspense for 48 hours. A repeated notification changes nothing.
  */
-export async function receiveDeposit(platform: Platform, input: DepositNotification, metadata: EventMetadata): Promise<ReceivedDeposit> {
+export async function receiveDeposit(
+  wallPlatform: Platform, input: DepositNotification, wallMetadata: EventMetadata,
+  /** The test clock the new deposit is bound to (the sandbox's simulated deposit), or none. */
+  testClockId: string | null = null,
+): Promise<ReceivedDeposit> {
+  let platform = wallPlatform;
+  let metadata = wallMetadata;
   const { clientId, currency } = input;
   const client = await readState(platform.storage.store, clientStream(clientId), clientDecider);
   if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
@@ -221,6 +229,9 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const known = await existingDeposit(platform, paymentId, externalId, input, totalAmount);
   if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
   if (known) return repeated(platform, known);
+  // Bound before anything is created: a clock that is not the client's is a 404 with nothing recorded.
+  ({ platform, metadata } = await creatingOn(platform, clientId, testClockId, 'deposit', paymentId, metadata));
+  const clock = testClockId ? { testClockId } : {};
 
   const originator: Originator = {
     firstName: input.originator.firstName, lastName: input.originator.lastName ?? null,
@@ -240,7 +251,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
           paymentId, clientId, externalId, identityId, identityExternalId: null, identityEmail: null, accountId, accountNumber,
           totalAmount, currency, description: `Deposit ${input.depositId} to ${input.reference}`, product: null, type: 'LOCAL_DEPOSIT',
           purchaseAmount: null, purchaseCurrency: null, exchange: null, origins: [], destinations: [], fees: [], feeAmount: zeroAmount(currency),
-          flow: 'PUSH', method: null, settlement: 'INSTANT', expiresAt: null, customerId, checkoutSessionId: null,
+          flow: 'PUSH', method: null, settlement: 'INSTANT', expiresAt: null, customerId, checkoutSessionId: null, ...clock,
         },
       }, metadata, { expectNewStream: true });
     } catch (error) {
@@ -256,7 +267,7 @@ export async function receiveDeposit(platform: Platform, input: DepositNotificat
   const { events, position } = await run(platform, paymentId, {
     type: 'RecordDeposit', tenant: { clientId }, now: platform.runtime.now(), lifetimeMs: UNASSIGNED_LIFETIME_MS,
     deposit: { paymentId, clientId, externalId, totalAmount, currency, provider: platform.provider.name, providerDepositId: input.depositId,
-      reference: input.reference, originator, customerId },
+      reference: input.reference, originator, customerId, ...clock },
   }, metadata, true);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   if (events.length === 0) {
@@ -289,10 +300,12 @@ async function completeMatched(platform: Platform, paymentId: string, totalAmoun
  * waits again). Answers once the assignment is decided, with the read models caught up.
  */
 export async function assignDeposit(
-  platform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string }, metadata: EventMetadata,
+  wallPlatform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string }, metadata: EventMetadata,
 ): Promise<void> {
   const tenant = clientTenant(clientId);
-  const deposit = await loadDeposit(platform, paymentId);
+  const deposit = await loadDeposit(wallPlatform, paymentId);
+  // Whether it expired is judged at its clock's time, when it is bound to one.
+  const platform = await platformOn(wallPlatform, deposit.deposit?.testClockId);
   if (!deposit.deposit || deposit.deposit.clientId !== clientId) {
     // A payment of the client that is no deposit (a purchase, a matched deposit, a companion, a refund): not this.
     return refusingOtherKinds(platform, tenant, paymentId, 'only a deposit awaiting assignment can be assigned',

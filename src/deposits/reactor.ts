@@ -9,14 +9,18 @@ import type { RecordedEvent } from '../eventstore/port.ts';
 import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
-import { finishAssignment, refundExpiredDeposit } from './handlers.ts';
+import { platformAt, onClockMetadata } from '../testClocks/time.ts';
+import { finishAssignment, loadDeposit, refundExpiredDeposit } from './handlers.ts';
 
 export const DEPOSIT_REACTOR_NAME = 'deposit_process';
 
 export function assignmentReactor(platform: Platform): Reactor {
   const metadataOf = (event: RecordedEvent) => ({ clientId: event.metadata.clientId, actor: 'deposit-process', causationId: event.id });
-  const finish = async (event: RecordedEvent<string, { paymentId: string }>) => {
-    await finishAssignment(platform, event.data.paymentId, metadataOf(event));
+  const clockOf = async (paymentId: string) => (await loadDeposit(platform, paymentId)).deposit?.testClockId;
+  const finish = async (event: RecordedEvent<string, { paymentId: string; at: string }>) => {
+    const { paymentId, at } = event.data;
+    const clockId = await clockOf(paymentId);
+    await finishAssignment(clockId ? platformAt(platform, new Date(at)) : platform, paymentId, metadataOf(event));
   };
   return defineReactor<StoredEventData>({
     name: DEPOSIT_REACTOR_NAME,
@@ -24,7 +28,11 @@ export function assignmentReactor(platform: Platform): Reactor {
       DepositAssignmentRequested: finish,
       DepositAssigned: finish,
       async DepositRefundDue(event) {
-        await refundExpiredDeposit(platform, event.data.paymentId, metadataOf(event));
+        const { paymentId } = event.data;
+        const clockId = await clockOf(paymentId);
+        // A deposit bound to a test clock: its refund child is issued at the instant it expired on that clock.
+        const at = new Date(event.data.at);
+        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadataOf(event), clockId, at));
       },
     },
   });

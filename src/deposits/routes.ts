@@ -13,6 +13,7 @@ import {
 import { paymentSchema } from '../../schemas/payments.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import type { DepositRow } from '../../projections/deposits.ts';
+import { judgedAt } from '../../projections/testClocks.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, scopedTo, commandMetadata } from '../http/tenancy.ts';
@@ -41,6 +42,14 @@ export function depositSignature(secret: string, body: Parameters<typeof deposit
   return createHmac('sha256', secret).update(depositSignedText(body)).digest('hex');
 }
 
+/**
+ * `expires_at` at most `ms` after the instant the row is judged at: its test clock's time for a deposit bound to
+ * one, `now` otherwise.
+ */
+const expiringWithin = (now: Date, ms: number) => sql<Date>`${judgedAt(now)} + make_interval(secs => ${ms / 1000}::double precision)`;
+/** A row with the instant it is judged at (`judged_at`). */
+type JudgedDepositRow = DepositRow & { judged_at: Date };
+
 /** Hours until `expiresAt`, two decimals, rounded down (never more than is left), 0 once past. */
 const hoursRemaining = (expiresAt: Date, now: Date) => Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / HOUR_MS * 100) / 100);
 const originanteName = (row: DepositRow) => [row.originator_first_name, row.originator_last_name].filter(Boolean).join(' ');
@@ -64,14 +73,14 @@ export function depositRoutes(services: Services): AnyRoute[] {
     const pending = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').where('currency', '=', currency);
     const [sum, urgent] = await Promise.all([
       pending.clearSelect().select([sql<string>`coalesce(sum(total_amount), 0)::text`.as('total'), sql<string>`count(*)::text`.as('n')]).executeTakeFirst(),
-      pending.where('expires_at', '<=', new Date(now.getTime() + URGENT_WINDOW_MS)).orderBy('expires_at').orderBy('payment_id')
-        .limit(MAX_URGENT_ITEMS).execute() as Promise<DepositRow[]>,
+      pending.where('expires_at', '<=', expiringWithin(now, URGENT_WINDOW_MS)).select(judgedAt(now).as('judged_at'))
+        .orderBy('expires_at').orderBy('payment_id').limit(MAX_URGENT_ITEMS).execute() as Promise<JudgedDepositRow[]>,
     ]);
     return {
       clientId, totalAmount: formatAmount(sum!.total, currency), currency, count: Number(sum!.n),
       urgent: urgent.map((row) => ({
         paymentId: row.payment_id, originanteName: originanteName(row), amount: formatAmount(row.total_amount, row.currency),
-        currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, now),
+        currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
       })),
     };
   };
@@ -126,7 +135,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         const clientId = scopeOf(req, query.clientId);
         const now = services.runtime.now();
         let filtered = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED');
-        if (query.expiresWithin) filtered = filtered.where('expires_at', '<=', new Date(now.getTime() + WITHIN_MS[query.expiresWithin]!));
+        if (query.expiresWithin) filtered = filtered.where('expires_at', '<=', expiringWithin(now, WITHIN_MS[query.expiresWithin]!));
         if (query.amountMin) filtered = filtered.where('total_amount', '>=', sql<string>`${query.amountMin}::numeric`);
         if (query.amountMax) filtered = filtered.where('total_amount', '<=', sql<string>`${query.amountMax}::numeric`);
         if (query.search) {
@@ -137,7 +146,8 @@ export function depositRoutes(services: Services): AnyRoute[] {
         }
         const page = pageRequest(query);
         const [rows, count] = await Promise.all([
-          filtered.orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset).execute() as Promise<DepositRow[]>,
+          filtered.select(judgedAt(now).as('judged_at')).orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset)
+            .execute() as Promise<JudgedDepositRow[]>,
           filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
         ]);
         const results = rows.map((row) => ({
@@ -146,7 +156,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
           originator: { firstName: row.originator_first_name, lastName: row.originator_last_name, documentType: row.originator_document_type,
             documentNumber: row.originator_document_number },
           originanteName: originanteName(row), customerId: row.customer_id, createdAt: row.created_at.toISOString(),
-          expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, now),
+          expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
         }));
         return { status: 200, body: pageOfResults(results, Number((count as { n: string }).n), page) };
       },

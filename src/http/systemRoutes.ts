@@ -1,8 +1,10 @@
 /** Operations: liveness, readiness, metrics, and the API's own description. */
+import { readFile } from 'node:fs/promises';
 import { comparePositions } from '../eventstore/position.ts';
 import { defineRoute, type AnyRoute } from './route.ts';
 import type { Services } from './services.ts';
 import { DOCS_ASSETS, DOCS_ASSETS_PATH, DOCS_CONTENT_SECURITY_POLICY, operationsOf, renderDocsPage } from './docs.ts';
+import { sendStatic, staticBody, type StaticBody } from './staticBody.ts';
 
 /** A projection behind the head of the feed for longer than this makes the service not ready. */
 const READY_LAG_MS = 5_000;
@@ -39,6 +41,9 @@ export function systemRoutes(services: Services, document: () => Record<string, 
   }
 
   let docsHtml: string | null = null;
+  let documentBody: StaticBody | null = null;
+  // One per file of DOCS_ASSETS, read on first use: a fixed set, about 1.6 MB with their gzipped copies.
+  const assetBodies = new Map<string, StaticBody>();
   return [
     defineRoute({
       method: 'get', path: '/health', operationId: 'health', summary: 'Liveness: the process answers',
@@ -88,10 +93,18 @@ export function systemRoutes(services: Services, document: () => Record<string, 
     }),
     defineRoute({
       method: 'get', path: '/openapi.json', operationId: 'openApiDocument', summary: 'This API as OpenAPI 3.1',
-      tags: ['Operations'], access: 'public', schemas: {},
-      responses: { 200: { description: 'the OpenAPI document', schema: { type: 'object' } } },
-      async handler() {
-        return { status: 200, body: document() };
+      description: 'Gzipped when Accept-Encoding allows it. Cacheable: it carries an ETag (one per encoding) and ' +
+        '`Cache-Control: no-cache`, so a client keeps it and asks again with If-None-Match, answered 304 until the service ' +
+        'changes.',
+      tags: ['Operations'], access: 'public', schemas: {}, raw: true,
+      responses: {
+        200: { description: 'the OpenAPI document', schema: { type: 'object' } },
+        304: { description: 'not modified: If-None-Match names the ETag of this document (no body)' },
+      },
+      async handler({ req, res }) {
+        documentBody ??= staticBody(JSON.stringify(document()), 'application/json; charset=utf-8');
+        // Kept, and checked again on each use: a restart with another version answers another ETag at once.
+        sendStatic(req, res, documentBody, 'no-cache');
       },
     }),
     defineRoute({
@@ -120,18 +133,18 @@ export function systemRoutes(services: Services, document: () => Record<string, 
           properties: { file: { type: 'string', enum: Object.keys(DOCS_ASSETS), description: 'one of the page’s files' } },
         } as const,
       },
-      responses: { 200: { description: 'the file (CSS, JavaScript or PNG)', contentType: 'application/octet-stream' } },
-      async handler({ params, res }) {
-        const asset = DOCS_ASSETS[params.file]!;
-        res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}` })
-          .type(asset.contentType);
-        if (asset.text !== undefined) {
-          res.send(asset.text);
-          return;
+      responses: {
+        200: { description: 'the file (CSS, JavaScript or PNG), gzipped when Accept-Encoding allows it', contentType: 'application/octet-stream' },
+        304: { description: 'not modified: If-None-Match names the file’s ETag (no body)' },
+      },
+      async handler({ params, req, res }) {
+        let body = assetBodies.get(params.file);
+        if (!body) {
+          const asset = DOCS_ASSETS[params.file]!;
+          body = staticBody(asset.text ?? await readFile(asset.file!), asset.contentType);
+          assetBodies.set(params.file, body);
         }
-        await new Promise<void>((resolve, reject) => {
-          res.sendFile(asset.file!, { maxAge: DOCS_ASSET_MAX_AGE_MS }, (error) => (error ? reject(error) : resolve()));
-        });
+        sendStatic(req, res, body, `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}`);
       },
     }),
   ];

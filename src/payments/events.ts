@@ -12,6 +12,7 @@ import {
 } from '../../schemas/events/common.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { ContextEvents } from '../eventstore/upcasting.ts';
+import { boundToNoClock, testClockIdProperty } from '../testClocks/events.ts';
 import { paymentSettledProperties, paymentUnsettledProperties } from '../ledger/events.ts';
 import { nodesMaskedAsNow, storedPaymentNodeSchema } from './events/nodes.ts';
 
@@ -89,7 +90,8 @@ const paymentCreatedSchema = closed({
   customerId: nullableTextSchema,
   checkoutSessionId: nullableTextSchema,
   createdAt: instantSchema,
-});
+  ...testClockIdProperty,
+}, ['testClockId']);
 export type PaymentCreatedData = FromSchema<typeof paymentCreatedSchema>;
 
 export const expiryReasons = ['EXPIRES_AT', 'QUOTE_EXPIRED'] as const;
@@ -148,7 +150,10 @@ export type PaymentEventData<T extends PaymentEventType> = Extract<PaymentEvent,
 
 export const paymentEvents: ContextEvents = {
   schemas: paymentEventSchemas,
-  upcasters: [{ type: 'PaymentCreated', fromVersion: 1, upcaster: nodesMaskedAsNow }],
+  upcasters: [
+    { type: 'PaymentCreated', fromVersion: 1, upcaster: nodesMaskedAsNow },
+    { type: 'PaymentCreated', fromVersion: 2, upcaster: boundToNoClock },
+  ],
 };
 
 export const paymentStream = (paymentId: string) => `payment-${paymentId}`;

@@ -29,6 +29,8 @@ import { checkOriginAmounts, validateNodes } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
+import { creatingOn } from '../testClocks/binding.ts';
+import { onClockMetadata, platformOn } from '../testClocks/time.ts';
 
 /** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedPayment(db: Kysely<ReadModels>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
@@ -235,16 +237,20 @@ async function newPayer(
  * catching up (the caller answers once they have).
  */
 export async function createPayment(
-  platform: Platform, clientId: string, input: CreatePayment, metadata: EventMetadata,
+  wallPlatform: Platform, clientId: string, input: CreatePayment, wallMetadata: EventMetadata,
   /**
    * Set by the checkout context for a session's payment (`GET /payments?checkoutSessionId=` finds it).
    * `selfDeclaredPayer`: the `customer` fields are what an anonymous payer typed (a hosted page), not the client's
    * word: they never adopt an existing customer (nor its operation level); a new payer becomes a customer of its
    * own, and one whose document number is another customer's pays with none (BASIC).
    */
-  origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean } = {},
+  origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean; clock?: PaymentClock } = {},
 ): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
   refuseRefundType(input.type);
+  const paymentId = paymentIdFor(clientId, input.externalId);
+  const { platform, metadata, clockId } = origin.clock?.inherited
+    ? { platform: await platformOn(wallPlatform, origin.clock.testClockId), metadata: wallMetadata, clockId: origin.clock.testClockId }
+    : await creatingOn(wallPlatform, clientId, origin.clock?.testClockId, 'payment', paymentId, wallMetadata);
   const { catalog, config, provider } = platform;
   const db = platform.readModels;
   const now = platform.runtime.now();
@@ -282,7 +288,6 @@ export async function createPayment(
     },
   });
 
-  const paymentId = paymentIdFor(clientId, input.externalId);
   const { events, readModels } = await record(platform, paymentId, {
     type: 'CreatePayment', tenant: { clientId }, now, screening,
     payment: {
@@ -294,10 +299,19 @@ export async function createPayment(
       origins, destinations, fees, feeAmount,
       flow: method?.type === 'CARD' ? 'CARD' : 'PUSH', method: method?.type ?? null, settlement: method?.settlement ?? 'INSTANT',
       expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null, customerId: customer?.customer_id ?? null,
-      checkoutSessionId: origin.checkoutSessionId ?? null,
+      checkoutSessionId: origin.checkoutSessionId ?? null, ...(clockId ? { testClockId: clockId } : {}),
     },
-  }, metadata);
+  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata);
   return { row: paymentRowOf(events), readModels };
+}
+
+/**
+ * The test clock a new payment follows: the one its request named (`Test-Clock`: the payment is bound to it, and
+ * counted), or its checkout session's (`inherited`: it follows the session's clock without counting).
+ */
+export interface PaymentClock {
+  testClockId: string | null;
+  inherited?: boolean;
 }
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */

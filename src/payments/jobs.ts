@@ -1,13 +1,26 @@
 /**
  * The payments' time-driven work: settlement batches and expiry. Each run takes a bounded slice of its queue
  * from the read model and sends each payment through the state machine, which refuses anything that moved
- * meanwhile; so a run that overlaps another (on this or another instance) changes nothing twice.
+ * meanwhile; so a run that overlaps another (on this or another instance) changes nothing twice. The scheduled
+ * jobs run them for the payments bound to no test clock, with the wall clock's time; an advance of a test clock
+ * runs them for that clock's payments, each effect at the instant it fell due on the clock
+ * (src/testClocks/time.ts).
  */
+import { sql } from 'kysely';
 import type { Platform } from '../platform.ts';
 import { EXPIRABLE_STATUSES } from '../../projections/payments.ts';
+import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
 import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
+import type { SettlementPeriod } from './events.ts';
 
 export const JOB_BATCH_SIZE = 500;
+
+/**
+ * Whole days of 24 hours from a payment's receipt to its settlement, per settlement period, on a test clock
+ * (calendar days: the sandbox keeps no business-day calendar). Without a clock, the sandbox compresses them: a
+ * T+1 or T+2 payment settles in the next settlement batch (SETTLEMENT_CRON).
+ */
+export const SETTLEMENT_DAYS: Readonly<Record<SettlementPeriod, number>> = { INSTANT: 0, 'T+1': 1, 'T+2': 2 };
 
 export interface SettlementBatchResult {
   batchId: string | null;
@@ -16,42 +29,54 @@ export interface SettlementBatchResult {
   skipped: number;
 }
 
-/** One settlement batch: every RECEIVED payment whose period is not INSTANT, oldest first, stamped with one id. */
-export async function runSettlementBatch(platform: Platform): Promise<SettlementBatchResult> {
+/**
+ * One settlement batch, stamped with one id: on the wall clock, every RECEIVED payment whose period is not
+ * INSTANT, oldest first; on a test clock, those of its payments whose settlement date (receipt + SETTLEMENT_DAYS)
+ * the clock has reached, each settled at that date.
+ */
+export async function runSettlementBatch(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<SettlementBatchResult> {
   const db = platform.readModels;
-  const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
-    .where('status', '=', 'RECEIVED').where('settlement', '<>', 'INSTANT')
-    .orderBy('received_at').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
+  const settlesAt = sql<Date>`received_at + make_interval(days => CASE settlement WHEN 'T+1' THEN ${SETTLEMENT_DAYS['T+1']}::int
+    ELSE ${SETTLEMENT_DAYS['T+2']}::int END)`;
+  let query = db.selectFrom('payments').select(['payment_id', 'client_id', settlesAt.as('settles_at')])
+    .where('status', '=', 'RECEIVED').where('settlement', '<>', 'INSTANT');
+  query = scope.clockId === null
+    ? query.where('test_clock_id', 'is', null).orderBy('received_at')
+    : query.where('test_clock_id', '=', scope.clockId).where(settlesAt, '<=', scope.until).orderBy(settlesAt).orderBy('payment_id');
+  const due = await query.limit(JOB_BATCH_SIZE).execute();
   const result: SettlementBatchResult = { batchId: null, settled: 0, unsettled: 0, skipped: 0 };
   if (due.length === 0) return result;
   const batchId = platform.runtime.newId();
   result.batchId = batchId;
-  for (const { payment_id: paymentId, client_id: clientId } of due) {
-    const status = await settlePayment(platform, paymentId, batchId, { clientId, actor: 'settlement-batch', correlationId: batchId });
+  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, settles_at: settlesAtValue }) => {
+    const dueAt = new Date(settlesAtValue);
+    const status = await settlePayment(scope.platformFor(dueAt), paymentId, batchId,
+      { ...scope.metadataFor(clientId, 'settlement-batch', dueAt), correlationId: batchId });
     if (status === 'SETTLED') result.settled++;
     else if (status === 'UNSETTLED') result.unsettled++;
     else result.skipped++;
-  }
+  });
   return result;
 }
 
-/** Expires every payment whose `expiresAt` or quote has passed before it was received. */
-export async function expireDuePayments(platform: Platform): Promise<{ expired: number; skipped: number }> {
+/** Expires every payment whose `expiresAt` or quote has passed before it was received (at that instant, on a test clock). */
+export async function expireDuePayments(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<{ expired: number; skipped: number }> {
   const db = platform.readModels;
-  const now = platform.runtime.now();
-  const due = await db.selectFrom('payments').select(['payment_id', 'client_id'])
-    .where('status', 'in', EXPIRABLE_STATUSES).where('payable_until', '<=', now)
-    .orderBy('payable_until').limit(JOB_BATCH_SIZE).execute() as Array<{ payment_id: string; client_id: string }>;
+  const due = await db.selectFrom('payments').select(['payment_id', 'client_id', 'payable_until'])
+    .where('status', 'in', EXPIRABLE_STATUSES).where('payable_until', '<=', scope.until)
+    .where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
+    .orderBy('payable_until').limit(JOB_BATCH_SIZE).execute();
   let expired = 0;
   let skipped = 0;
-  for (const { payment_id: paymentId, client_id: clientId } of due) {
+  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, payable_until: payableUntil }) => {
+    const dueAt = payableUntil!;
     try {
-      await expirePayment(platform, paymentId, { clientId, actor: 'expiry-job' });
+      await expirePayment(scope.platformFor(dueAt), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt));
       expired++;
     } catch (error) {
       if (!isRefusedMove(error)) throw error;
       skipped++;
     }
-  }
+  });
   return { expired, skipped };
 }

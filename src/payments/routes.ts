@@ -24,6 +24,7 @@ import type { StoredEventData } from '../storedEvents/registry.ts';
 import { paymentStream } from './events.ts';
 import { refundStream } from './refunds/events.ts';
 import { detailedPayment, merchantsOf, paymentRecord } from './records.ts';
+import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import {
   anyPayment, attachPaymentDocument, authorizePayment, capturePayment, createPayment, ownedPayment, receivePayment,
   resolvePaymentReview,
@@ -112,7 +113,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
       description: 'Validates the nodes against the catalog (node object, direction, country, currency, per-method limits), ' +
         'computes the method’s fees and the exchange, screens the payer (REQUIRES_REVIEW or FAILED at once when due), and ' +
         'records the payment. externalId is unique per client: a second use is 409.',
-      tags, access: 'client', schemas: { body: createPaymentSchema },
+      tags, access: 'client', schemas: { body: createPaymentSchema }, headers: [testClockHeaderDoc],
       responses: {
         200: { description: 'the payment', schema: paymentSchema },
         404: { description: 'no such identity, account or customer for this client', schema: errorSchema },
@@ -120,7 +121,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         422: { description: 'the account is not ACTIVE', schema: errorSchema },
       },
       async handler({ body, req }) {
-        const { row, readModels } = await createPayment(services, clientIdOf(req), body, meta(req));
+        const { row, readModels } = await createPayment(services, clientIdOf(req), body, meta(req), { clock: { testClockId: testClockOf(req) } });
         return { status: 200, body: paymentRecord(row), readModels };
       },
     }),
@@ -201,8 +202,10 @@ export function paymentRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'get', path: '/payments/:id/events', operationId: 'getPaymentEvents', summary: 'The immutable history of a payment',
-      description: 'For auditors: every event of the payment, in order, with its time, actor and data, read from the event store ' +
-        '(a refund child’s: the events of its own stream).',
+      description: 'For auditors: every event of the payment, in order, with its times, actor and data, read from the event store ' +
+        '(a refund child’s: the events of its own stream). occurredAt is the business time (for an object bound to a test clock, the ' +
+        'clock’s time when it happened: a deposit expires at its expiresAt), recordedAt the real time it was recorded; they differ ' +
+        'only under a test clock.',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the events', schema: paymentHistorySchema }, 404: notFoundResponse },
       async handler({ params, req }) {
@@ -212,7 +215,10 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const stream = row.type === 'REFUND' && row.parent_payment_id !== null ? refundStream(id) : paymentStream(id);
         const events = await services.storage.store.readStream(stream, { limit: MAX_READ_LIMIT });
         return { status: 200, body: { paymentId: id, events: events.map((event) => ({
-          revision: Number(event.revision), type: event.type, occurredAt: event.recordedAt.toISOString(),
+          revision: Number(event.revision), type: event.type,
+          // The business time: the test clock's for an event recorded under one, else when it was recorded.
+          occurredAt: typeof event.metadata?.businessTime === 'string' ? event.metadata.businessTime : event.recordedAt.toISOString(),
+          recordedAt: event.recordedAt.toISOString(),
           actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: recordedAs<StoredEventData>(event).data,
         })) } };
       },

@@ -16,16 +16,18 @@ import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 import { integrityEvents, type IntegrityEvent } from '../integrity/events.ts';
 import { webhookEvents, type WebhookEvent } from '../webhooks/events.ts';
 import { refundEvents, type ParentRefundEvent, type RefundEvent } from '../payments/refunds/events.ts';
+import { testClockEvents, type TestClockEvent, type TestClockSlotEvent } from '../testClocks/events.ts';
 
 export const storedEvents = new EventContracts([
   clientEvents, identityEvents, customerEvents, accountEvents, paymentEvents, refundEvents, depositEvents, attemptEvents, webhookEvents,
-  integrityEvents, checkoutEvents,
+  integrityEvents, checkoutEvents, testClockEvents,
 ]);
 
 /** Every event the contexts' types name. */
 export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
-  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | AttemptEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent;
+  | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | AttemptEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent
+  | TestClockEvent | TestClockSlotEvent;
 
 export type StoredEventType = StoredEvent['type'];
 
@@ -54,7 +56,9 @@ type RegisteredType =
   | keyof typeof import('../webhooks/events.ts')['webhookEventSchemas']
   | keyof typeof import('../integrity/events.ts')['integrityEventSchemas']
   | keyof typeof import('../checkout/events.ts')['sessionEventSchemas']
-  | keyof typeof import('../checkout/events.ts')['linkEventSchemas'];
+  | keyof typeof import('../checkout/events.ts')['linkEventSchemas']
+  | keyof typeof import('../testClocks/events.ts')['testClockEventSchemas']
+  | keyof typeof import('../testClocks/events.ts')['testClockSlotEventSchemas'];
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeRegistered: Same<StoredEvent['type'], RegisteredType> = true;
 void everyTypeRegistered;

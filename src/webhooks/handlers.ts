@@ -10,7 +10,7 @@ import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainNotFound } from '../domain/errors.ts';
+import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
@@ -19,6 +19,7 @@ import { webhookDecider, type WebhookCommand } from './decider.ts';
 import { webhookStream } from './events.ts';
 import { enqueueTestPing, retryDelivery } from './outbox.ts';
 import { generateWebhookSecret, webhookSecretBox, type SecretBox } from './secrets.ts';
+import { standardSecretProblem } from './signing.ts';
 
 /** The endpoint's read-model row, if `tenant` may see it (notFound otherwise). */
 export function ownedWebhook(db: Kysely<ReadModels>, tenant: Tenant, endpointId: string): Promise<WebhookEndpointRow> {
@@ -34,12 +35,20 @@ async function run(platform: Platform, endpointId: string, command: WebhookComma
   await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
+/** The secret sent, refused when its `whsec_` prefix promises a form it does not have; or a generated one. */
+function chosenSecret(sent: string | undefined): string {
+  if (sent === undefined) return generateWebhookSecret();
+  const problem = standardSecretProblem(sent);
+  if (problem) throw domainInvalid(problem);
+  return sent;
+}
+
 /** Registers an endpoint; answers its id and its secret (given or generated), which is never shown again. */
 export async function registerWebhook(
   platform: Platform, clientId: string, input: CreateWebhook, metadata: EventMetadata,
 ): Promise<{ endpointId: string; secretKey: string }> {
   const endpointId = createdId(platform.runtime, metadata, 'webhook endpoint');
-  const secretKey = input.secretKey ?? generateWebhookSecret();
+  const secretKey = chosenSecret(input.secretKey);
   const box = await secretBoxOf(platform);
   const { position, events, repeated } = await handleCommand(platform.storage.store, webhookStream(endpointId), webhookDecider, {
     type: 'RegisterEndpoint', tenant: { clientId }, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
@@ -67,7 +76,7 @@ export function updateWebhook(platform: Platform, tenant: Tenant, endpointId: st
 export async function rotateWebhookSecret(
   platform: Platform, tenant: Tenant, endpointId: string, input: RotateSecret, metadata: EventMetadata,
 ): Promise<string> {
-  const secretKey = input.secretKey ?? generateWebhookSecret();
+  const secretKey = chosenSecret(input.secretKey);
   const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
   await run(platform, endpointId, { type: 'RotateSecret', tenant, secret, now: platform.runtime.now() }, metadata);
   return secretKey;

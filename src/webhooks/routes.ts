@@ -27,7 +27,11 @@ const SIGNING = 'Each delivery is a POST of the event’s JSON payload with the 
   'the raw body under the secretKey), `X-Webhook-Timestamp` (Unix seconds of the attempt), `X-Webhook-Signature-Timestamped` ' +
   '(hex HMAC-SHA256 of `<timestamp>.<raw body>`, for replay protection), `X-Webhook-Id` (the delivery: the same on every ' +
   'attempt), `X-Webhook-Event-Id` (the event, as in GET /events), `X-Webhook-Event-Type` and `X-Webhook-Sequence` (grows with ' +
-  'every event of one payment or customer). A 2xx answer within 10 s delivers it; otherwise it is retried 30 s later, doubling ' +
+  'every event of one payment or customer); and the Standard Webhooks headers `webhook-id` (= X-Webhook-Id), ' +
+  '`webhook-timestamp` (= X-Webhook-Timestamp) and `webhook-signature` (`v1,<base64 HMAC-SHA256 of ' +
+  '"<webhook-id>.<webhook-timestamp>.<raw body>">`), which the standardwebhooks libraries verify: a generated secretKey ' +
+  '(`whsec_<base64>`) is already in their form, `new Webhook(secretKey)`; for one of your own the key is its bytes, ' +
+  '`new Webhook(secretKey, { format: "raw" })`. A 2xx answer within 10 s delivers it; otherwise it is retried 30 s later, doubling ' +
   'up to 1 h, and dropped when the next attempt would come more than 24 h after the first. An endpoint receives the events ' +
   'recorded after its registration.';
 

@@ -12,15 +12,17 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Database } from '../db/database.ts';
 import type { SealedSecret } from './events.ts';
+import { STANDARD_SECRET_PREFIX } from './signing.ts';
 
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 export const WEBHOOK_KEY_BYTES = 32;
-/** Random bytes in a generated endpoint secret (shown base64url after `whsec_`). */
+/** Random bytes in a generated endpoint secret. */
 const GENERATED_SECRET_BYTES = 32;
 
+/** A secret in the Standard Webhooks form: `whsec_` and standard base64 of random bytes (see signing.ts). */
 export function generateWebhookSecret(): string {
-  return `whsec_${randomBytes(GENERATED_SECRET_BYTES).toString('base64url')}`;
+  return `${STANDARD_SECRET_PREFIX}${randomBytes(GENERATED_SECRET_BYTES).toString('base64')}`;
 }
 
 export class SecretBox {

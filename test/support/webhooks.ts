@@ -7,7 +7,9 @@ import { silentLogger } from '../../src/logging.ts';
 import type { Services } from '../../src/http/services.ts';
 import { WebhookDispatcher, type DispatcherOptions } from '../../src/webhooks/dispatcher.ts';
 import { webhookSecretBox } from '../../src/webhooks/secrets.ts';
-import { customerEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema } from '../../schemas/webhooks.ts';
+import {
+  customerEventPayloadSchema, testClockEventPayloadSchema, testEventPayloadSchema, transactionEventPayloadSchema,
+} from '../../schemas/webhooks.ts';
 
 export function testDispatcher(
   services: Services, options: Partial<DispatcherOptions> & { database?: Database } = {},
@@ -27,12 +29,14 @@ const validators = {
   transaction: ajv.compile(transactionEventPayloadSchema),
   customer: ajv.compile(customerEventPayloadSchema),
   test: ajv.compile(testEventPayloadSchema),
+  testClock: ajv.compile(testClockEventPayloadSchema),
 };
 
 /** The payload's problems against the schema written from the interface for its type (empty when it conforms). */
 export function payloadProblems(payload: { eventType: string }): string[] {
   const validate = payload.eventType === 'customer.levelChanged' ? validators.customer
-    : payload.eventType === 'webhook.test' ? validators.test : validators.transaction;
+    : payload.eventType === 'webhook.test' ? validators.test
+      : payload.eventType === 'test_clock.ready' ? validators.testClock : validators.transaction;
   return validate(payload) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message}`);
 }
 

@@ -13,6 +13,7 @@ import type { Platform } from '../../platform.ts';
 import type { StoredEventData } from '../../storedEvents/registry.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { advanceRefund, endRefund, followRefundEnd, loadRefund } from './handlers.ts';
+import { clockOfPayment, onClockMetadata, platformOn } from '../../testClocks/time.ts';
 
 export const REFUND_REACTOR_NAME = 'refund_process';
 export const REFUND_AUTOPILOT_NAME = 'sandbox_refund_autopilot';
@@ -48,8 +49,12 @@ export function refundAutopilot(platform: Platform): Reactor {
       async RefundCreated(event) {
         const refund = event.data;
         const outcome = platform.provider.refundOutcome(refund);
+        // The child of a payment bound to a test clock ends at the clock's time.
+        const clockId = await clockOfPayment(platform, refund.parentPaymentId);
+        const on = await platformOn(platform, clockId);
+        const metadata = onClockMetadata({ clientId: refund.clientId, actor: 'sandbox-provider', causationId: event.id }, clockId, on.runtime.now());
         try {
-          await endRefund(platform, 'any', refund.refundId, outcome, { clientId: refund.clientId, actor: 'sandbox-provider', causationId: event.id });
+          await endRefund(on, 'any', refund.refundId, outcome, metadata);
         } catch (error) {
           if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
         }

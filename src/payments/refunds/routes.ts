@@ -17,6 +17,7 @@ import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
 import { Decimal, formatAmount, toDecimal } from '../../domain/money.ts';
 import { ownedPayment } from '../handlers.ts';
 import { endRefund, loadRefund, ownedRefund, requestRefund } from './handlers.ts';
+import { clockOfPayment, onClockMetadata, platformOn, timeOf } from '../../testClocks/time.ts';
 
 const tags = ['Refunds'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
@@ -75,7 +76,10 @@ export function refundRoutes(services: Services): AnyRoute[] {
       },
       async handler({ params, body, req }) {
         const clientId = clientIdOf(req);
-        const { refundId, readModels } = await requestRefund(services, tenantOf(req), params.id, body, commandMetadata(req));
+        // A refund of a payment bound to a test clock is made at the clock's time.
+        const clockId = await clockOfPayment(services, params.id);
+        const { refundId, readModels } = await requestRefund(await platformOn(services, clockId), tenantOf(req), params.id, body,
+          onClockMetadata(commandMetadata(req), clockId, await timeOf(services, clockId)));
         // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
         const refund = (await loadRefund(services, refundId)).refund!;
         return { status: 201, readModels, body: {

@@ -11,6 +11,7 @@ import type { RecordedEvent } from '../../eventstore/port.ts';
 import type { Platform } from '../../platform.ts';
 import type { StoredEventData } from '../../storedEvents/registry.ts';
 import { expiryOf } from '../decider.ts';
+import { onClockMetadata, platformOn } from '../../testClocks/time.ts';
 import {
   authorizePayment, capturePayment, expirePayment, isRefusedMove, loadPayment, markPaymentPending, receivePayment,
 } from '../handlers.ts';
@@ -23,17 +24,20 @@ export function sandboxAutopilot(platform: Platform): Reactor {
     const state = await loadPayment(platform, paymentId);
     const payment = state.payment;
     if (!payment) return;
-    const metadata = { clientId: payment.clientId, actor: 'sandbox-provider', causationId: event.id };
+    // A payment bound to a test clock: its steps keep their real pace, but happen at the clock's time.
+    const on = await platformOn(platform, payment.testClockId);
+    const metadata = onClockMetadata({ clientId: payment.clientId, actor: 'sandbox-provider', causationId: event.id }, payment.testClockId,
+      on.runtime.now());
     const expiry = expiryOf(payment);
     try {
-      if (expiry && Date.parse(expiry.at) <= platform.runtime.now().getTime()) {
-        await expirePayment(platform, paymentId, metadata);
+      if (expiry && Date.parse(expiry.at) <= on.runtime.now().getTime()) {
+        await expirePayment(on, paymentId, metadata);
       } else if (payment.flow === 'CARD') {
-        if (state.status === 'CREATED') await authorizePayment(platform, 'any', paymentId, metadata);
-        else if (state.status === 'AUTHORIZED') await capturePayment(platform, 'any', paymentId, metadata);
-        else if (state.status === 'CAPTURED') await receivePayment(platform, 'any', paymentId, metadata);
+        if (state.status === 'CREATED') await authorizePayment(on, 'any', paymentId, metadata);
+        else if (state.status === 'AUTHORIZED') await capturePayment(on, 'any', paymentId, metadata);
+        else if (state.status === 'CAPTURED') await receivePayment(on, 'any', paymentId, metadata);
       } else if (state.status === 'CREATED') {
-        await markPaymentPending(platform, 'any', paymentId, metadata);
+        await markPaymentPending(on, 'any', paymentId, metadata);
       }
     } catch (error) {
       if (!isRefusedMove(error)) throw error;

@@ -1,0 +1,12 @@
+import { defineContext } from '../module.ts';
+import { testClocksProjector } from '../../projections/testClocks.ts';
+import { testClockReactor } from './reactor.ts';
+import { testClockRoutes } from './routes.ts';
+
+/** Test clocks (sandbox): clocks a client advances, the objects bound to them, and the simulated deposit. */
+export const testClocksContext = defineContext({
+  name: 'testClocks',
+  routes: testClockRoutes,
+  projectors: [testClocksProjector],
+  reactors: (platform) => [testClockReactor(platform)],
+});

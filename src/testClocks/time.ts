@@ -1,0 +1,130 @@
+/**
+ * The one place a rule of time asks what time it is for an object: its test clock's time when it is bound to
+ * one, the wall clock's otherwise. Every rule of time (expiry, quote lifetimes, the deposit's 48 h, session and
+ * link durations, settlement periods) reads it through here, so a new rule follows clocks by calling it too.
+ */
+import type { EventMetadata } from '../eventstore/port.ts';
+import { comparePositions, type Position } from '../eventstore/position.ts';
+import { readState } from '../eventstore/commandHandler.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
+import type { Platform } from '../platform.ts';
+import { paymentStream } from '../payments/events.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
+import { testClockDecider } from './decider.ts';
+import { testClockStream } from './events.ts';
+
+/**
+ * The time of `clockId` (the wall clock's when null): its frozenTime, read from its stream. A deleted clock keeps
+ * the time it had: its objects stay judged at it (README, "Test clocks").
+ */
+export async function timeOf(platform: Platform, clockId: string | null | undefined): Promise<Date> {
+  if (!clockId) return platform.runtime.now();
+  const state = await readState(platform.storage.store, testClockStream(clockId), testClockDecider);
+  return state.frozenTime ? new Date(state.frozenTime) : platform.runtime.now();
+}
+
+/** Platforms whose runtime stands at a clock's instant (platformAt's). */
+const onAClock = new WeakSet<Platform>();
+
+/**
+ * The platform as a command at `at` sees it: its runtime's clock stands at `at` (ids still come from the runtime).
+ * `appended`: its commands do not wait for the read models each, but report what they appended there (an advance
+ * waits once per round of effects instead).
+ */
+export function platformAt(platform: Platform, at: Date, options: { appended?: (position: Position) => void } = {}): Platform {
+  const frozen = new Date(at);
+  const { appended } = options;
+  const clocked: Platform = {
+    ...platform, runtime: { newId: () => platform.runtime.newId(), now: () => new Date(frozen) },
+    ...(appended ? { readYourWrites: async (position: Position | null) => { if (position) appended(position); } } : {}),
+  };
+  onAClock.add(clocked);
+  return clocked;
+}
+
+/** True when the platform stands at a clock's instant already (platformAt's): its commands need not ask again. */
+export function isOnAClock(platform: Platform): boolean {
+  return onAClock.has(platform);
+}
+
+/**
+ * The platform as a command on an object bound to `clockId` sees it: unchanged when the object has no clock, or
+ * when the platform stands at a clock's instant already (an advance's effect, at the instant it fell due).
+ */
+export async function platformOn(platform: Platform, clockId: string | null | undefined): Promise<Platform> {
+  if (!clockId || onAClock.has(platform)) return platform;
+  return platformAt(platform, await timeOf(platform, clockId));
+}
+
+/**
+ * The clock a payment (a deposit too) was created under, as its creation event names it, or null: what its
+ * children (refunds, companions) follow.
+ */
+export async function clockOfPayment(platform: Platform, paymentId: string): Promise<string | null> {
+  const [created] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
+  if (!created) return null;
+  const { data } = recordedAs<StoredEventData>(created);
+  return 'testClockId' in data ? data.testClockId ?? null : null;
+}
+
+/**
+ * What an event recorded under a clock carries in its metadata besides the usual: the clock, and the business
+ * time (when it happened on the clock; the store adds the real recording time). `GET /payments/{id}/events`
+ * shows both.
+ */
+export function onClockMetadata(metadata: EventMetadata, clockId: string | null | undefined, at: Date): EventMetadata {
+  return clockId ? { ...metadata, testClockId: clockId, businessTime: at.toISOString() } : metadata;
+}
+
+/**
+ * Whose time a run of the time-driven work follows: the wall clock's (objects bound to no clock: the scheduled
+ * jobs), or one test clock's (its objects only, each effect at the instant it fell due on the clock, up to
+ * `until`: an advance).
+ */
+export interface TimeScope {
+  /** Null: objects bound to no clock. */
+  readonly clockId: string | null;
+  /** Effects run at once, at most (each on its own object's stream). */
+  readonly concurrency: number;
+  /** Effects due at or before this instant are run. */
+  readonly until: Date;
+  /** The platform as the effect due at `dueAt` runs on: at `dueAt` on a clock, at the wall clock's now otherwise. */
+  platformFor(dueAt: Date): Platform;
+  /** The metadata of an effect due at `dueAt`, acting as `actor`. */
+  metadataFor(clientId: string, actor: string, dueAt: Date): EventMetadata;
+  /** The furthest position the effects run so far appended (a clock's: they do not wait for the read models each). */
+  appendedUpTo(): Position | null;
+}
+
+export function wallClockScope(platform: Platform): TimeScope {
+  return {
+    clockId: null, until: platform.runtime.now(), concurrency: 1,
+    platformFor: () => platform,
+    metadataFor: (clientId, actor) => ({ clientId, actor }),
+    appendedUpTo: () => null,
+  };
+}
+
+export function clockScope(platform: Platform, clockId: string, until: Date, causationId?: string): TimeScope {
+  let furthest: Position | null = null;
+  const appended = (position: Position) => {
+    if (!furthest || comparePositions(position, furthest) > 0) furthest = position;
+  };
+  return {
+    clockId, until, concurrency: CLOCK_EFFECT_CONCURRENCY,
+    platformFor: (dueAt) => platformAt(platform, dueAt, { appended }),
+    metadataFor: (clientId, actor, dueAt) => onClockMetadata({ clientId, actor, ...(causationId ? { causationId } : {}) }, clockId, dueAt),
+    appendedUpTo: () => furthest,
+  };
+}
+
+/** Effects of one advance run at once, at most: each on its own object's stream, so they never contend. */
+const CLOCK_EFFECT_CONCURRENCY = 16;
+
+/** Runs `work` on every item, at most `scope.concurrency` at once. */
+export async function eachDue<T>(scope: TimeScope, items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(scope.concurrency, items.length) }, async () => {
+    for (let i = next++; i < items.length; i = next++) await work(items[i]!);
+  }));
+}
