@@ -8,8 +8,9 @@
  * `webhooks` (deliveries/s and append-to-first-attempt latency, bench/webhooks.ts), `deposits` (provider deposit
  * notifications matched and unmatched, and assignments, over HTTP: bench/deposits.ts) and `integrity` (replay,
  * sealing and `verify integrity` on a log of a million events, and what the chain hash costs an append; Postgres
- * only, bench/integrity.ts) and `clocks` (one advance of a test clock through the expiry of 1,000 objects bound
- * to it, bench/testClocks.ts).
+ * only, bench/integrity.ts), `clocks` (one advance of a test clock through the expiry of 1,000 objects bound
+ * to it, bench/testClocks.ts) and `soak` (mixed load with every job running, and the size of every table outside
+ * the history at its start and end: bench/soak.ts).
  * BENCH_ONLY=store (or http, startup, or a comma-separated list) runs those; BENCH_TARGETS=pglite or postgres
  * one target.
  * BENCH_SECONDS (store figures), BENCH_HTTP_SECONDS, BENCH_HTTP_WARMUP_SECONDS, BENCH_HTTP_PAYMENTS (dataset
@@ -31,9 +32,10 @@ import { benchWebhooks } from './webhooks.ts';
 import { benchDeposits } from './deposits.ts';
 import { benchIntegrity } from './integrity.ts';
 import { benchTestClocks } from './testClocks.ts';
+import { benchSoak } from './soak.ts';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
-const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks,deposits,integrity,clocks').split(',').map((s) => s.trim()));
+const SECTIONS = new Set((process.env.BENCH_ONLY ?? 'startup,store,http,webhooks,deposits,integrity,clocks,soak').split(',').map((s) => s.trim()));
 const TARGETS = new Set((process.env.BENCH_TARGETS ?? 'pglite,postgres').split(',').map((s) => s.trim()));
 const HTTP_PAYMENTS = Number(process.env.BENCH_HTTP_PAYMENTS ?? 100_000);
 // PGlite is single-session and its figures are for information: a smaller dataset keeps the run short.
@@ -273,6 +275,21 @@ async function main(): Promise<void> {
       } finally {
         await database.close();
         report('postgres', 'integrity section took', `${((performance.now() - started) / 1000).toFixed(0)} s`);
+      }
+    }
+    console.log('');
+  }
+
+  if (SECTIONS.has('soak')) {
+    console.log('soak: mixed load with every job running; the size of each table outside the history (bench/soak.ts)');
+    for (const target of targets) {
+      const database = await scratchDatabase(target, url);
+      try {
+        await benchSoak(target, database, report);
+      } catch (error) {
+        console.log(`${target.padEnd(9)} soak stopped: ${error instanceof Error ? error.stack : String(error)}`);
+      } finally {
+        await database.close();
       }
     }
     console.log('');

@@ -10,7 +10,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { CheckoutTerms, CurrencyConfig, SessionItem, SessionStatus } from '../src/checkout/events.ts';
-import type { Instant, Json } from './columns.ts';
+import type { Instant, Json, NullableInstant } from './columns.ts';
 
 /** Columns a session and a link share: what they sell and to whom. */
 interface TermsColumns {
@@ -47,6 +47,11 @@ export interface CheckoutSessionsTable extends TermsColumns {
   status: SessionStatus;
   payment_configs: Json<CurrencyConfig[]>;
   payment_id: string | null;
+  /**
+   * When the store recorded the session's reservation for `payment_id` (PROCESSING_PAYMENT; the wall clock's time, on
+   * a test clock too); null otherwise: the release job's queue.
+   */
+  payment_started_at: NullableInstant;
   expires_at: Instant;
 }
 
@@ -111,7 +116,9 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
 
 export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData>({
   name: 'checkout',
-  version: 2,
+  // 2: the test clock of a session or link (test_clock_id).
+  // 3: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
+  version: 3,
   tables: ['checkout_sessions', 'payment_links'],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
@@ -119,9 +126,12 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
       .addColumn('status', 'text', (c) => c.notNull())
       .addColumn('payment_configs', 'jsonb', (c) => c.notNull())
       .addColumn('payment_id', 'text')
+      .addColumn('payment_started_at', 'timestamptz')
       .addColumn('expires_at', 'timestamptz', (c) => c.notNull()));
     await sql`CREATE INDEX checkout_sessions_open_expiry ON checkout_sessions (expires_at) WHERE status IN ('ATTEMPT', 'ACTIVE')`.execute(trx);
     await sql`CREATE INDEX checkout_sessions_client_status ON checkout_sessions (client_id, status)`.execute(trx);
+    // The release job's queue: sessions reserved for a payment, oldest reservation first.
+    await sql`CREATE INDEX checkout_sessions_reserved ON checkout_sessions (payment_started_at) WHERE status = 'PROCESSING_PAYMENT'`.execute(trx);
     await createTermsTable(trx, 'payment_links', 'link_id', (b) => b
       .addColumn('active_until', 'timestamptz', (c) => c.notNull())
       .addColumn('deleted', 'boolean', (c) => c.notNull()));
@@ -132,17 +142,18 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
       const d = event.data;
       await trx.insertInto('checkout_sessions').values({
         ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
-        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, expires_at: d.expiresAt,
+        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
       }).execute();
     },
     async CheckoutSessionPaymentStarted(trx, event) {
       const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, updated_at: d.at })
+      // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: event.recordedAt.toISOString(), updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionPaymentReleased(trx, event) {
       const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, updated_at: d.at })
+      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, payment_started_at: null, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionMethodChosen(trx, event) {

@@ -124,4 +124,3 @@ export const depositsProjector: Projector = defineProjector<DepositTables, Store
   setup,
   apply,
 });
-

@@ -12,6 +12,7 @@ import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from 
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { zeroAmount } from '../src/domain/money.ts';
+import type { CompanionStatus } from '../src/deposits/events.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
 export const EXPIRABLE_STATUSES: readonly PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'REQUIRES_REVIEW'];
@@ -36,7 +37,8 @@ export interface PaymentsTable {
   description: string | null;
   product: string | null;
   type: string;
-  status: PaymentStatus;
+  /** A payment's status, or a deposit companion's (which may also be CANCELLED). */
+  status: PaymentStatus | CompanionStatus;
   resume_status: PaymentStatus | null;
   purchase_amount: string | null;
   purchase_currency: string | null;
@@ -171,6 +173,9 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   await sql`CREATE INDEX payments_test_clock ON payments (test_clock_id, status) WHERE test_clock_id IS NOT NULL`.execute(trx);
   await sql.raw(`CREATE INDEX payments_payable_until ON payments (payable_until)
     WHERE status IN (${EXPIRABLE_STATUSES.map((s) => `'${s}'`).join(', ')}) AND payable_until IS NOT NULL`).execute(trx);
+  // The companions' expiry queue: amounts still due of underpaid deposits (src/deposits/jobs.ts).
+  await sql`CREATE INDEX payments_companions_due ON payments (expires_at)
+    WHERE status = 'CREATED' AND type = 'LOCAL_DEPOSIT' AND parent_payment_id IS NOT NULL`.execute(trx);
   await sql`
     CREATE TABLE payment_documents (
       document_id  text PRIMARY KEY,
@@ -244,7 +249,7 @@ const receivedDepositRow = (d: Data<'DepositReceived'>) => localDepositRow({
 });
 
 const companionRow = (d: Data<'DepositCompanionCreated'>) => localDepositRow({
-  ...d, expiresAt: null, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
+  ...d, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
   relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
 });
 
@@ -302,7 +307,7 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
 
 const STATUS_CHANGES = [
   'PaymentPending', 'PaymentAuthorized', 'PaymentCaptured', 'PaymentReceived', 'PaymentSettled', 'PaymentUnsettled', 'PaymentExpired',
-  'PaymentFailed', 'PaymentReviewRequired', 'PaymentReviewApproved', 'PaymentReviewRejected',
+  'PaymentFailed', 'PaymentReviewRequired', 'PaymentReviewApproved', 'PaymentReviewRejected', 'DepositCompanionCancelled',
 ] as const satisfies readonly StoredEventType[];
 type StatusChange = (typeof STATUS_CHANGES)[number];
 
@@ -321,6 +326,8 @@ const stamps: { [K in StatusChange]: (d: Data<K>) => PaymentChanges } = {
   PaymentReviewRequired: (d) => ({ resume_status: d.from }),
   PaymentReviewApproved: () => ({ resume_status: null }),
   PaymentReviewRejected: (d) => ({ resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED' }),
+  // A deposit's companion: the client cancelled the amount still due (src/deposits/events.ts).
+  DepositCompanionCancelled: () => ({}),
 };
 const stamp = <K extends StatusChange>(type: K, data: Data<K>) => stamps[type](data);
 
@@ -471,7 +478,9 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables, Store
   name: 'payments',
   // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   // 3: refund children as payments of type REFUND.
-  version: 4,
+  // 4: the test clock of a payment (test_clock_id).
+  // 5: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
+  version: 5,
   tables: ['payments', 'payment_documents'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...REFUND_ENDS, ...STATUS_CHANGES,
     'DepositReceived', 'DepositCompanionCreated', 'DepositAssigned'],

@@ -158,6 +158,9 @@ const depositMappings: WebhookMappings = {
     return { facts: { ...localDepositFacts(d), status: d.status, parentPaymentId: d.parentPaymentId, relatedPaymentId: d.parentPaymentId,
       identityId: d.identityId, settledAt: d.status === 'SETTLED' ? d.createdAt : null }, emissions: [] };
   },
+  // The amount still due cancelled: a status change, which the interface names no specific event for. (Its payment and
+  // its expiry record the payments' PaymentSettled and PaymentExpired: payment.settled, payment.expired.)
+  DepositCompanionCancelled: transition([]),
 };
 
 type RefundEnd = RefundEventData<'RefundSettled'> & { reason?: string };

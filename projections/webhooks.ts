@@ -3,7 +3,8 @@
  * - `webhook_endpoints`: each client's endpoints (the sealed secret with them, for the dispatcher);
  * - `webhook_payments`: what a payment's payloads carry (projections/webhookMappings.ts), so a status change's payload
  *   is built from the feed alone;
- * - `webhook_events`: every webhook event in feed order, the source of `GET /events`;
+ * - `webhook_events`: every webhook event in feed order, the source of `GET /events` (kept WEBHOOK_DELIVERY_RETENTION_DAYS:
+ *   the retention job cuts its oldest end, src/webhooks/retention.ts);
  * and writes a delivery into the outbox (`webhook_deliveries`, in the main schema, outside this projector's
  * versioned tables) for every endpoint of the client that subscribes to the event's type. An endpoint gets the
  * events that come after its registration in the feed: the emitter meets them in that order.
@@ -271,8 +272,12 @@ export function createWebhooksProjector(version: number, mappings: Mappings = we
   });
 }
 
-/** 2: refund children (payment.refund.*, and the facts of each child): rebuilt, so a child created before has its facts. */
-export const webhooksProjector = createWebhooksProjector(2);
+/**
+ * 2: refund children (payment.refund.*, and the facts of each child): rebuilt, so a child created before has its facts.
+ * 3: the feed-order index the retention's purge of webhook_events walks (src/webhooks/retention.ts); the companion's
+ * CANCELLED and EXPIRED ends.
+ */
+export const webhooksProjector = createWebhooksProjector(3);
 
 async function setup(trx: Kysely<WebhookTables>): Promise<void> {
   await trx.schema.createTable('webhook_endpoints')
@@ -309,4 +314,6 @@ async function setup(trx: Kysely<WebhookTables>): Promise<void> {
     .execute();
   await sql`CREATE INDEX webhook_events_feed ON webhook_events (client_id, feed_commit, feed_prepare, ordinal)`.execute(trx);
   await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
+  // The retention's purge cuts the feed from its oldest end (src/webhooks/retention.ts).
+  await sql`CREATE INDEX webhook_events_feed_order ON webhook_events (feed_commit, feed_prepare, ordinal)`.execute(trx);
 }

@@ -51,7 +51,16 @@ export const assignDepositSchema = {
   required: ['accountId'],
   properties: {
     accountId: { ...idRef, description: 'one of your accounts, ACTIVE, in the deposit’s currency' },
-    expectedAmount: { ...amount, description: 'what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted)' },
+    expectedAmount: {
+      ...amount,
+      description: 'what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted; with ' +
+        'companionId, the amount still due when omitted)',
+    },
+    companionId: {
+      ...idRef,
+      description: 'the companion of an earlier underpaid deposit (UNDERPAID, CREATED: the amount still due) that this deposit pays: ' +
+        'it becomes SETTLED once the deposit is; accountId must be the account the amount is owed to',
+    },
   },
 } as const;
 

@@ -14,9 +14,10 @@ import { nodeTypeSchema, nodeTypes } from './catalog.ts';
 export const paymentTypes = [
   'PURCHASE', 'PAYMENT', 'P2P', 'TOPUP_ACCOUNT', 'LOCAL_DEPOSIT', 'REFUND', 'WITHDRAWAL_ACCOUNT', 'COLLECT', 'FEE', 'REMITTANCE',
 ] as const;
+/** CANCELLED: a deposit's companion whose amount still due the client cancelled (POST /payments/{id}/cancel). */
 export const paymentStatusValues = [
   'CREATED', 'PENDING', 'ATTEMPT', 'AUTHORIZED', 'CAPTURED', 'RECEIVED', 'SETTLED', 'EXPIRED', 'UNSETTLED',
-  'REQUIRES_REVIEW', 'FAILED', 'REFUNDED',
+  'REQUIRES_REVIEW', 'FAILED', 'REFUNDED', 'CANCELLED',
 ] as const;
 export const settlementValues = ['INSTANT', 'T+1', 'T+2'] as const;
 export const reviewDecisions = ['APPROVED', 'REJECTED'] as const;

@@ -5,12 +5,32 @@
 import { contexts } from './contexts.ts';
 import type { Services } from './http/services.ts';
 import { Scheduler } from './jobs/scheduler.ts';
+import { dropOrphanSchemas } from './projection/schemaKeeper.ts';
+
+/** Expired idempotency keys deleted per statement, and statements per run (at most 1,000,000 keys every 10 minutes). */
+const IDEMPOTENCY_PURGE_BATCH = 10_000;
+const IDEMPOTENCY_PURGE_MAX_BATCHES = 100;
+
+/** Runs `purge` (one bounded batch, answering how many rows it deleted) until a batch is not full, at most `maxBatches` times. */
+async function inBatches(purge: (limit: number) => Promise<number>, batch: number, maxBatches: number): Promise<number> {
+  let total = 0;
+  for (let n = 0; n < maxBatches; n++) {
+    const deleted = await purge(batch);
+    total += deleted;
+    if (deleted < batch) break;
+  }
+  return total;
+}
 
 export function startBackgroundWork(services: Services, options: { schedule?: boolean } = {}): Scheduler {
   for (const context of contexts) for (const reactor of context.reactors?.(services) ?? []) services.projections.addReactor(reactor);
   const scheduler = new Scheduler(services.logger);
   if (options.schedule === false) return scheduler;
-  scheduler.add({ name: 'purge-idempotency-keys', schedule: '*/10 * * * *', run: () => services.idempotency.purgeExpired() });
+  scheduler.add({
+    name: 'purge-idempotency-keys', schedule: '*/10 * * * *',
+    run: () => inBatches((limit) => services.idempotency.purgeExpired(limit), IDEMPOTENCY_PURGE_BATCH, IDEMPOTENCY_PURGE_MAX_BATCHES),
+  });
+  scheduler.add({ name: 'drop-orphan-schemas', schedule: services.config.retentionCron, run: () => dropOrphanSchemas(services.storage.database) });
   for (const context of contexts) for (const job of context.jobs?.(services) ?? []) scheduler.add(job);
   for (const context of contexts) for (const worker of context.workers?.(services) ?? []) scheduler.addWorker(worker);
   return scheduler;

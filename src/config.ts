@@ -53,6 +53,15 @@ export interface Config {
   expiryCron: string;
   /** When the feed digest (tamper evidence, src/integrity/) is recorded. */
   integrityDigestCron: string;
+  /**
+   * How long a checkout session stays reserved for a payment that does not appear (its pay call's process died or
+   * stalled between the reservation and the payment), in seconds, before the release job gives it back.
+   */
+  checkoutReservationTimeoutSeconds: number;
+  /** Days a delivered or dropped webhook delivery, and a webhook event of GET /events, is kept before it is purged. */
+  webhookDeliveryRetentionDays: number;
+  /** When the retention job purges what is past its retention (cron, seconds field optional). */
+  retentionCron: string;
   /** Whether webhook URLs may point at loopback and private addresses (development, tests, the embedded demo). */
   webhookAllowPrivate: boolean;
   /** The key that seals webhook secrets (32 bytes), or null to use the one kept in the database. */
@@ -172,6 +181,9 @@ export function loadConfig(env: Env = process.env): Config {
     settlementCron: cronExpression(env, 'SETTLEMENT_CRON', '* * * * *'),
     expiryCron: cronExpression(env, 'EXPIRY_CRON', '* * * * *'),
     integrityDigestCron: cronExpression(env, 'INTEGRITY_DIGEST_CRON', '*/5 * * * *'),
+    checkoutReservationTimeoutSeconds: integer(env, 'CHECKOUT_RESERVATION_TIMEOUT_SECONDS', 120, 1, 86_400),
+    webhookDeliveryRetentionDays: integer(env, 'WEBHOOK_DELIVERY_RETENTION_DAYS', 30, 0, 3_650),
+    retentionCron: cronExpression(env, 'RETENTION_CRON', '0 * * * *'),
     // The embedded mode is for development and demos, where the receiver usually runs on the same machine.
     webhookAllowPrivate: boolean(env, 'WEBHOOK_ALLOW_PRIVATE', !eventStoreConnectionString && !databaseUrl),
     webhookSecretsKey: secretsKey(env, 'WEBHOOK_SECRETS_KEY'),

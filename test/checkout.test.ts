@@ -132,13 +132,19 @@ const refusal = (run: () => unknown): string => {
 describe('the checkout session decider', () => {
   const statuses: SessionStatus[] = ['ATTEMPT', 'ACTIVE', 'PROCESSING_PAYMENT', 'FINISHED', 'FAILED', 'EXPIRED'];
 
-  it('pays only an open session before its expiresAt; the same payment heard twice changes nothing', () => {
+  it('follows a payment created for it from ATTEMPT, ACTIVE or EXPIRED (a payment that appeared late wins); the same payment heard twice changes nothing', () => {
     for (const status of statuses) {
       const start = () => decide(status, { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) });
-      if (status === 'ATTEMPT' || status === 'ACTIVE') expect(start()[0]!.data).to.include({ from: status, to: 'PROCESSING_PAYMENT', paymentId: 'p2' });
-      else expect(refusal(start), status).to.equal('failedPrecondition');
+      if (status === 'ATTEMPT' || status === 'ACTIVE' || status === 'EXPIRED') {
+        expect(start()[0]!.data).to.include({ from: status, to: 'PROCESSING_PAYMENT', paymentId: 'p2' });
+      } else {
+        // Held by or ended with another payment: a session can have no other than its one.
+        expect(refusal(start), status).to.equal('failedPrecondition');
+      }
     }
-    expect(refusal(() => decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: null, eventId: 'e1', now: plus(60) }))).to.equal('failedPrecondition');
+    // Past its expiresAt too: the payment exists, so the session shows it.
+    expect(decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: null, eventId: 'e1', now: plus(60) })[0]!.data)
+      .to.include({ from: 'ACTIVE', to: 'PROCESSING_PAYMENT' });
     expect(decide('PROCESSING_PAYMENT', { type: 'StartPayment', paymentId: 'p1', method: 'CARD', eventId: 'e1', now: plus(1) })).to.deep.equal([]);
     // Recorded with the id the command carries: the pay call and the reactor derive the same one.
     expect(decide('ACTIVE', { type: 'StartPayment', paymentId: 'p2', method: 'CARD', eventId: 'e1', now: plus(1) })[0]).to.have.property('id', 'e1');
@@ -161,6 +167,40 @@ describe('the checkout session decider', () => {
     expect(decide('PROCESSING_PAYMENT', { type: 'ReleasePayment', paymentId: 'other', reason: 'refused', now: plus(1) })).to.deep.equal([]);
     for (const status of ['ACTIVE', 'FINISHED', 'FAILED', 'EXPIRED'] as const) {
       expect(decide(status, { type: 'ReleasePayment', paymentId: 'p1', reason: 'refused', now: plus(1) }), status).to.deep.equal([]);
+    }
+  });
+
+  it('a reservation whose payment did not appear within the timeout is released once: ACTIVE, or EXPIRED when its time is up', () => {
+    // Reserved at T0 (history), recorded by the store at W0 (wall clock); expiresAt T0 + 60 s; a timeout of 10 s.
+    const W0 = new Date('2031-01-01T00:00:00.000Z');
+    const wall = (seconds: number) => new Date(W0.getTime() + seconds * 1000);
+    const command = (wallSeconds: number, now: Date, paymentId = 'p1') => ({
+      type: 'ReleaseStalledPayment', paymentId, reservationRecordedAt: W0.toISOString(), timeoutSeconds: 10, wallNow: wall(wallSeconds), now,
+    }) as const;
+    const stalled = (wallSeconds: number, now: Date, paymentId = 'p1') => decide('PROCESSING_PAYMENT', command(wallSeconds, now, paymentId));
+    // The timeout runs on the wall clock, whatever the session's own (business) time says.
+    expect(stalled(9, plus(1_000))).to.deep.equal([]);
+    const released = stalled(10, plus(1));
+    expect(released.map((e) => e.type)).to.deep.equal(['CheckoutSessionPaymentReleased']);
+    expect(released[0]!.data).to.include({ from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: 'p1', at: plus(1).toISOString() });
+    expect((released[0]!.data as { reason: string }).reason).to.match(/^no payment p1 appeared within 10 s of the reservation/);
+    // EXPIRED at once when the session's time is up (its own time: a test clock's, when it has one).
+    const expired = stalled(10, plus(60));
+    expect(expired.map((e) => e.type)).to.deep.equal(['CheckoutSessionPaymentReleased', 'CheckoutSessionExpired']);
+    expect(expired[1]!.data).to.include({ from: 'ACTIVE', to: 'EXPIRED', reason: 'EXPIRES_AT' });
+    expect(foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...expired])).to.include({ status: 'EXPIRED', paymentId: null });
+    // Once released, asked again (another process's job) it records nothing; nor for another payment, nor once it ended.
+    const after = foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...released]);
+    expect(sessionDecider.decide(asOwner<SessionCommand>(command(11, plus(2))), after)).to.deep.equal([]);
+    expect(stalled(10, plus(1), 'other')).to.deep.equal([]);
+    for (const status of ['ACTIVE', 'FINISHED', 'FAILED', 'EXPIRED'] as const) {
+      expect(decide(status, command(100, plus(100))), status).to.deep.equal([]);
+    }
+    // The late payment then takes the released session, ACTIVE or EXPIRED.
+    for (const events of [released, expired]) {
+      const state = foldEvents(sessionDecider, [...history('PROCESSING_PAYMENT'), ...events]);
+      expect(sessionDecider.decide(asOwner<SessionCommand>({ type: 'StartPayment', paymentId: 'p1', method: 'CARD', eventId: 'e9', now: plus(61) }), state)[0]!.data)
+        .to.include({ to: 'PROCESSING_PAYMENT', paymentId: 'p1' });
     }
   });
 

@@ -25,7 +25,7 @@ const pending: DepositStreamEvent = { type: 'PurchasePendingAssignment', data: {
   totalAmount: '3000.00', currency: 'ARS', customerId: 'cu1', expiresAt, at } };
 const target = { accountId: 'a1', accountNumber: '100000000001', identityId: 'i1' };
 const requested = (expectedAmount: string | null = null, accountId = 'a1'): DepositStreamEvent => ({ type: 'DepositAssignmentRequested',
-  data: { paymentId: 'd1', clientId: 'c1', ...target, accountId, expectedAmount, at } });
+  data: { paymentId: 'd1', clientId: 'c1', ...target, accountId, expectedAmount, at, companionId: null } });
 const credited = { outcome: 'CREDITED', creditEventId: 'credit-1' } as const;
 
 const { given } = DeciderSpecification.for(depositDecider, asOwner<TenantCommand>);

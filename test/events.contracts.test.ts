@@ -277,9 +277,14 @@ for (const target of databaseTargets()) {
         return ok(await service.request('POST', '/payments/deposits', { body: { ...body, signature: depositSignature(PROVIDER_SECRET, body) } }), 'deposit');
       };
       await deposit(main.accountNumber);
-      for (const expectedAmount of ['30.00', '40.00', '20.00']) {
-        ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, expectedAmount }), 'assign');
+      const companions: string[] = [];
+      for (const expectedAmount of ['30.00', '40.00', '20.00', '60.00']) {
+        const assigned = ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, expectedAmount }), 'assign');
+        if (assigned.reconciliationStatus === 'UNDERPAID') companions.push(assigned.relatedPaymentId);
       }
+      // The amounts still due: one paid by a later deposit, one cancelled.
+      ok(await call('POST', `/payments/${(await deposit('unknown')).id}/assign`, { accountId: main.id, companionId: companions[0] }), 'companion paid');
+      ok(await call('POST', `/payments/${companions[1]}/cancel`), 'companion cancelled');
       const assignee = await account({ type: 'CHECKING', name: 'Assignee' });
       const refusedDeposit = await deposit('unknown');
       // The request skips the route's look at the account, as one that raced the block would have.

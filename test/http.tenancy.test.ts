@@ -159,6 +159,14 @@ const fixtures: Record<string, Fixture> = {
     async prepare(bob) { return { path: `/payments/${await bob.deposit()}/assign`, body: { accountId: await bob.account() } }; },
     ownerStatus: 200,
   },
+  'post /payments/:id/cancel': {
+    async prepare(bob) {
+      // A deposit of 5.00 assigned against 8.00: its companion holds the 3.00 still due.
+      const assigned = await bob.post(`/payments/${await bob.deposit()}/assign`, { accountId: await bob.account(), expectedAmount: '8.00' });
+      return { path: `/payments/${assigned.relatedPaymentId}/cancel` };
+    },
+    ownerStatus: 200,
+  },
   'delete /checkout-sessions/:id': {
     async prepare(bob) { return { path: `/checkout-sessions/${(await bob.session()).id}` }; },
     ownerStatus: 200,

@@ -5,10 +5,15 @@
  * ACTIVE from the start (created through the API); either → PROCESSING_PAYMENT (taken for its payment, before
  * the payment is created: the pay call reserves the session first, so a session that reads EXPIRED never has a
  * payment, and one being paid cannot be expired) → FINISHED (the payment settled) or FAILED (it failed, expired or
- * could not be reconciled); a reservation whose payment could not be created is released (→ ACTIVE). An ATTEMPT
+ * could not be reconciled); a reservation whose payment could not be created is released (→ ACTIVE), and so is
+ * one whose payment did not appear within the reservation timeout (its pay call's process died or stalled in
+ * between): → ACTIVE, and at once → EXPIRED when its expiresAt has passed. A payment that appears after its
+ * reservation was released (a stalled process that went on) wins: the session follows it whatever it became
+ * meanwhile, ACTIVE or EXPIRED (the payment exists and its money moves; the session must show it). An ATTEMPT
  * or ACTIVE session whose expiresAt has passed is EXPIRED: readers see it at once, the expiry job records it,
  * and nothing can be paid on it meanwhile; DELETE records it at once. A refresh moves expiresAt to now +
- * duration while the session is not final. Only the session's own payment moves it on.
+ * duration while the session is not final. Only the session's own payment moves it on: a session has one
+ * possible payment id (derived from the session), so every payment created for it is that one.
  *
  * Link: active until `activeUntil` (creation or activation + duration), which readers judge against the clock;
  * activation starts a new period; a deleted link is gone (not found) for every command.
@@ -36,8 +41,16 @@ export type SessionCommand = (
   /** The reserved payment could not be created: the session is open again. */
   | { type: 'ReleasePayment'; paymentId: string; reason: string; now: Date }
   /**
-   * The reactor's, for a payment created for the session (already reserved: then nothing to do). `eventId`: the
-   * deterministic id the event is recorded with (see handlers.ts), so a repeat is a no-op in the store too.
+   * The release job's: no payment `paymentId` exists (its stream was read just before); the session is open again
+   * if the reservation was recorded (`reservationRecordedAt`, the store's time of the event that reserved it) at least
+   * `timeoutSeconds` before `wallNow`. Both are the wall clock's, also for a session on a test clock: the timeout
+   * is about a process that died, not about the session's business time, which `now` is.
+   */
+  | { type: 'ReleaseStalledPayment'; paymentId: string; reservationRecordedAt: string; timeoutSeconds: number; wallNow: Date; now: Date }
+  /**
+   * The reactor's, for a payment created for the session (already reserved: then nothing to do; released
+   * meanwhile: the session follows it all the same). `eventId`: the deterministic id the event is recorded with
+   * (see handlers.ts), so a repeat is a no-op in the store too.
    */
   | { type: 'StartPayment'; paymentId: string; method: string | null; eventId: string; now: Date }
   | { type: 'EndPayment'; paymentId: string; ending: PaymentOutcome; eventId: string; now: Date }
@@ -65,6 +78,30 @@ function live(state: SessionState): CheckoutSessionCreatedData {
 }
 
 /** Refuses, naming why, a session that cannot be paid now: anything but an open, unexpired session. */
+/**
+ * Whether a reservation recorded at `recordedAt` has waited `timeoutSeconds` for its payment at `wallNow`: the one rule of
+ * its timeout, in the wall clock's time.
+ */
+export function reservationTimedOut(recordedAt: string, timeoutSeconds: number, wallNow: Date): boolean {
+  return Date.parse(recordedAt) + timeoutSeconds * 1000 <= wallNow.getTime();
+}
+
+/**
+ * The session given back by its reservation of `paymentId`: ACTIVE, then EXPIRED at once when its expiresAt has
+ * passed (so it never reads ACTIVE past its time, whether or not the expiry job comes).
+ */
+function released(state: SessionState, paymentId: string, reason: string, now: Date): SessionEvent[] {
+  const sessionId = state.session!.sessionId;
+  const at = now.toISOString();
+  const events: SessionEvent[] = [{ type: 'CheckoutSessionPaymentReleased', data: {
+    sessionId, from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId, reason, at,
+  } }];
+  if (new Date(state.expiresAt!).getTime() <= now.getTime()) {
+    events.push({ type: 'CheckoutSessionExpired', data: { sessionId, from: 'ACTIVE', to: 'EXPIRED', reason: 'EXPIRES_AT', at } });
+  }
+  return events;
+}
+
 export function assertPayable(state: SessionState, now: Date): CheckoutSessionCreatedData {
   const session = live(state);
   const status = effectiveStatus(state.status!, state.expiresAt!, now);
@@ -101,17 +138,26 @@ export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState>
         } }];
       }
       case 'ReleasePayment': {
-        const session = live(state);
+        live(state);
         if (state.paymentId !== command.paymentId || state.status !== 'PROCESSING_PAYMENT') return [];
-        return [{ type: 'CheckoutSessionPaymentReleased', data: {
-          sessionId: session.sessionId, from: 'PROCESSING_PAYMENT', to: 'ACTIVE', paymentId: command.paymentId, reason: command.reason,
-          at: command.now.toISOString(),
-        } }];
+        return released(state, command.paymentId, command.reason, command.now);
+      }
+      case 'ReleaseStalledPayment': {
+        live(state);
+        // Released already, by this job on another process or by the pay call; or followed by its payment.
+        if (state.paymentId !== command.paymentId || state.status !== 'PROCESSING_PAYMENT') return [];
+        if (!reservationTimedOut(command.reservationRecordedAt, command.timeoutSeconds, command.wallNow)) return [];
+        return released(state, command.paymentId, `no payment ${command.paymentId} appeared within ${command.timeoutSeconds} s of the `
+          + `reservation (recorded ${command.reservationRecordedAt}); the session was released`, command.now);
       }
       case 'StartPayment': {
         const session = live(state);
         if (state.paymentId === command.paymentId) return [];
-        assertPayable(state, command.now);
+        if (state.status === 'PROCESSING_PAYMENT' || state.status === 'FINISHED' || state.status === 'FAILED') {
+          // Held by, or ended with, another payment: one a session can never have (its payment id is derived from it).
+          throw domainPrecondition(`checkout session ${session.sessionId} is ${state.status} with payment ${state.paymentId}`);
+        }
+        // Open, or EXPIRED after its reservation was released: the payment exists, so the session follows it.
         return [{ type: 'CheckoutSessionPaymentStarted', id: command.eventId, data: {
           sessionId: session.sessionId, from: state.status!, to: 'PROCESSING_PAYMENT', paymentId: command.paymentId,
           method: command.method, at: command.now.toISOString(),

@@ -68,11 +68,16 @@ export const sessionEventSchemas = {
   /**
    * The session was taken for its payment (ATTEMPT or ACTIVE → PROCESSING_PAYMENT): recorded by the pay call before
    * it creates the payment, so that the session's stream decides between paying and expiring (DESIGN section 2).
+   * Recorded by the checkout reactor instead for a payment that appeared after its reservation was released: then
+   * also from EXPIRED (the payment exists, and the session follows it).
    */
   CheckoutSessionPaymentStarted: closed({ ...transition, paymentId: textSchema, method: nullableTextSchema }),
   /**
-   * The payment the session was reserved for could not be created (the payer's input was refused): the session is
-   * open again (PROCESSING_PAYMENT → ACTIVE) and `reason` says why. Only recorded while no payment of that id exists.
+   * The payment the session was reserved for could not be created (the payer's input was refused), or did not appear
+   * within CHECKOUT_RESERVATION_TIMEOUT_SECONDS (the pay call's process died or stalled in between): the session is
+   * open again (PROCESSING_PAYMENT → ACTIVE; a `CheckoutSessionExpired` follows in the same append when its
+   * expiresAt has passed) and `reason` says why. Only recorded while no payment of that id exists; one that appears
+   * later still takes the session (`CheckoutSessionPaymentStarted`, from ACTIVE or EXPIRED).
    */
   CheckoutSessionPaymentReleased: closed({ ...transition, paymentId: textSchema, reason: textSchema }),
   /** Its payment settled. */

@@ -13,13 +13,16 @@ import type { ReadModels } from '../../projections/readModels.ts';
 import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
 import type { PaymentRow } from '../../projections/payments.ts';
 import { handleCommand, ranBefore, readState } from '../eventstore/commandHandler.ts';
+import { failpoint } from '../failpoints.ts';
 import { deterministicId, createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import { recordedAllAs } from '../eventstore/typedEvents.ts';
 import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { Platform } from '../platform.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { customerOfClient } from '../customers/handlers.ts';
 import { amountIn, createPayment, loadPayment } from '../payments/handlers.ts';
 import { paymentIdFor } from '../payments/events.ts';
@@ -33,6 +36,8 @@ import { isOnAClock, onClockMetadata, platformOn } from '../testClocks/time.ts';
 
 /** A session opened from a link lasts this long (seconds), or the link's own duration when shorter. */
 export const LINK_SESSION_DURATION_SECONDS = 1_800;
+/** A session's latest events read to find the one that reserved it (the reservation is among its last few). */
+const RESERVATION_LOOKBACK_EVENTS = 100;
 /** Characters of a refusal kept as the reason a session's reservation was released. */
 const MAX_RELEASE_REASON_CHARS = 500;
 /** Random bytes of a checkout token (base64url: 32 characters). */
@@ -401,6 +406,8 @@ export async function paySession(
   const paymentId = paymentIdFor(clientId, externalId);
   const reserved = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider,
     { type: 'ReservePayment', tenant: 'any', paymentId, method: origin?.type ?? null, now: platform.runtime.now() }, metadata);
+  // A process that dies here leaves the session reserved with no payment: the release job gives it back.
+  await failpoint('checkout.afterReservation');
   let payment: { row: PaymentRow; readModels: Promise<void> };
   try {
     payment = await createPayment(platform, clientId, {
@@ -432,6 +439,28 @@ async function releaseUnlessCreated(platform: Platform, sessionId: string, payme
   if ((await loadPayment(platform, paymentId)).payment) return;
   const reason = error instanceof Error ? error.message.slice(0, MAX_RELEASE_REASON_CHARS) : 'the payment could not be created';
   await runSession(platform, sessionId, { type: 'ReleasePayment', tenant: 'any', paymentId, reason, now: platform.runtime.now() }, metadata);
+}
+
+/**
+ * The release job's, for a session reserved for `paymentId` at least the reservation timeout ago (the read model's
+ * word, checked again by the session's stream): when no such payment exists, the session is given back (ACTIVE, or
+ * EXPIRED when its time is up). A payment created after this read still takes the session (the reactor's
+ * StartPayment). Answers whether the session was released now.
+ */
+export async function releaseStalledReservation(platform: Platform, sessionId: string, paymentId: string, metadata: EventMetadata): Promise<boolean> {
+  if ((await loadPayment(platform, paymentId)).payment) return false;
+  // The event that reserved the session for this payment, the latest (a session's streams hold a few dozen events).
+  const recent = await platform.storage.store.readStream(sessionStream(sessionId), { direction: 'backwards', limit: RESERVATION_LOOKBACK_EVENTS });
+  const reservation = recordedAllAs<StoredEventData>(recent).find((e) => e.type === 'CheckoutSessionPaymentStarted' && e.data.paymentId === paymentId);
+  if (!reservation) return false;
+  const session = (await loadSession(platform, sessionId)).session;
+  // Released to EXPIRED, or not, at the session's own time: its test clock's when it is bound to one.
+  const on = await platformOn(platform, session?.testClockId);
+  const { events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
+    type: 'ReleaseStalledPayment', tenant: 'any', paymentId, reservationRecordedAt: reservation.recordedAt.toISOString(),
+    timeoutSeconds: platform.config.checkoutReservationTimeoutSeconds, wallNow: platform.runtime.now(), now: on.runtime.now(),
+  }, metadata);
+  return events.length > 0;
 }
 
 /** How a payment's end moves its session, or null when it has not ended. */

@@ -1,6 +1,6 @@
 import { defineContext } from '../module.ts';
 import { checkoutProjector } from '../../projections/checkout.ts';
-import { expireDueSessions } from './jobs.ts';
+import { expireDueSessions, releaseStalledReservations, RELEASE_CRON } from './jobs.ts';
 import { checkoutReactor } from './reactor.ts';
 import { checkoutRoutes } from './routes.ts';
 
@@ -10,5 +10,8 @@ export const checkoutContext = defineContext({
   routes: checkoutRoutes,
   projectors: [checkoutProjector],
   reactors: (platform) => [checkoutReactor(platform)],
-  jobs: (platform) => [{ name: 'expire-checkout-sessions', schedule: platform.config.expiryCron, run: () => expireDueSessions(platform) }],
+  jobs: (platform) => [
+    { name: 'expire-checkout-sessions', schedule: platform.config.expiryCron, run: () => expireDueSessions(platform) },
+    { name: 'release-checkout-reservations', schedule: RELEASE_CRON, run: () => releaseStalledReservations(platform) },
+  ],
 });

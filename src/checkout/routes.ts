@@ -216,7 +216,10 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the ' +
         'session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once ' +
         'exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer ' +
-        'refused, 400) leaves the session ACTIVE again, payable. The hosted page pays through the same path.',
+        'refused, 400) leaves the session ACTIVE again, payable; so does a payment that does not appear within ' +
+        'CHECKOUT_RESERVATION_TIMEOUT_SECONDS (the call’s process died in between), released by a job at most about 5 s later ' +
+        '(EXPIRED instead when its time is up). A payment that appears after that still takes the session, which follows it. ' +
+        'The hosted page pays through the same path.',
       tags: sessionTags, access: 'client', schemas: { params: idParamSchema, body: payCheckoutSessionSchema },
       responses: {
         200: { description: 'the payment', schema: paymentSchema }, 404: sessionNotFound,

@@ -116,7 +116,8 @@ const migrations: Migration[] = [
     sql: `
       -- The webhook outbox. Written by the webhooks emitter (a projector) from the event feed, but kept outside its
       -- versioned schema: a rebuilt version finds the deliveries already made and adds none (the unique key), and
-      -- the dispatcher's state (attempts, leases) is not a pure function of the feed. Rows are never deleted.
+      -- the dispatcher's state (attempts, leases) is not a pure function of the feed. Delivered and dropped rows are
+      -- purged after their retention (0009_retention).
       CREATE TABLE webhook_deliveries (
         delivery_id      text        PRIMARY KEY,
         endpoint_id      text        NOT NULL,
@@ -163,6 +164,25 @@ const migrations: Migration[] = [
       -- The liveness lock (src/db/liveness.ts) of the process running a key's request: once no session holds it,
       -- the request was abandoned and a retry takes the key over at once. NULL on PGlite (one process only).
       ALTER TABLE idempotency_keys ADD COLUMN owner_lock integer;
+    `,
+  },
+  {
+    id: '0010_retention',
+    sql: `
+      -- Retention (src/webhooks/retention.ts): delivered and dropped deliveries are purged once their end is older
+      -- than WEBHOOK_DELIVERY_RETENTION_DAYS; this index is the purge's queue (pending ones are never in it).
+      CREATE INDEX webhook_deliveries_ended ON webhook_deliveries ((coalesce(delivered_at, dropped_at))) WHERE status <> 'PENDING';
+      -- How far each purged table's history was cut: for the events feed (webhook_events), the feed position of the
+      -- last event purged (everything at or before it is gone, everything after it kept) and the time it was older
+      -- than. GET /events refuses a cursor before it (410).
+      CREATE TABLE retention_state (
+        name           text        PRIMARY KEY,
+        feed_commit    bigint      NOT NULL,
+        feed_prepare   bigint      NOT NULL,
+        ordinal        integer     NOT NULL,
+        purged_before  timestamptz NOT NULL,
+        updated_at     timestamptz NOT NULL DEFAULT now()
+      );
     `,
   },
 ];

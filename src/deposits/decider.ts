@@ -14,7 +14,8 @@ import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/err
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import { PARENT_REFUND_EVENT_TYPES } from '../payments/refunds/events.ts';
-import type { DepositReceivedData, DepositStreamEvent, ReconciliationStatus } from './events.ts';
+import type { PaymentSettledData } from '../ledger/events.ts';
+import type { CompanionStatus, DepositCompanionCreatedData, DepositEventData, DepositReceivedData, DepositStreamEvent, ReconciliationStatus } from './events.ts';
 
 /** The account the deposit is being assigned to, as its own stream describes it. */
 export interface AssignmentTarget {
@@ -31,7 +32,8 @@ export type AssignmentAnswer =
 export type DepositCommand = (
   /** A new deposit; on a stream that already holds anything (a repeated notification) nothing is recorded. */
   | { type: 'RecordDeposit'; deposit: Omit<DepositReceivedData, 'createdAt' | 'expiresAt'>; lifetimeMs: number; now: Date }
-  | { type: 'RequestAssignment'; target: AssignmentTarget; expectedAmount: string | null; now: Date }
+  /** `companionId`: the UNDERPAID companion of another deposit that this one pays (checked by the caller on its stream), or null. */
+  | { type: 'RequestAssignment'; target: AssignmentTarget; expectedAmount: string | null; companionId?: string | null; now: Date }
   /** `companionId`: the id the companion child takes when the amounts differ. */
   | { type: 'RecordAssignmentAnswer'; accountId: string; answer: AssignmentAnswer; companionId: string; now: Date }
   | { type: 'Expire'; refundPaymentId: string; now: Date }
@@ -41,6 +43,8 @@ export type DepositStatus = 'CREATED' | 'SETTLED' | 'EXPIRED';
 
 export interface Assignment extends AssignmentTarget {
   expectedAmount: string | null;
+  /** The companion (amount still due of another deposit) it pays, or null. */
+  companionId: string | null;
 }
 
 export interface DepositState {
@@ -50,8 +54,8 @@ export interface DepositState {
   status: DepositStatus | null;
   /** The assignment asked and not yet answered. */
   inFlight: Assignment | null;
-  /** The account it was assigned to, and when, once SETTLED. */
-  assigned: (AssignmentTarget & { at: string }) | null;
+  /** The account it was assigned to, and when, once SETTLED; the account's credit; the companion it pays, if any. */
+  assigned: (AssignmentTarget & { at: string; creditEventId: string; companionId: string | null }) | null;
   /** The refund child owed to the originator once the deposit expired. */
   refundDue: string | null;
   /** The companion child, when the assignment reconciled UNDERPAID or OVERPAID. */
@@ -138,7 +142,7 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
         }
         const expectedAmount = command.expectedAmount === null ? null : expectedIn(command.expectedAmount, deposit.currency);
         return [{ type: 'DepositAssignmentRequested', data: { paymentId: deposit.paymentId, clientId: deposit.clientId, ...command.target,
-          expectedAmount, at } }];
+          expectedAmount, at, companionId: command.companionId ?? null } }];
       }
       case 'RecordAssignmentAnswer':
         // Another process (or the reactor) recorded this answer first: nothing left to do.
@@ -164,8 +168,8 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
       case 'DepositReceived':
         return { ...state, deposit: event.data, status: 'CREATED' };
       case 'DepositAssignmentRequested': {
-        const { accountId, accountNumber, identityId, expectedAmount } = event.data;
-        return { ...state, inFlight: { accountId, accountNumber, identityId, expectedAmount } };
+        const { accountId, accountNumber, identityId, expectedAmount, companionId } = event.data;
+        return { ...state, inFlight: { accountId, accountNumber, identityId, expectedAmount, companionId } };
       }
       case 'DepositAssignmentRefused':
         return { ...state, inFlight: null };
@@ -178,8 +182,9 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
       case 'PaymentExpired':
         return state.deposit ? { ...state, status: 'EXPIRED' } : { ...state, foreign: true };
       case 'DepositAssigned': {
-        const { accountId, accountNumber, identityId, at } = event.data;
-        return { ...state, assigned: { accountId, accountNumber, identityId, at } };
+        const { accountId, accountNumber, identityId, at, creditEventId } = event.data;
+        // Folded before PaymentSettled (which clears inFlight): the request still names the companion it pays.
+        return { ...state, assigned: { accountId, accountNumber, identityId, at, creditEventId, companionId: state.inFlight?.companionId ?? null } };
       }
       case 'DepositRefundDue':
         return { ...state, refundDue: event.data.refundPaymentId };
@@ -190,6 +195,110 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
         if (state.deposit && (PARENT_REFUND_EVENT_TYPES as readonly string[]).includes(event.type)) return state;
         // Any other event (PaymentCreated, a companion's creation): this stream is not an unassigned deposit.
         return { ...state, foreign: true };
+    }
+  },
+};
+
+/**
+ * A deposit's companion child, pure (README, "Deposits without a destination"):
+ *
+ *   OVERPAID: SETTLED from its creation (the surplus came with the deposit); nothing moves it.
+ *   UNDERPAID: CREATED (the amount still due) ─a further deposit assigned to it→ SETTLED
+ *                                             ├─the client cancels→ CANCELLED
+ *                                             └─expiresAt passes (48 h after its creation)→ EXPIRED
+ *
+ * Only this stream decides how the amount still due ends, once: a payment, a cancellation and an expiry sent
+ * together find the first one recorded. The payment comes last in its flow (after the paying deposit's account took
+ * the funds): one refused here (the companion was cancelled or expired meanwhile) leaves that deposit settled into
+ * the account as any deposit, and the companion as it ended.
+ */
+export type CompanionCommand = (
+  /** The deposit `depositPaymentId` was assigned to pay it; `creditEventId`: that deposit's credit on the account. */
+  | { type: 'PayCompanion'; depositPaymentId: string; creditEventId: string; now: Date }
+  | { type: 'CancelCompanion'; now: Date }
+  | { type: 'ExpireCompanion'; now: Date }
+) & TenantScoped;
+
+/** What a companion's stream records: its own events and the payments' status changes it reuses. */
+export type CompanionStreamEvent =
+  | { type: 'DepositCompanionCreated'; data: DepositCompanionCreatedData }
+  | { type: 'DepositCompanionPaid'; data: DepositEventData<'DepositCompanionPaid'> }
+  | { type: 'DepositCompanionCancelled'; data: DepositEventData<'DepositCompanionCancelled'> }
+  | { type: 'PaymentSettled'; data: PaymentSettledData & { from: 'CREATED'; to: 'SETTLED' } }
+  | { type: 'PaymentExpired'; data: { paymentId: string; from: 'CREATED'; to: 'EXPIRED'; at: string; reason: 'EXPIRES_AT' } };
+
+export interface CompanionState {
+  companion: DepositCompanionCreatedData | null;
+  status: CompanionStatus | null;
+  /** The deposit that paid it, once SETTLED by one. */
+  paidBy: string | null;
+}
+
+/** The companion, if it still holds an amount due: UNDERPAID, CREATED and not past its expiresAt; else why not (a 422's words). */
+export function companionOpen(state: CompanionState, now: Date): { open: true } | { open: false; why: string } {
+  const companion = state.companion!;
+  if (companion.kind !== 'UNDERPAID') return { open: false, why: `holds the surplus of deposit ${companion.parentPaymentId} (OVERPAID), not an amount due` };
+  if (state.status !== 'CREATED') return { open: false, why: `is ${state.status}` };
+  if (companion.expiresAt !== null && Date.parse(companion.expiresAt) <= now.getTime()) return { open: false, why: `expired at ${companion.expiresAt}` };
+  return { open: true };
+}
+
+function openCompanion(state: CompanionState, now: Date, what: string): DepositCompanionCreatedData {
+  const open = companionOpen(state, now);
+  if (!open.open) {
+    throw domainPrecondition(`payment ${state.companion!.paymentId} ${open.why}; only a CREATED companion holding the amount still due (UNDERPAID) can be ${what}`);
+  }
+  return state.companion!;
+}
+
+export const companionDecider: Decider<CompanionCommand, CompanionStreamEvent, CompanionState> = {
+  initialState: { companion: null, status: null, paidBy: null },
+
+  decide(command, state) {
+    refuseOtherTenants(command.tenant, state.companion?.clientId ?? null, 'payment not found');
+    if (!state.companion) throw domainNotFound('payment not found');
+    const at = command.now.toISOString();
+    switch (command.type) {
+      case 'PayCompanion': {
+        // Recorded before, by this flow or the deposits' reactor.
+        if (state.status === 'SETTLED' && state.paidBy === command.depositPaymentId) return [];
+        const companion = state.companion;
+        if (companion.kind !== 'UNDERPAID' || state.status !== 'CREATED') {
+          throw domainPrecondition(`payment ${companion.paymentId} is ${state.status}; only a CREATED companion holding the amount still due can be paid`);
+        }
+        const { paymentId, clientId, accountId, currency, totalAmount } = companion;
+        return [
+          { type: 'DepositCompanionPaid', data: { paymentId, clientId, depositPaymentId: command.depositPaymentId, at } },
+          { type: 'PaymentSettled', data: { paymentId, from: 'CREATED', to: 'SETTLED', at, clientId, accountId, currency, totalAmount,
+            feeAmount: zeroAmount(currency), netAmount: totalAmount, settlementBatchId: null, creditEventId: command.creditEventId } },
+        ];
+      }
+      case 'CancelCompanion': {
+        const { paymentId, clientId } = openCompanion(state, command.now, 'cancelled');
+        return [{ type: 'DepositCompanionCancelled', data: { paymentId, clientId, from: 'CREATED', to: 'CANCELLED', at } }];
+      }
+      case 'ExpireCompanion': {
+        const { paymentId, expiresAt } = state.companion;
+        // Paid, cancelled or expired already, an OVERPAID one, or not due yet: nothing to do.
+        if (state.status !== 'CREATED' || expiresAt === null || Date.parse(expiresAt) > command.now.getTime()) return [];
+        return [{ type: 'PaymentExpired', data: { paymentId, from: 'CREATED', to: 'EXPIRED', at, reason: 'EXPIRES_AT' } }];
+      }
+    }
+  },
+
+  evolve(state, event) {
+    switch (event.type) {
+      case 'DepositCompanionCreated':
+        return { companion: event.data, status: event.data.status, paidBy: null };
+      case 'DepositCompanionPaid':
+        return { ...state, paidBy: event.data.depositPaymentId };
+      case 'DepositCompanionCancelled':
+      case 'PaymentSettled':
+      case 'PaymentExpired':
+        // A stream that is no companion's (a payment, a deposit) has no companion to move.
+        return state.companion ? { ...state, status: event.data.to } : state;
+      default:
+        return state;
     }
   },
 };

@@ -13,7 +13,13 @@
  * schemas are registered there), so every consumer of payment status changes follows deposits as well.
  *
  * A companion child (the difference of an under- or overpaid assignment) has a stream of its own,
- * `payment-<companionId>`, with the id derived from the deposit's `externalId` + `:difference`.
+ * `payment-<companionId>`, with the id derived from the deposit's `externalId` + `:difference`. An OVERPAID one is
+ * SETTLED from the start (its surplus came with the deposit). An UNDERPAID one holds the amount still due, CREATED,
+ * and ends one of three ways, each decided on its own stream: paid by a further deposit assigned to it
+ * (`DepositCompanionPaid` with the payments' `PaymentSettled`, whose `creditEventId` is the paying deposit's credit:
+ * that deposit's assignment moved the money), cancelled by the client (`DepositCompanionCancelled`, CANCELLED), or
+ * expired `COMPANION_LIFETIME_MS` after its creation (the payments' `PaymentExpired`). An amount still due is not
+ * money the ledger holds (nothing was received for it), so cancelling or expiring it posts nothing.
  */
 import type { FromSchema } from 'json-schema-to-ts';
 import { amountSchema, closed, instantSchema, nullableAmountSchema, nullableTextSchema, textSchema } from '../../schemas/events/common.ts';
@@ -78,6 +84,17 @@ const differenceProperties = {
   relatedPaymentId: textSchema,
 } as const;
 
+/** How long an UNDERPAID companion (the amount still due) stays payable: 48 hours after its creation, like a deposit. */
+export const COMPANION_LIFETIME_MS = 48 * 60 * 60 * 1000;
+
+/** When a companion created at `createdAt` expires: the one rule of its time (null: an OVERPAID one, settled, never expires). */
+export function companionExpiresAt(kind: 'UNDERPAID' | 'OVERPAID', createdAt: string): string | null {
+  return kind === 'UNDERPAID' ? new Date(Date.parse(createdAt) + COMPANION_LIFETIME_MS).toISOString() : null;
+}
+
+export const companionStatuses = ['CREATED', 'SETTLED', 'CANCELLED', 'EXPIRED'] as const;
+export type CompanionStatus = (typeof companionStatuses)[number];
+
 const companionCreatedSchema = closed({
   paymentId: textSchema,
   clientId: textSchema,
@@ -95,8 +112,22 @@ const companionCreatedSchema = closed({
   ...assignmentTarget,
   customerId: nullableTextSchema,
   createdAt: instantSchema,
-});
+  /** v2: when an UNDERPAID one expires unpaid (`companionExpiresAt`); null for an OVERPAID one. */
+  expiresAt: { oneOf: [instantSchema, { type: 'null' }] },
+  /** v2: the test clock of its deposit (its times are that clock's), when the deposit has one. */
+  ...testClockIdProperty,
+}, ['testClockId']);
 export type DepositCompanionCreatedData = FromSchema<typeof companionCreatedSchema>;
+
+/** v1 had no expiresAt: it is what the rule gives for its creation (48 hours later for an UNDERPAID one). */
+function companionCreatedV1toV2(data: Omit<DepositCompanionCreatedData, 'expiresAt'>): DepositCompanionCreatedData {
+  return { ...data, expiresAt: companionExpiresAt(data.kind, data.createdAt) };
+}
+
+/** v1 had no companionId: it paid no companion. */
+function assignmentRequestedV1toV2(data: object): object {
+  return { ...data, companionId: null };
+}
 
 /** The stored contract of each event's data (see the events section of README.md before changing one). */
 export const depositEventSchemas = {
@@ -106,6 +137,8 @@ export const depositEventSchemas = {
   /** The client asked to assign the deposit to its account; the account's answer is pending. */
   DepositAssignmentRequested: closed({
     paymentId: textSchema, clientId: textSchema, ...assignmentTarget, expectedAmount: nullableAmountSchema, at: instantSchema,
+    /** v2: the UNDERPAID companion (of another deposit) this deposit pays, or null. */
+    companionId: nullableTextSchema,
   }),
   /** The account refused the funds (not ACTIVE when asked): the deposit awaits assignment again. */
   DepositAssignmentRefused: closed({
@@ -132,6 +165,13 @@ export const depositEventSchemas = {
     reference: textSchema,
   }),
   DepositCompanionCreated: companionCreatedSchema,
+  /** Recorded with PaymentSettled on the companion's stream: the deposit whose assignment paid the amount still due. */
+  DepositCompanionPaid: closed({ paymentId: textSchema, clientId: textSchema, depositPaymentId: textSchema, at: instantSchema }),
+  /** The client cancelled the amount still due (CREATED → CANCELLED): nothing more is expected from the payer. */
+  DepositCompanionCancelled: closed({
+    paymentId: textSchema, clientId: textSchema, from: { type: 'string', enum: ['CREATED'] }, to: { type: 'string', enum: ['CANCELLED'] },
+    at: instantSchema,
+  }),
 } as const;
 
 type Data<K extends keyof typeof depositEventSchemas> = FromSchema<(typeof depositEventSchemas)[K]>;
@@ -148,7 +188,9 @@ export type DepositEvent =
   | { type: 'PurchaseUnderpaid'; data: Data<'PurchaseUnderpaid'> }
   | { type: 'PurchaseOverpaid'; data: Data<'PurchaseOverpaid'> }
   | { type: 'DepositRefundDue'; data: Data<'DepositRefundDue'> }
-  | { type: 'DepositCompanionCreated'; data: DepositCompanionCreatedData };
+  | { type: 'DepositCompanionCreated'; data: DepositCompanionCreatedData }
+  | { type: 'DepositCompanionPaid'; data: Data<'DepositCompanionPaid'> }
+  | { type: 'DepositCompanionCancelled'; data: Data<'DepositCompanionCancelled'> };
 
 /** What the deposit decider appends and folds: its own events and the two payment status changes it records. */
 export type DepositStreamEvent =
@@ -156,7 +198,16 @@ export type DepositStreamEvent =
   | { type: 'PaymentSettled'; data: PaymentSettledData & { from: 'CREATED'; to: 'SETTLED' } }
   | { type: 'PaymentExpired'; data: PaymentExpiredData };
 
-export const depositEvents: ContextEvents = { schemas: depositEventSchemas, upcasters: [{ type: 'DepositReceived', fromVersion: 1, upcaster: boundToNoClock }] };
+export type DepositEventData<T extends DepositEvent['type']> = Extract<DepositEvent, { type: T }>['data'];
+
+export const depositEvents: ContextEvents = {
+  schemas: depositEventSchemas,
+  upcasters: [
+    { type: 'DepositReceived', fromVersion: 1, upcaster: boundToNoClock },
+    { type: 'DepositCompanionCreated', fromVersion: 1, upcaster: companionCreatedV1toV2 },
+    { type: 'DepositAssignmentRequested', fromVersion: 1, upcaster: assignmentRequestedV1toV2 },
+  ],
+};
 
 /** The `externalId` of a provider's deposit: `<provider>:<provider deposit id>`. */
 export const depositExternalId = (provider: string, providerDepositId: string) => `${provider}:${providerDepositId}`;

@@ -29,10 +29,13 @@ import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
 import { issueRefundChild } from '../payments/refunds/handlers.ts';
 import { creatingOn } from '../testClocks/binding.ts';
 import { platformOn } from '../testClocks/time.ts';
-import { depositDecider, expectedIn, type DepositCommand, type DepositState } from './decider.ts';
 import {
-  companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
+  companionDecider, companionOpen, depositDecider, expectedIn, type CompanionCommand, type CompanionState, type DepositCommand, type DepositState,
+} from './decider.ts';
+import {
+  companionExpiresAt, companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
 } from './events.ts';
+import type { Tenant } from '../domain/tenancy.ts';
 
 /** How long a deposit waits for assignment before it expires (interface, Limits: 48 hours from creation). */
 export const UNASSIGNED_LIFETIME_MS = 48 * 60 * 60 * 1000;
@@ -41,13 +44,21 @@ export const UNASSIGNED_LIFETIME_MS = 48 * 60 * 60 * 1000;
 const DEPOSIT_EVENT_TYPES = [
   'DepositReceived', 'PurchasePendingAssignment', 'DepositAssignmentRequested', 'DepositAssignmentRefused', 'DepositAssigned',
   'PurchaseUnderpaid', 'PurchaseOverpaid', 'PaymentSettled', 'PaymentExpired', 'DepositRefundDue', 'DepositCompanionCreated',
-  'AccountCredited', 'AccountCreditRefused', 'RefundCreated',
+  'DepositCompanionPaid', 'DepositCompanionCancelled', 'AccountCredited', 'AccountCreditRefused', 'RefundCreated',
 ] as const;
 /** What a matched deposit records: a payment's creation, receipt and settlement. */
 const MATCHED_EVENT_TYPES = ['PaymentCreated', 'PaymentPending', 'PaymentReceived', 'PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
 
 export function loadDeposit(platform: Platform, paymentId: string): Promise<DepositState> {
   return readState(platform.storage.store, paymentStream(paymentId), depositDecider);
+}
+
+export function loadCompanion(platform: Platform, paymentId: string): Promise<CompanionState> {
+  return readState(platform.storage.store, paymentStream(paymentId), companionDecider);
+}
+
+function runCompanion(platform: Platform, paymentId: string, command: CompanionCommand, metadata: EventMetadata) {
+  return handleCommand(platform.storage.store, paymentStream(paymentId), companionDecider, command, metadata);
 }
 
 async function run(platform: Platform, paymentId: string, command: DepositCommand, metadata: EventMetadata, newStream = false) {
@@ -139,7 +150,7 @@ async function existingDeposit(
     return { paymentId, outcome: 'UNASSIGNED', recorded: false };
   }
   // A matched deposit: a LOCAL_DEPOSIT the provider's notification created.
-  if (first.type === 'PaymentCreated' && first.metadata.actor === 'provider' && first.data.type === 'LOCAL_DEPOSIT') {
+  if (first.type === 'PaymentCreated' && isMatchedDeposit(first.data, first.metadata.actor)) {
     refuseDifferences(input, await matchedDifferences(platform, first.data, input, totalAmount));
     return { paymentId, outcome: 'MATCHED', recorded: false };
   }
@@ -280,17 +291,28 @@ export async function receiveDeposit(
 
 /** A matched deposit's payment, received (the funds are here) and settled into its account; again changes nothing. */
 async function completeMatched(platform: Platform, paymentId: string, totalAmount: string, metadata: EventMetadata): Promise<void> {
-  let position: Position | null = null;
+  await platform.readYourWrites(await finishMatched(platform, paymentId, totalAmount, metadata), MATCHED_EVENT_TYPES);
+}
+
+/**
+ * The steps of a matched deposit after its payment's creation: its receipt (the provider's notification is the word
+ * that the funds arrived) and its settlement. Also the deposits' reactor's, for a process that stopped after the
+ * creation. Answers the position of the last event appended, or null.
+ */
+export async function finishMatched(platform: Platform, paymentId: string, totalAmount: string, metadata: EventMetadata): Promise<Position | null> {
   const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
     { type: 'Receive', tenant: 'any', receivedAmount: totalAmount, now: platform.runtime.now() }, metadata)
     .catch((error: unknown) => {
-      // Received before (a repeated notification): only the settlement may be left to do.
+      // Received before (a repeated notification, the reactor): only the settlement may be left to do.
       if (error instanceof DomainError && error.kind === 'failedPrecondition') return null;
       throw error;
     });
-  position = received?.position ?? null;
-  position = (await settleReceived(platform, paymentId, null, metadata)) ?? position;
-  await platform.readYourWrites(position, MATCHED_EVENT_TYPES);
+  return (await settleReceived(platform, paymentId, null, metadata)) ?? received?.position ?? null;
+}
+
+/** Whether a recorded PaymentCreated is a matched deposit's: a LOCAL_DEPOSIT the provider's notification created. */
+export function isMatchedDeposit(data: { type: string }, actor: unknown): boolean {
+  return data.type === 'LOCAL_DEPOSIT' && actor === 'provider';
 }
 
 /**
@@ -300,7 +322,8 @@ async function completeMatched(platform: Platform, paymentId: string, totalAmoun
  * waits again). Answers once the assignment is decided, with the read models caught up.
  */
 export async function assignDeposit(
-  wallPlatform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string }, metadata: EventMetadata,
+  wallPlatform: Platform, clientId: string, paymentId: string, input: { accountId: string; expectedAmount?: string; companionId?: string },
+  metadata: EventMetadata,
 ): Promise<void> {
   const tenant = clientTenant(clientId);
   const deposit = await loadDeposit(wallPlatform, paymentId);
@@ -318,6 +341,8 @@ export async function assignDeposit(
       throw domainInvalid(`expectedAmount: ${expected} ${deposit.deposit.currency} is above the maximum deposit of ${maximum} ${deposit.deposit.currency}`);
     }
   }
+  const companion = input.companionId === undefined ? null
+    : await payableCompanion(wallPlatform, clientId, input.companionId, deposit.deposit, input.accountId);
   const account = await readState(platform.storage.store, accountStream(input.accountId), accountDecider);
   if (!account.account || account.account.clientId !== clientId || account.closed) throw domainNotFound(`account ${input.accountId} not found`);
   const { currency } = deposit.deposit;
@@ -331,7 +356,9 @@ export async function assignDeposit(
     throw domainPrecondition(`account ${input.accountId} refused this deposit when it was ${earlier.data.status}; assign it to another account`);
   }
   await run(platform, paymentId, {
-    type: 'RequestAssignment', tenant, now: platform.runtime.now(), expectedAmount: input.expectedAmount ?? null,
+    type: 'RequestAssignment', tenant, now: platform.runtime.now(),
+    // Paying a companion, the deposit reconciles against the amount still due unless told otherwise.
+    expectedAmount: input.expectedAmount ?? companion?.totalAmount ?? null, companionId: companion?.paymentId ?? null,
     target: { accountId: account.account.accountId, accountNumber: account.account.accountNumber, identityId: account.account.identityId },
   }, metadata);
   const position = await finishAssignment(platform, paymentId, metadata);
@@ -344,6 +371,33 @@ export async function assignDeposit(
     const status = refusal?.outcome === 'REFUSED' ? refusal.data.status : 'not ACTIVE';
     throw domainPrecondition(`account ${input.accountId} is ${status}; it cannot receive the deposit`);
   }
+}
+
+/**
+ * The companion a deposit of the client is to pay, read from its own stream: the amount still due of another deposit
+ * (UNDERPAID, CREATED, not past its expiresAt), in the deposit's currency, owed to `accountId`. Another client's (or
+ * none) is not found; any other payment, or a companion that cannot be paid now, is refused naming why (422).
+ */
+async function payableCompanion(
+  platform: Platform, clientId: string, companionId: string, deposit: DepositReceivedData, accountId: string,
+): Promise<DepositCompanionCreatedData> {
+  const tenant = clientTenant(clientId);
+  const rule = 'only a companion holding the amount still due of a deposit (UNDERPAID) can be paid by a deposit';
+  const state = await loadCompanion(platform, companionId);
+  if (!state.companion || state.companion.clientId !== clientId) {
+    return refusingOtherKinds(platform, tenant, companionId, rule, () => Promise.reject(domainNotFound(`payment ${companionId} not found`)));
+  }
+  const companion = state.companion;
+  // Whether it is past its expiresAt is judged at its own clock's time, when it has one.
+  const open = companionOpen(state, (await platformOn(platform, companion.testClockId)).runtime.now());
+  if (!open.open) throw domainPrecondition(`companionId: payment ${companionId} ${open.why}; ${rule}, while CREATED`);
+  if (companion.currency !== deposit.currency) {
+    throw domainPrecondition(`companionId: payment ${companionId} is due in ${companion.currency}; the deposit is in ${deposit.currency}`);
+  }
+  if (companion.accountId !== accountId) {
+    throw domainPrecondition(`companionId: the amount still due of payment ${companionId} is owed to account ${companion.accountId}; assign the deposit there`);
+  }
+  return companion;
 }
 
 /**
@@ -369,7 +423,48 @@ export async function finishAssignment(platform: Platform, paymentId: string, me
     }, metadata);
     position = recorded.position;
   }
-  return (await ensureCompanion(platform, paymentId, metadata)) ?? position;
+  position = (await ensureCompanion(platform, paymentId, metadata)) ?? position;
+  return (await payNamedCompanion(platform, paymentId, metadata)) ?? position;
+}
+
+/**
+ * The last step of an assignment that pays a companion: the companion records that the deposit paid it (its money
+ * moved with the deposit's credit). A companion that ended meanwhile (cancelled, expired) refuses, and keeps its end:
+ * the deposit is settled into the account all the same, as a deposit paying nothing. Null when there is nothing to do.
+ */
+async function payNamedCompanion(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<Position | null> {
+  const assigned = (await loadDeposit(platform, paymentId)).assigned;
+  if (!assigned?.companionId) return null;
+  try {
+    const { position, events } = await runCompanion(platform, assigned.companionId, {
+      type: 'PayCompanion', tenant: 'any', depositPaymentId: paymentId, creditEventId: assigned.creditEventId, now: platform.runtime.now(),
+    }, metadata);
+    return events.length > 0 ? position : null;
+  } catch (error) {
+    // Cancelled or expired between the request and now: its end stands (see above), and the deposit's money is in the account.
+    if (error instanceof DomainError && error.kind === 'failedPrecondition') return null;
+    throw error;
+  }
+}
+
+/**
+ * `POST /payments/:id/cancel`: the client gives up the amount still due of a companion (CREATED → CANCELLED). Any
+ * other payment, or a companion that is not CREATED (or past its expiresAt), is refused naming why (422).
+ */
+export async function cancelCompanion(wallPlatform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+  // A companion of a deposit bound to a test clock is judged, and cancelled, at that clock's time.
+  const platform = await platformOn(wallPlatform, (await loadCompanion(wallPlatform, paymentId)).companion?.testClockId);
+  const { position, events } = await refusingOtherKinds(platform, tenant, paymentId,
+    'only a deposit\'s companion holding the amount still due (UNDERPAID, CREATED) can be cancelled',
+    () => runCompanion(platform, paymentId, { type: 'CancelCompanion', tenant, now: platform.runtime.now() }, metadata));
+  await platform.readYourWrites(position, events.map((e) => e.type));
+}
+
+/** The expiry job's: a companion past its expiresAt, still CREATED, expires (nothing, otherwise). */
+export async function expireCompanion(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<boolean> {
+  const { events, position } = await runCompanion(platform, paymentId, { type: 'ExpireCompanion', tenant: 'any', now: platform.runtime.now() }, metadata);
+  await platform.readYourWrites(position, events.map((e) => e.type));
+  return events.length > 0;
 }
 
 /** The companion child of an under- or overpaid assignment, created once (deterministic id and event id). */
@@ -383,6 +478,8 @@ async function ensureCompanion(platform: Platform, paymentId: string, metadata: 
     parentPaymentId: paymentId, kind: state.companion.kind, status: state.companion.kind === 'UNDERPAID' ? 'CREATED' : 'SETTLED',
     totalAmount: state.companion.difference, currency: deposit.currency, accountId: assigned.accountId,
     accountNumber: assigned.accountNumber, identityId: assigned.identityId, customerId: deposit.customerId, createdAt: assigned.at,
+    expiresAt: companionExpiresAt(state.companion.kind, assigned.at),
+    ...(deposit.testClockId ? { testClockId: deposit.testClockId } : {}),
   };
   try {
     const { position } = await platform.storage.store.append(paymentStream(companion.paymentId),

@@ -9,7 +9,7 @@
 import type { Platform } from '../platform.ts';
 import { isRefusedMove } from '../payments/handlers.ts';
 import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
-import { expireDeposit } from './handlers.ts';
+import { expireCompanion, expireDeposit } from './handlers.ts';
 
 /** Deposits a run expires at most; the rest wait for the next run. */
 export const DEPOSIT_EXPIRY_BATCH_SIZE = 500;
@@ -34,4 +34,25 @@ export async function expireUnassignedDeposits(
     }
   });
   return { expired, skipped };
+}
+
+/** Companions a run expires at most; the rest wait for the next run. */
+export const COMPANION_EXPIRY_BATCH_SIZE = 500;
+
+/**
+ * The expiry of the amounts still due: companions (of underpaid deposits) still CREATED past their expiresAt, from the
+ * payments read model, soonest first; each one's stream decides (one paid or cancelled meanwhile records nothing).
+ * As for deposits, the scheduled job takes those bound to no test clock; an advance of a clock, that clock's (a
+ * companion follows its deposit's clock).
+ */
+export async function expireDueCompanions(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<{ expired: number }> {
+  const due = await platform.readModels.selectFrom('payments').select(['payment_id', 'client_id', 'expires_at'])
+    .where('status', '=', 'CREATED').where('type', '=', 'LOCAL_DEPOSIT').where('parent_payment_id', 'is not', null)
+    .where('expires_at', '<=', scope.until).where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
+    .orderBy('expires_at').limit(COMPANION_EXPIRY_BATCH_SIZE).execute();
+  let expired = 0;
+  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, expires_at: dueAt }) => {
+    if (await expireCompanion(scope.platformFor(dueAt!), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt!))) expired++;
+  });
+  return { expired };
 }

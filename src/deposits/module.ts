@@ -1,10 +1,13 @@
 import { defineContext } from '../module.ts';
 import { depositsProjector } from '../../projections/deposits.ts';
-import { expireUnassignedDeposits } from './jobs.ts';
+import { expireDueCompanions, expireUnassignedDeposits } from './jobs.ts';
 import { assignmentReactor } from './reactor.ts';
 import { depositRoutes } from './routes.ts';
 
-/** Deposits without a destination: the provider's notification, assignment to an account, the 48-hour expiry. */
+/**
+ * Deposits without a destination: the provider's notification, assignment to an account, the 48-hour expiry; and the
+ * companions of underpaid deposits (the amount still due): paid by a further deposit, cancelled, or expired.
+ */
 export const depositsContext = defineContext({
   name: 'deposits',
   routes: depositRoutes,
@@ -12,5 +15,6 @@ export const depositsContext = defineContext({
   reactors: (platform) => [assignmentReactor(platform)],
   jobs: (platform) => [
     { name: 'expire-deposits', schedule: platform.config.expiryCron, run: () => expireUnassignedDeposits(platform) },
+    { name: 'expire-deposit-companions', schedule: platform.config.expiryCron, run: () => expireDueCompanions(platform) },
   ],
 });

@@ -1,5 +1,6 @@
 /**
- * Finishes assignments that a process left half done, and issues the refund child of an expired deposit. An assignment records its request on the deposit, asks the
+ * Finishes what a process left half done of a deposit: a matched deposit's payment created and not yet received and
+ * settled (`finishMatched`), an assignment, and the refund child of an expired deposit. An assignment records its request on the deposit, asks the
  * account, records the answer on the deposit and creates the companion child (`finishAssignment`); a process
  * that stopped in between leaves the request (or the answer) recorded and the rest undone. This reactor sees
  * every request and answer in the feed and runs the same steps again: the account repeats its first answer, the
@@ -10,7 +11,7 @@ import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
 import { platformAt, onClockMetadata } from '../testClocks/time.ts';
-import { finishAssignment, loadDeposit, refundExpiredDeposit } from './handlers.ts';
+import { finishAssignment, finishMatched, isMatchedDeposit, loadDeposit, refundExpiredDeposit } from './handlers.ts';
 
 export const DEPOSIT_REACTOR_NAME = 'deposit_process';
 
@@ -25,6 +26,11 @@ export function assignmentReactor(platform: Platform): Reactor {
   return defineReactor<StoredEventData>({
     name: DEPOSIT_REACTOR_NAME,
     handlers: {
+      async PaymentCreated(event) {
+        // Any payment's creation: only a matched deposit's has steps of this process after it.
+        const created = event.data;
+        if (isMatchedDeposit(created, event.metadata.actor)) await finishMatched(platform, created.paymentId, created.totalAmount, metadataOf(event));
+      },
       DepositAssignmentRequested: finish,
       DepositAssigned: finish,
       async DepositRefundDue(event) {

@@ -16,13 +16,13 @@ import type { DepositRow } from '../../projections/deposits.ts';
 import { judgedAt } from '../../projections/testClocks.ts';
 import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, scopedTo, commandMetadata, tenantOf } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../domain/money.ts';
 import { anyPayment } from '../payments/handlers.ts';
 import { paymentRecord } from '../payments/records.ts';
-import { assignDeposit, receiveDeposit } from './handlers.ts';
+import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
 
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const HOUR_MS = 60 * 60 * 1000;
@@ -170,18 +170,39 @@ export function depositRoutes(services: Services): AnyRoute[] {
         'from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; ' +
         'a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus ' +
         'already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside ' +
-        'payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400.',
+        'payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400. With companionId, the deposit ' +
+        'pays the amount still due of an earlier underpaid deposit (its companion, UNDERPAID and CREATED, owed to accountId: 422 ' +
+        'otherwise): it reconciles against that amount (unless expectedAmount says otherwise), and the companion becomes SETTLED ' +
+        '(transaction.status_changed, payment.settled) once the deposit is; the money is the deposit’s, moved by its assignment.',
       tags: ['Unassigned balances'], access: 'client', schemas: { params: idParamSchema, body: assignDepositSchema },
       responses: {
         200: { description: 'the deposit, SETTLED', schema: paymentSchema },
         400: { description: 'expectedAmount malformed or above the maximum deposit of the currency', schema: errorSchema },
         404: { description: 'no such deposit or account for this client (another client’s answers the same)', schema: errorSchema },
-        422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, or the account is not ACTIVE', schema: errorSchema },
+        422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, the account is not ACTIVE, or companionId names no amount still due owed to that account', schema: errorSchema },
       },
       async handler({ params, body, req }) {
         const { id } = params;
         const input = body;
         await assignDeposit(services, clientIdOf(req), id, input, meta(req));
+        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
+      },
+    }),
+    defineRoute({
+      method: 'post', path: '/payments/:id/cancel', operationId: 'cancelPayment', summary: 'Cancel the amount still due of an underpaid deposit',
+      description: 'No body. The companion child of an underpaid deposit (UNDERPAID, CREATED: the amount still due) becomes CANCELLED, a ' +
+        'terminal status, and transaction.status_changed fires; nothing more is expected from the payer, and no money moves (none was ' +
+        'received for it). Anything else is refused with 422 naming why: another payment (a purchase, a deposit, a refund), a companion ' +
+        'holding a surplus (OVERPAID), or one already SETTLED (paid by a further deposit), CANCELLED or EXPIRED (48 hours after its creation).',
+      tags: ['Unassigned balances'], access: 'client', schemas: { params: idParamSchema },
+      responses: {
+        200: { description: 'the companion, CANCELLED', schema: paymentSchema },
+        404: { description: 'no such payment for this client (another client’s answers the same)', schema: errorSchema },
+        422: { description: 'not a companion holding an amount still due, or not CREATED any more', schema: errorSchema },
+      },
+      async handler({ params, req }) {
+        const { id } = params;
+        await cancelCompanion(services, tenantOf(req), id, meta(req));
         return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
       },
     }),

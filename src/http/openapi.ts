@@ -33,6 +33,7 @@ const ERROR_EXAMPLES: Readonly<Record<number, { error: string; message: string }
   404: { error: 'notFound', message: 'payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found' },
   409: { error: 'alreadyExist', message: 'a request with this Idempotency-Key is still being processed; send it again after Retry-After' },
   413: { error: 'invalidParam', message: 'request body exceeds the limit of 1048576 bytes' },
+  410: { error: 'invalidParam', message: 'cursor: the events feed keeps the events of the last WEBHOOK_DELIVERY_RETENTION_DAYS (30); this cursor is older: read again without one' },
   415: { error: 'invalidParam', message: 'request body encoding is not supported; send UTF-8 JSON' },
   422: { error: 'failedPrecondition', message: 'payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded' },
   429: { error: 'tooManyRequests', message: 'rate limit exceeded; retry after 1 s' },

@@ -29,6 +29,7 @@ import { comparePositions, formatPosition, type Position } from '../eventstore/p
 import { applyPage, catchUp, REBUILD_BATCH_EVENTS } from './catchUp.ts';
 import type { Projector } from './projector.ts';
 import { createFreshSchema, replaySchemaName, swapInRebuilt } from './projectorSchema.ts';
+import { replayLockKey } from './schemaKeeper.ts';
 
 /**
  * Attempts at the swap. On Postgres the first one finishes unless it deadlocks with a reader (Postgres then
@@ -121,7 +122,7 @@ async function replayLock(database: Database, projector: Projector): Promise<() 
   if (database.kind !== 'postgres' || !database.connectionString) return async () => undefined;
   const client = new pg.Client({ connectionString: database.connectionString });
   await client.connect();
-  const key = `replay:${database.schema}:${projector.name}`;
+  const key = replayLockKey(database.schema, projector.name);
   const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
   if (!rows[0]!.locked) {
     await client.end();

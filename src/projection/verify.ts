@@ -8,6 +8,7 @@
  * Projectors that write outside their own tables (`writesOutside`: the webhook emitter's outbox) are skipped:
  * rebuilding them would act, not only read.
  */
+import pg from 'pg';
 import { sql, type Kysely } from 'kysely';
 import type { Database, NoTables } from '../db/database.ts';
 import { quoteIdent } from '../db/sql.ts';
@@ -16,6 +17,7 @@ import { comparePositions, formatPosition, type Position } from '../eventstore/p
 import { catchUp } from './catchUp.ts';
 import type { Projector } from './projector.ts';
 import { createFreshSchema } from './projectorSchema.ts';
+import { verifyLockKey } from './schemaKeeper.ts';
 
 /** Attempts at catching the live version at rest between two of its batches. */
 const MAX_ROUNDS = 50;
@@ -92,9 +94,14 @@ export async function verifyReadModels(
       continue;
     }
     const scratch = `${database.schema}__verify_${projector.name}`.slice(0, 63);
+    const unlock = await scratchLock(database, projector);
+    if (!unlock) {
+      results.push({ ...base, note: `another check of ${projector.name} is running (its scratch schema is in use); try again` });
+      continue;
+    }
     progress.started?.(projector.name, scratch);
-    await createFreshSchema(db, projector, scratch, database.schema);
     try {
+      await createFreshSchema(db, projector, scratch, database.schema);
       let applied: Position | null = null;
       let outcome: ReadModelCheck | null = null;
       for (let round = 0; round < MAX_ROUNDS && !outcome; round++) {
@@ -111,8 +118,31 @@ export async function verifyReadModels(
       results.push(outcome ?? { ...base, status: 'unsettled', note: `the live version never stood still at a checkpoint in ${MAX_ROUNDS} rounds; try again` });
       progress.checked?.(results.at(-1)!);
     } finally {
-      await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(scratch)} CASCADE`).execute(db);
+      try {
+        await sql.raw(`DROP SCHEMA IF EXISTS ${quoteIdent(scratch)} CASCADE`).execute(db);
+      } finally {
+        await unlock();
+      }
     }
   }
   return results;
+}
+
+/**
+ * On Postgres, a session advisory lock on the projector's scratch schema for as long as the check uses it, on a
+ * connection of its own (released when the check ends or its process dies): a second check of the same projector
+ * does not build into the same schema, and the schema keeper (./schemaKeeper.ts) leaves it alone meanwhile. Null when
+ * another check holds it. PGlite has one user, the process holding the data directory.
+ */
+async function scratchLock(database: Database, projector: Projector): Promise<(() => Promise<void>) | null> {
+  if (database.kind !== 'postgres' || !database.connectionString) return async () => undefined;
+  const client = new pg.Client({ connectionString: database.connectionString });
+  await client.connect();
+  const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked',
+    [verifyLockKey(database.schema, projector.name)]);
+  if (!rows[0]!.locked) {
+    await client.end();
+    return null;
+  }
+  return () => client.end();
 }

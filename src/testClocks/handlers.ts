@@ -13,7 +13,7 @@ import type { Position } from '../eventstore/position.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { expireDueSessions } from '../checkout/jobs.ts';
-import { expireUnassignedDeposits } from '../deposits/jobs.ts';
+import { expireDueCompanions, expireUnassignedDeposits } from '../deposits/jobs.ts';
 import { expireDuePayments, runSettlementBatch } from '../payments/jobs.ts';
 import { testClockDecider, testClockSlotDecider, type TestClockCommand } from './decider.ts';
 import { loadClock } from './binding.ts';
@@ -93,7 +93,8 @@ export async function runClockEffects(
     const expired = await expireDuePayments(platform, scope);
     const batch = await runSettlementBatch(platform, scope);
     const sessions = await expireDueSessions(platform, scope);
-    const done = deposits.expired + expired.expired + batch.settled + batch.unsettled + sessions.expired;
+    const companions = await expireDueCompanions(platform, scope);
+    const done = deposits.expired + expired.expired + batch.settled + batch.unsettled + sessions.expired + companions.expired;
     if (done === 0) break;
     effects += done;
     // The effects did not wait for the read models one by one: the next round selects from them once they have

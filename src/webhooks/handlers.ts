@@ -90,7 +90,8 @@ export function deleteWebhook(platform: Platform, tenant: Tenant, endpointId: st
 export async function retryWebhookDelivery(platform: Platform, tenant: Tenant, endpointId: string, deliveryId: string): Promise<void> {
   await ownedWebhook(platform.readModels, tenant, endpointId);
   if (!(await retryDelivery(platform.storage.database, endpointId, deliveryId, platform.runtime.now()))) {
-    throw domainNotFound(`delivery ${deliveryId} of webhook ${endpointId} not found`);
+    throw domainNotFound(`delivery ${deliveryId} of webhook ${endpointId} not found (deliveries delivered or dropped longer ago than the `
+      + 'retention, WEBHOOK_DELIVERY_RETENTION_DAYS, are purged)');
   }
 }
 

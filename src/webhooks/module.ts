@@ -4,6 +4,7 @@ import { WEBHOOKS_PROJECTOR, webhooksProjector } from '../../projections/webhook
 import { WebhookDispatcher } from './dispatcher.ts';
 import { secretBoxOf } from './handlers.ts';
 import { webhookRoutes } from './routes.ts';
+import { purgeWebhookHistory } from './retention.ts';
 
 /**
  * Webhooks (DESIGN section 16): endpoints, the emitter (a projector writing the outbox from the feed), the
@@ -13,6 +14,10 @@ export const webhooksContext = defineContext({
   name: 'webhooks',
   routes: webhookRoutes,
   projectors: [webhooksProjector],
+  jobs: (platform) => [{
+    name: 'purge-webhook-history', schedule: platform.config.retentionCron,
+    run: () => purgeWebhookHistory(platform.storage.database, platform.runtime.now(), platform.config.webhookDeliveryRetentionDays),
+  }],
   workers: (services) => {
     const { config } = services;
     const dispatcher = new WebhookDispatcher({

@@ -1,6 +1,7 @@
 /**
  * The webhook outbox (`webhook_deliveries`, migration 0007): what the dispatcher claims and records, and what
- * the delivery log shows. The emitter (projections/webhooks.ts) inserts; nothing deletes.
+ * the delivery log shows. The emitter (projections/webhooks.ts) inserts; the retention job (./retention.ts) deletes
+ * delivered and dropped deliveries past WEBHOOK_DELIVERY_RETENTION_DAYS.
  *
  * A claim is one statement: the due deliveries of endpoints that are enabled, at most `perEndpoint` of each
  * endpoint and `limit` in all, locked with `FOR UPDATE SKIP LOCKED` (so two dispatchers claiming at once take

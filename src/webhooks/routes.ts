@@ -14,10 +14,11 @@ import { defineRoute, type AnyRoute } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { invalidParam, notFound } from '../http/errors.ts';
+import { HttpError, invalidParam, notFound } from '../http/errors.ts';
 import {
   deleteWebhook, ownedWebhook, pingWebhook, registerWebhook, retryWebhookDelivery, rotateWebhookSecret, updateWebhook,
 } from './handlers.ts';
+import { webhookEventsCut, type FeedCut } from './retention.ts';
 
 const tags = ['Webhooks'];
 const errorRef = { $ref: '#/components/schemas/Error' } as const;
@@ -53,6 +54,11 @@ function deliveryRecord(row: WebhookDeliveryRow): DeliveryRecord {
     attemptLog: row.attempt_log, payload: JSON.parse(row.body),
   };
 }
+
+/** How far back the delivery log and the events feed go, as their descriptions say it. */
+const RETENTION = 'Delivered and dropped deliveries, and the events of GET /events, are kept WEBHOOK_DELIVERY_RETENTION_DAYS ' +
+  '(default 30) after they ended (were recorded), then purged (hourly by default, RETENTION_CRON); pending deliveries are kept ' +
+  'until they end, however old.';
 
 async function deliveryOf(db: Kysely<ReadModels>, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
   const row = await db.selectFrom('webhook_deliveries').selectAll()
@@ -133,7 +139,9 @@ export function webhookRoutes(services: Services): AnyRoute[] {
     }),
     defineRoute({
       method: 'get', path: '/webhooks/:id/deliveries', operationId: 'listWebhookDeliveries', summary: 'The delivery log of a webhook',
-      description: 'Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload.',
+      description: 'Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload. ' +
+        `${RETENTION} \`cursor\` (or \`offset\`) counts from the newest delivery, so it never points before the retention; a page past ` +
+        'the end is empty.',
       tags, access: 'client', schemas: { params: idParamSchema, query: listDeliveriesQuerySchema },
       responses: { 200: { description: 'a page of deliveries', schema: deliveryPageSchema }, 404: notFoundResponse },
       async handler({ params, query, req }) {
@@ -175,14 +183,24 @@ export function webhookRoutes(services: Services): AnyRoute[] {
     defineRoute({
       method: 'get', path: '/events', operationId: 'listEvents', summary: 'The events feed: every webhook event of the client, in order',
       description: 'The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a ' +
-        'client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later.',
+        'client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later. ' +
+        `${RETENTION} Without a cursor the feed starts at the oldest event kept; a cursor from before the oldest purged event ` +
+        '(events after it may be gone) is refused with 410: read again without a cursor.',
       tags, access: 'client', schemas: { query: listEventsQuerySchema },
-      responses: { 200: { description: 'a page of events', schema: eventsPageSchema } },
+      responses: {
+        200: { description: 'a page of events', schema: eventsPageSchema },
+        410: { description: 'the cursor is older than what the feed keeps (events after it were purged): read again without a cursor', schema: errorRef },
+      },
       async handler({ query, req }) {
         const limit = query.limit ?? 50;
         const [commit, prepare, ordinal] = feedCursorOf(query.cursor);
+        const cut = await webhookEventsCut(services.storage.database);
+        if (cut && query.cursor !== undefined && before([commit, prepare, ordinal], cut)) throw cursorPurged(cut);
+        // Events at or before the cut are gone, and hidden where a rebuild brought them back until the next purge.
+        const [fromCommit, fromPrepare, fromOrdinal] = cut && before([commit, prepare, ordinal], cut)
+          ? [cut.commit, cut.prepare, String(cut.ordinal)] : [commit, prepare, ordinal];
         let filtered = db.selectFrom('webhook_events').selectAll().where('client_id', '=', clientIdOf(req))
-          .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
+          .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${fromCommit}::bigint, ${fromPrepare}::bigint, ${fromOrdinal}::int)`);
         if (query.type) filtered = filtered.where('event_type', '=', query.type);
         const rows = await filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit + 1).execute();
         const page = rows.slice(0, limit);
@@ -194,13 +212,27 @@ export function webhookRoutes(services: Services): AnyRoute[] {
               id: row.event_id, eventType: row.event_type, sequence: Number(row.sequence), occurredAt: iso(row.occurred_at)!,
               payload: JSON.parse(row.body),
             })),
-            next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${commit}-${prepare}-${ordinal}`,
+            next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${fromCommit}-${fromPrepare}-${fromOrdinal}`,
             hasMore: rows.length > limit,
           },
         };
       },
     }),
   ];
+}
+
+/** Whether a cursor's position comes before the cut of the feed. */
+function before([commit, prepare, ordinal]: [string, string, string], cut: FeedCut): boolean {
+  const a = [BigInt(commit), BigInt(prepare), BigInt(ordinal)];
+  const b = [BigInt(cut.commit), BigInt(cut.prepare), BigInt(cut.ordinal)];
+  for (let i = 0; i < 3; i++) if (a[i] !== b[i]) return a[i]! < b[i]!;
+  return false;
+}
+
+function cursorPurged(cut: FeedCut): HttpError {
+  return new HttpError(410, 'invalidParam', `cursor: the events feed keeps the events of the last WEBHOOK_DELIVERY_RETENTION_DAYS; `
+    + `those recorded before ${cut.purgedBefore.toISOString()} up to position ${cut.commit}-${cut.prepare}-${cut.ordinal} were purged, and `
+    + 'this cursor is older: read again without a cursor, from the oldest event kept');
 }
 
 /** Postgres `bigint`'s largest value: the feed positions are stored as bigint. */

@@ -497,9 +497,29 @@ export interface paths {
         put?: never;
         /**
          * Assign a deposit to one of your accounts
-         * @description The deposit must await assignment (CREATED, not past expiresAt, no other assignment in flight: otherwise 422). The account must be yours (404 otherwise), in the deposit’s currency and ACTIVE (422): its own stream decides, so an account blocked at the same moment either took the funds before the block or refuses them (422, and the deposit awaits assignment again; that account answers the same for this deposit from then on). The deposit becomes SETTLED and its whole amount moves from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400.
+         * @description The deposit must await assignment (CREATED, not past expiresAt, no other assignment in flight: otherwise 422). The account must be yours (404 otherwise), in the deposit’s currency and ACTIVE (422): its own stream decides, so an account blocked at the same moment either took the funds before the block or refuses them (422, and the deposit awaits assignment again; that account answers the same for this deposit from then on). The deposit becomes SETTLED and its whole amount moves from suspense to the account in one balanced entry. With expectedAmount, reconciliationStatus is PAID, UNDERPAID or OVERPAID; a difference is held by a companion child payment (UNDERPAID: CREATED, the amount still due; OVERPAID: SETTLED, the surplus already credited), linked both ways by relatedPaymentId, and purchase.underpaid or purchase.overpaid is recorded alongside payment.settled. An expectedAmount above the catalog’s maximum deposit of the currency is 400. With companionId, the deposit pays the amount still due of an earlier underpaid deposit (its companion, UNDERPAID and CREATED, owed to accountId: 422 otherwise): it reconciles against that amount (unless expectedAmount says otherwise), and the companion becomes SETTLED (transaction.status_changed, payment.settled) once the deposit is; the money is the deposit’s, moved by its assignment.
          */
         post: operations["assignPayment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/payments/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel the amount still due of an underpaid deposit
+         * @description No body. The companion child of an underpaid deposit (UNDERPAID, CREATED: the amount still due) becomes CANCELLED, a terminal status, and transaction.status_changed fires; nothing more is expected from the payer, and no money moves (none was received for it). Anything else is refused with 422 naming why: another payment (a purchase, a deposit, a refund), a companion holding a surplus (OVERPAID), or one already SETTLED (paid by a further deposit), CANCELLED or EXPIRED (48 hours after its creation).
+         */
+        post: operations["cancelPayment"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1093,7 +1113,7 @@ export interface paths {
         };
         /**
          * The delivery log of a webhook
-         * @description Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload.
+         * @description Newest first, each with its attempts (time, duration, status code or error), its next attempt, and its payload. Delivered and dropped deliveries, and the events of GET /events, are kept WEBHOOK_DELIVERY_RETENTION_DAYS (default 30) after they ended (were recorded), then purged (hourly by default, RETENTION_CRON); pending deliveries are kept until they end, however old. `cursor` (or `offset`) counts from the newest delivery, so it never points before the retention; a page past the end is empty.
          */
         get: operations["listWebhookDeliveries"];
         put?: never;
@@ -1153,7 +1173,7 @@ export interface paths {
         };
         /**
          * The events feed: every webhook event of the client, in order
-         * @description The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later.
+         * @description The same payloads as the webhook deliveries, oldest first, whether or not any endpoint receives them, so a client can catch up on anything it missed: page with `cursor` = the previous page’s `next`, and keep `next` to poll later. Delivered and dropped deliveries, and the events of GET /events, are kept WEBHOOK_DELIVERY_RETENTION_DAYS (default 30) after they ended (were recorded), then purged (hourly by default, RETENTION_CRON); pending deliveries are kept until they end, however old. Without a cursor the feed starts at the oldest event kept; a cursor from before the oldest purged event (events after it may be gone) is refused with 410: read again without a cursor.
          */
         get: operations["listEvents"];
         put?: never;
@@ -1220,7 +1240,7 @@ export interface paths {
         put?: never;
         /**
          * Pay a checkout session
-         * @description Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer refused, 400) leaves the session ACTIVE again, payable. The hosted page pays through the same path.
+         * @description Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the session for the payment (PROCESSING_PAYMENT) before the payment is created, so of a pay and a DELETE (or two pays) at once exactly one goes through and the other is a 422 naming the status. A payment refused after that (its origin or payer refused, 400) leaves the session ACTIVE again, payable; so does a payment that does not appear within CHECKOUT_RESERVATION_TIMEOUT_SECONDS (the call’s process died in between), released by a job at most about 5 s later (EXPIRED instead when its time is up). A payment that appears after that still takes the session, which follows it. The hosted page pays through the same path.
          */
         post: operations["payCheckoutSession"];
         delete?: never;
@@ -1932,10 +1952,12 @@ export interface components {
             /** @description one of your accounts, ACTIVE, in the deposit’s currency */
             accountId: string;
             /**
-             * @description what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted)
+             * @description what the payer owed; the deposit reconciles PAID, UNDERPAID or OVERPAID against it (PAID when omitted; with companionId, the amount still due when omitted)
              * @example 1500.00
              */
             expectedAmount?: string;
+            /** @description the companion of an earlier underpaid deposit (UNDERPAID, CREATED: the amount still due) that this deposit pays: it becomes SETTLED once the deposit is; accountId must be the account the amount is owed to */
+            companionId?: string;
         };
         /** AttachPaymentDocument */
         AttachPaymentDocument: {
@@ -3044,7 +3066,7 @@ export interface components {
             origins: components["schemas"]["PaymentNode"][];
             destinations: components["schemas"]["PaymentNode"][];
             /** @enum {string} */
-            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED";
+            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED" | "CANCELLED";
             /** @description null while a deposit awaits assignment */
             accountNumber: string | null;
             totalAmount: string;
@@ -3554,7 +3576,7 @@ export interface components {
                 category: string | null;
             };
             /** @enum {string} */
-            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED";
+            status: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED" | "CANCELLED";
             /** @description null while a deposit awaits assignment */
             accountNumber: string | null;
             totalAmount: string;
@@ -7485,7 +7507,80 @@ export interface operations {
             };
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
-            /** @description already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, or the account is not ACTIVE */
+            /** @description already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, the account is not ACTIVE, or companionId names no amount still due owed to that account */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 422,
+                     *       "error": "failedPrecondition",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f is CREATED; it must be SETTLED to be refunded"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ServerError"];
+            503: components["responses"]["ServiceUnavailableForWrite"];
+        };
+    };
+    cancelPayment: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description identifies the calling application
+                 * @example my-shop/1.0
+                 */
+                "User-Agent": components["parameters"]["User-Agent"];
+                /**
+                 * @description repeat a POST safely: the same key and body within 24 h replay the first answer (header Idempotent-Replayed: true) without fields shown only once (secrets, tokens); another body is a 422; while the first runs, a 409. Keys are per caller (client, operator, provider) and are claimed only by requests that passed authentication and validation.
+                 * @example order-1042-attempt-1
+                 */
+                "Idempotency-Key"?: components["parameters"]["Idempotency-Key"];
+            };
+            path: {
+                /** @example string */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description the companion, CANCELLED */
+            200: {
+                headers: {
+                    "X-Read-Models": components["headers"]["X-Read-Models"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Payment"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            /** @description no such payment for this client (another client’s answers the same) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 404,
+                     *       "error": "notFound",
+                     *       "message": "payment 7d9f2c1e-4b8a-4c3d-9e6f-1a2b3c4d5e6f not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            409: components["responses"]["Conflict"];
+            /** @description not a companion holding an amount still due, or not CREATED any more */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -8287,7 +8382,7 @@ export interface operations {
                  * @description REFUNDED is accepted and matches nothing (legacy)
                  * @example CREATED
                  */
-                status?: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED";
+                status?: "CREATED" | "PENDING" | "ATTEMPT" | "AUTHORIZED" | "CAPTURED" | "RECEIVED" | "SETTLED" | "EXPIRED" | "UNSETTLED" | "REQUIRES_REVIEW" | "FAILED" | "REFUNDED" | "CANCELLED";
                 /**
                  * @description dd/mm/yyyy (UTC day, inclusive)
                  * @example 24/11/2026
@@ -10132,6 +10227,22 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            /** @description the cursor is older than what the feed keeps (events after it were purged): read again without a cursor */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "statusCode": 410,
+                     *       "error": "invalidParam",
+                     *       "message": "cursor: the events feed keeps the events of the last WEBHOOK_DELIVERY_RETENTION_DAYS (30); this cursor is older: read again without one"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["ServerError"];
             503: components["responses"]["ServiceUnavailable"];

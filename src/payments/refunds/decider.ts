@@ -18,7 +18,7 @@ import { refuseOtherTenants, type TenantScoped } from '../../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../domain/money.ts';
 import type { PaymentEvent, PaymentStatus } from '../events.ts';
 import type { AccountHoldRefusedData } from '../../accounts/events.ts';
-import type { DepositEvent } from '../../deposits/events.ts';
+import type { CompanionStatus, DepositEvent } from '../../deposits/events.ts';
 import {
   OUTCOME_EVENTS, type ParentRefundEvent, type RefundCreatedData, type RefundEvent, type RefundOutcome, type RefundStatus,
 } from './events.ts';
@@ -52,7 +52,8 @@ export interface RefundableParent {
 
 export interface ParentRefundState {
   payment: RefundableParent | null;
-  status: PaymentStatus | null;
+  /** The payment's status; a deposit's companion child's may also be CANCELLED (src/deposits/events.ts). */
+  status: PaymentStatus | CompanionStatus | null;
   /**
    * Why this payment can never be refunded, whatever its status: a deposit's companion child (its amount was
    * part of the deposit, which is what is refunded). Null for every other payment.
