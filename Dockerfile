@@ -1,4 +1,4 @@
-# The payments service, compiled to dist/ when the image is built; `npm start` runs it with plain node.
+# The payments service, compiled to dist/ when the image is built and run with plain node.
 FROM node:20-bookworm-slim
 
 ENV NODE_ENV=production
@@ -18,4 +18,7 @@ RUN mkdir -p /app/data && chown node:node /app/data
 USER node
 
 EXPOSE 3000
-CMD ["npm", "start"]
+# What `npm start` runs, without npm and without a shell in between: `docker stop` sends its SIGTERM to node
+# itself, which drains the requests in flight (SHUTDOWN_GRACE_MS) and exits (1 when the grace period ran out).
+# Node handles SIGTERM and SIGINT itself, so it may be the container's first process.
+CMD ["node", "scripts/run.mjs", "main"]

@@ -69,7 +69,7 @@ function cpuMs(pids: number[]): number {
   return (ticks * 1000) / CLOCK_TICKS_PER_SECOND;
 }
 
-/** VmRSS and VmHWM of the service: the process of the tree with the largest resident set (npm and its shell are small). */
+/** VmRSS and VmHWM of the service: the process of the tree with the largest resident set (npm is small). */
 function serviceMemoryMb(pids: number[]): { rssMb: number; hwmMb: number } {
   let largest = { rssMb: NaN, hwmMb: NaN };
   for (const pid of pids) {
@@ -88,7 +88,7 @@ function serviceMemoryMb(pids: number[]): { rssMb: number; hwmMb: number } {
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
-  process.kill(-child.pid!, 'SIGTERM'); // the whole group: npm, its shell and the service
+  process.kill(-child.pid!, 'SIGTERM'); // the whole group: npm and the service
   await exited;
 }
 

@@ -176,7 +176,7 @@ export const payCheckoutSessionSchema = {
   title: 'PayCheckoutSession', type: 'object', additionalProperties: false,
   properties: {
     description: text(500),
-    origins: { ...paymentNodesInputSchema, maxItems: 1, description: 'the payer’s method: one of paymentMethodsAllowed' },
+    origins: { ...paymentNodesInputSchema, maxItems: 1, description: 'the payer’s method, one of paymentMethodsAllowed, with its fields; required (a 400 naming origins without it)' },
     customer: { ...checkoutCustomerInputSchema, description: 'the payer’s fields, over the session’s customer; customerRequirements must be met' },
   },
   examples: [{

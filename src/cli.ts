@@ -24,7 +24,7 @@ import { openStorage, type Storage } from './storage.ts';
 import { registerClient } from './clients/handlers.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
-import { formatPosition, type Position } from './eventstore/position.ts';
+import { formatPosition, positionReached, type Position } from './eventstore/position.ts';
 import type { RecordedEvent } from './eventstore/port.ts';
 import { MAX_READ_LIMIT } from './eventstore/port.ts';
 import { recordFeedDigest, verifyStorageIntegrity } from './integrity/integrity.ts';
@@ -82,6 +82,26 @@ function refuseWithoutDigests(config: Config): void {
   if (config.storageMode === 'eventstoredb') {
     throw new UsageError('feed digests are kept by the Postgres event stores; with EventStoreDB, verify integrity checks the chains in its metadata');
   }
+}
+
+/** Most events `projections status` counts behind one projection (a range scan of the feed's key). */
+const MAX_COUNTED_BEHIND = 1_000_000;
+
+/**
+ * Events in the feed after `checkpoint` up to `head` (both as the feed orders them), counted up to
+ * MAX_COUNTED_BEHIND; null where the events are not in this database (EventStoreDB).
+ */
+async function eventsBehind(config: Config, storage: Storage, checkpoint: Position | null, head: Position): Promise<number | null> {
+  if (config.storageMode === 'eventstoredb') return null;
+  const after = checkpoint ?? { commit: 0n, prepare: 0n };
+  const { rows } = await storage.database.query<{ n: string }>(
+    `SELECT count(*)::text AS n FROM (
+       SELECT 1 FROM events
+        WHERE (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
+          AND (transaction_id, global_position) <= ($3::text::xid8, $4::bigint)
+        LIMIT ${MAX_COUNTED_BEHIND}) behind`,
+    [after.commit.toString(), after.prepare.toString(), head.commit.toString(), head.prepare.toString()]);
+  return Number(rows[0]!.n);
 }
 
 /** Events in the feed, for a progress bar's total; null where the events are not in this database (EventStoreDB). */
@@ -192,10 +212,14 @@ async function projectionsStatus(config: Config): Promise<ProjectionsStatusJson>
     const states = await new ProjectionStateStore(storage.database).list();
     return {
       head: head ? formatPosition(head) : null,
-      projections: states.map((s) => ({
-        name: s.name, version: s.version, kind: s.kind, status: s.status, schema: s.schemaName,
-        checkpoint: s.checkpoint ? formatPosition(s.checkpoint) : null,
-        eventsHandled: Number(s.eventsHandled), lastError: s.lastError, updatedAt: s.updatedAt.toISOString(),
+      projections: await Promise.all(states.map(async (s) => {
+        const caughtUp = head === null || positionReached(s.checkpoint, head);
+        return {
+          name: s.name, version: s.version, kind: s.kind, status: s.status, schema: s.schemaName,
+          checkpoint: s.checkpoint ? formatPosition(s.checkpoint) : null,
+          caughtUp, eventsBehind: caughtUp ? 0 : await eventsBehind(config, storage, s.checkpoint, head),
+          eventsHandled: Number(s.eventsHandled), lastError: s.lastError, updatedAt: s.updatedAt.toISOString(),
+        };
       })),
     };
   });
@@ -466,7 +490,8 @@ function buildProgram(): Command {
 
   const projections = program.command('projections').description('the projectors and reactors');
   projections.command('status')
-    .description('every projector and reactor: version, status, schema, checkpoint, events handled, last error (JSON)')
+    .description('every projector and reactor: version, status, schema, checkpoint, whether it is caught up with the ' +
+      'head of the feed and how many events behind it is, events handled, last error (JSON)')
     .action(async () => printJson(await projectionsStatus(config())));
 
   program.command('replay')

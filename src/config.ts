@@ -69,6 +69,11 @@ export interface Config {
   /** Webhook attempts in flight per process, and per endpoint within them. */
   webhookMaxConcurrent: number;
   webhookMaxPerEndpoint: number;
+  /**
+   * How long a document number reserved for a customer being created waits for that customer's creation: past
+   * it, the creation is given up and the number released (src/customers/reactor.ts).
+   */
+  abandonedReservationMs: number;
 }
 
 export class ConfigError extends Error {
@@ -189,5 +194,6 @@ export function loadConfig(env: Env = process.env): Config {
     webhookSecretsKey: secretsKey(env, 'WEBHOOK_SECRETS_KEY'),
     webhookMaxConcurrent: integer(env, 'WEBHOOK_MAX_CONCURRENT', 32, 1, 1_000),
     webhookMaxPerEndpoint: integer(env, 'WEBHOOK_MAX_PER_ENDPOINT', 4, 1, 100),
+    abandonedReservationMs: integer(env, 'ABANDONED_RESERVATION_MS', 60_000, 1_000, 86_400_000),
   };
 }

@@ -12,9 +12,33 @@ export interface RunningService {
   closeStorage(): Promise<void>;
 }
 
-export async function stopService(service: RunningService, graceMs: number): Promise<void> {
+/** How a stop went: `drained` is false when the grace period ran out with requests still being answered. */
+export interface StopOutcome {
+  drained: boolean;
+  /** Requests whose connections were cut when the grace period ran out (0 when drained). */
+  requestsCut: number;
+}
+
+/**
+ * Counts the requests `server` is answering: from the moment their headers are read until their response ends
+ * or their connection closes. Attach it before the server takes requests, so that none is missed.
+ */
+export function countRequestsInFlight(server: Server): () => number {
+  let inFlight = 0;
+  server.on('request', (_request, response) => {
+    inFlight += 1;
+    response.once('close', () => { inFlight -= 1; });
+  });
+  return () => inFlight;
+}
+
+export async function stopService(service: RunningService, graceMs: number, requestsInFlight?: () => number): Promise<StopOutcome> {
   const { server } = service;
-  const forced = setTimeout(() => server.closeAllConnections(), graceMs);
+  let requestsCut = 0;
+  const forced = setTimeout(() => {
+    requestsCut = requestsInFlight?.() ?? 0;
+    server.closeAllConnections();
+  }, graceMs);
   forced.unref();
   try {
     await new Promise<void>((resolve) => {
@@ -28,4 +52,5 @@ export async function stopService(service: RunningService, graceMs: number): Pro
   await service.scheduler.stop();
   await service.projections.stop();
   await service.closeStorage();
+  return { drained: requestsCut === 0, requestsCut };
 }

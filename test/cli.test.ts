@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
 import { listeningPort, repoRoot, startService, type ServiceProcess } from './support/serviceProcess.ts';
 import { testSchemaName } from './support/targets.ts';
+import { until } from './support/until.ts';
 
 interface Run { code: number | null; stdout: string; stderr: string }
 
@@ -260,7 +261,7 @@ describe('cli: --json and progress, embedded', function () {
     const projections = JSON.parse(status.stdout);
     expect(keys(projections)).to.deep.equal(['head', 'projections']);
     expect(keys(projections.projections[0])).to.deep.equal(
-      ['checkpoint', 'eventsHandled', 'kind', 'lastError', 'name', 'schema', 'status', 'updatedAt', 'version']);
+      ['caughtUp', 'checkpoint', 'eventsBehind', 'eventsHandled', 'kind', 'lastError', 'name', 'schema', 'status', 'updatedAt', 'version']);
 
     const sealed = await cli(['integrity', 'seal', '--json'], env);
     expect(sealed.code, sealed.stderr).to.equal(0);
@@ -335,6 +336,58 @@ describe('cli: --json and progress, embedded', function () {
     expect(eventLines.map((l) => l.type)).to.include.members(['AccountOpened', 'AccountAdjusted']);
     for (const line of eventLines) expect(keys(line)).to.deep.equal(exportLine);
     expect(events.stderr).to.match(progressLine('export events'));
+  });
+});
+
+describe('cli: projections status tells a projection at the head from one behind', function () {
+  this.timeout(300_000);
+  const url = process.env.DATABASE_URL;
+  let schema: string;
+  before(function () {
+    if (!url) this.skip();
+    schema = testSchemaName();
+  });
+  after(async () => {
+    if (url && schema) await dropSchemaAndProjections(url, schema);
+  });
+
+  interface Status { head: string; projections: Array<{ name: string; kind: string; status: string; caughtUp: boolean; eventsBehind: number }> }
+  const status = async (env: Record<string, string>): Promise<Status> => {
+    const run = await cli(['projections', 'status'], env);
+    expect(run.code, run.stderr).to.equal(0);
+    return JSON.parse(run.stdout) as Status;
+  };
+
+  it('every projector and reactor at the head is active and caught up (0 events behind); after new events, each says how many it has not read', async () => {
+    const env = { DATABASE_URL: url!, DATABASE_SCHEMA: schema, OPERATOR_API_KEY: OPERATOR_KEY };
+    const service = startService({ ...env, PORT: '0' });
+    let atHead: Status;
+    try {
+      const port = await listeningPort(service);
+      await api(port).merchant('Status Shop');
+      // Status is read while the service runs (Postgres): every runner reaches the head once the writes stop.
+      await until(async () => (atHead = await status(env)).projections.every((p) => p.caughtUp), {
+        what: 'every projection caught up', timeoutMs: 120_000, intervalMs: 500,
+      });
+    } finally {
+      await stop(service);
+    }
+    const reactors = atHead!.projections.filter((p) => p.kind === 'reactor');
+    expect(reactors.map((p) => p.name)).to.include.members(['checkout_sessions', 'settlement', 'customer_document_numbers']);
+    for (const p of atHead!.projections) {
+      expect(p, JSON.stringify(p)).to.include({ status: 'active', caughtUp: true, eventsBehind: 0 });
+    }
+
+    // Three events recorded while no runner reads the feed (the service is stopped): every projection is behind by them.
+    for (const name of ['Later 1', 'Later 2', 'Later 3']) {
+      const created = await cli(['clients', 'create', '--name', name], env);
+      expect(created.code, created.stderr).to.equal(0);
+    }
+    const behind = await status(env);
+    expect(behind.head).not.to.equal(atHead!.head);
+    for (const p of behind.projections) {
+      expect(p, JSON.stringify(p)).to.include({ status: 'active', caughtUp: false, eventsBehind: 3 });
+    }
   });
 });
 

@@ -31,17 +31,17 @@ const { given: givenReservation } = DeciderSpecification.for(documentNumberDecid
 
 describe('customer decider', () => {
   it('creates once, BASIC and not auto-created, with the email in lower case', () => {
-    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, now,
+    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, reservationRevision: 0, now,
       fields: { firstName: 'Ana', lastName: 'Pérez', email: 'Ana@Example.COM', documentNumber: '12345678-9', documentType: 'RUT' } })
       .then([created]);
-    given([created]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, now, fields: { email: 'x@example.com' } })
+    given([created]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, reservationRevision: null, now, fields: { email: 'x@example.com' } })
       .thenThrows('alreadyExists', /already exists/);
   });
 
   it('needs a documentNumber or an email', () => {
-    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, now, fields: { firstName: 'Ana' } })
+    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, reservationRevision: null, now, fields: { firstName: 'Ana' } })
       .thenThrows('invalid', /documentNumber or email/);
-    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: true, now, fields: { documentNumber: '123' } })
+    given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: true, reservationRevision: 0, now, fields: { documentNumber: '123' } })
       .then([{ type: 'CustomerCreated', data: { documentNumber: '123', customerId: 'k1', clientId: 'c1', operationLevel: 'BASIC', autoCreated: true, createdAt: at } }]);
   });
 
@@ -151,6 +151,32 @@ describe('customer decider', () => {
   });
 });
 
+describe('a customer whose creation was given up', () => {
+  const abandon = (reservationRevision: number, eventId: string) =>
+    ({ type: 'AbandonCreation', tenant: 'any', customerId: 'k1', clientId: 'c1', documentNumber: '12345678-9', reservationRevision, eventId, now }) as const;
+  const abandoned = (reservationRevision: number): CustomerEvent => ({ type: 'CustomerCreationAbandoned', data: {
+    customerId: 'k1', clientId: 'c1', documentNumber: '12345678-9', reservationRevision, abandonedAt: at } });
+  const create = (reservationRevision: number) =>
+    ({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', fields: { documentNumber: '12345678-9' }, autoCreated: false, reservationRevision, now }) as const;
+
+  it('is given up once per reservation, only when it was never created, with the id the reactor derived', () => {
+    given([]).when(abandon(0, 'e1'))
+      .then((events) => expect(events).to.deep.equal([{ ...abandoned(0), id: 'e1' }]));
+    given([abandoned(0)]).when(abandon(0, 'e1')).thenNothingHappened();
+    given([abandoned(0)]).when(abandon(2, 'e2'))
+      .then((events) => expect(events).to.deep.equal([{ ...abandoned(2), id: 'e2' }]));
+    given([created]).when(abandon(0, 'e1')).thenNothingHappened();
+  });
+
+  it('refuses the creation holding a reservation given up (retryable), and takes one holding a reservation made again', () => {
+    given([abandoned(0)]).when(create(0)).thenThrows('contention', /creation of customer k1 took too long and was given up; send the request again/);
+    given([abandoned(0), abandoned(2)]).when(create(2)).thenThrows('contention', /given up/);
+    given([abandoned(0)]).when(create(2)).then([{ type: 'CustomerCreated', data: {
+      documentNumber: '12345678-9', customerId: 'k1', clientId: 'c1', operationLevel: 'BASIC', autoCreated: false, createdAt: at } }]);
+    given([abandoned(0)]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenThrows('notFound', /customer not found/);
+  });
+});
+
 describe('document number reservation decider', () => {
   const reserve = (customerId: string): DocumentNumberCommand =>
     ({ type: 'ReserveDocumentNumber', clientId: 'c1', documentNumber: '123', customerId, now });
@@ -165,6 +191,14 @@ describe('document number reservation decider', () => {
     givenReservation([]).when(reserve('k1')).then([reserved('k1')]);
     givenReservation([reserved('k1')]).when(reserve('k1')).then([]);
     givenReservation([reserved('k1')]).when(reserve('k2')).thenThrows('alreadyExists', /already belongs to customer k1/);
+  });
+
+  it('a release naming the reservation’s revision releases only that reservation, while it is the last event', () => {
+    const releaseAt = (customerId: string, reservationRevision: number): DocumentNumberCommand => ({ ...release(customerId), reservationRevision, eventId: 'r1' } as DocumentNumberCommand);
+    givenReservation([reserved('k1')]).when(releaseAt('k1', 0)).then([{ ...released('k1'), id: 'r1' } as unknown as DocumentNumberEvent]);
+    givenReservation([reserved('k1'), released('k1'), reserved('k1')]).when(releaseAt('k1', 0)).then([]);
+    givenReservation([reserved('k1'), released('k1'), reserved('k1')]).when(releaseAt('k1', 2)).then([{ ...released('k1'), id: 'r1' } as unknown as DocumentNumberEvent]);
+    givenReservation([reserved('k1')]).when(releaseAt('k2', 0)).then([]);
   });
 
   it('only the holder releases; a released number can be taken again', () => {

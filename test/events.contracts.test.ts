@@ -11,7 +11,9 @@ import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { accountDecider } from '../src/accounts/decider.ts';
 import { accountStream } from '../src/accounts/events.ts';
 import * as accounts from '../src/accounts/handlers.ts';
-import { customerStream } from '../src/customers/events.ts';
+import { randomUUID } from 'node:crypto';
+import { documentNumberDecider } from '../src/customers/decider.ts';
+import { customerStream, documentNumberStream } from '../src/customers/events.ts';
 import * as customers from '../src/customers/handlers.ts';
 import type { Database } from '../src/db/database.ts';
 import { handleCommand } from '../src/eventstore/commandHandler.ts';
@@ -188,6 +190,12 @@ for (const target of databaseTargets()) {
       ok(await service.operator('POST', `/operator/customers/${customer.id}/documents/${front.id}/decision`, { decision: 'APPROVED' }), 'approved');
       const back = ok(await call('POST', `/customers/${customer.id}/documents`, { type: 'ID_BACK', url: 'https://files.example.com/back.png' }), 'document');
       ok(await service.operator('POST', `/operator/customers/${customer.id}/documents/${back.id}/decision`, { decision: 'REJECTED' }), 'rejected');
+      // A number reserved for a customer never created, given back as the customers reactor does once it is old enough.
+      const orphan = { clientId: client.clientId, documentNumber: '33.333.333-3', customerId: randomUUID() };
+      await handleCommand(service.services.storage.store, documentNumberStream(orphan.clientId, orphan.documentNumber), documentNumberDecider,
+        { type: 'ReserveDocumentNumber', ...orphan, now: clock.now() }, { clientId: client.clientId });
+      expect(await customers.releaseAbandonedReservation(service.services, { ...orphan, reservationRevision: 0, reservationEventId: randomUUID() }, { clientId: client.clientId }))
+        .to.equal(true);
 
       const pay = async (externalId: string, extra: Record<string, unknown>) => ok(await call('POST', '/payments', {
         externalId, identityId: org.id, accountNumber: main.accountNumber, totalAmount: '20.00', currency: 'BRL', type: 'PURCHASE', ...extra,

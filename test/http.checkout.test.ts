@@ -138,6 +138,29 @@ for (const target of databaseTargets()) {
       expect((await get('/checkout-sessions?limit=1')).body.pagination.total).to.equal(before);
     });
 
+    it('pays only with a method of paymentMethodsAllowed: no origin is a 400 naming origins, another method one naming origins[0], and nothing is recorded', async () => {
+      const session = await newSession({ paymentMethodsAllowed: ['CARD'] });
+      const events = await service.eventCount();
+      for (const [body, message] of [
+        [{ customer: payer }, /^origins: required: the payer's method, one of paymentMethodsAllowed \(CARD\), with its fields/],
+        [{ origins: [], customer: payer }, /^origins: required: /],
+        [{}, /^origins: required: /],
+        [{ origins: [{ type: 'FINTOC', fintoc: { bank: 'x', documentNumber: '1' } }], customer: payer },
+          /^origins\[0\]\.type: FINTOC is not allowed here \(paymentMethodsAllowed: CARD\)$/],
+      ] as Array<[Record<string, unknown>, RegExp]>) {
+        const refused = await post(`/checkout-sessions/${session.id}/payments`, body);
+        expect(refused.status, `${JSON.stringify(body)}: ${refused.text}`).to.equal(400);
+        expect(refused.body.error).to.equal('invalidParam');
+        expect(refused.body.message).to.match(message);
+      }
+      expect(await service.eventCount()).to.equal(events);
+      expect((await get(`/checkout-sessions/${session.id}`)).body).to.include({ status: 'ACTIVE', paymentId: null });
+      expect((await get(`/payments?checkoutSessionId=${session.id}`)).body.results).to.deep.equal([]);
+      const paid = await post(`/checkout-sessions/${session.id}/payments`, { origins: [{ type: 'CARD', card }], customer: payer });
+      expect(paid.status, paid.text).to.equal(200);
+      expect(paid.body.origins.map((o: { type: string }) => o.type)).to.deep.equal(['CARD']);
+    });
+
     it('pays a session: the payment carries checkoutSessionId and the destinations’ parts of the total, the session follows it to FINISHED', async () => {
       const part = (name: string, amount: string) => ({
         type: 'ACCOUNT', name, externalId: `part-${name}`, amount, metadata: { image: 'https://shop.example.com/i.png', description: name, category: 'shop' },

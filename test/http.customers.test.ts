@@ -1,5 +1,14 @@
 import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
+import { customerDecider, documentNumberDecider } from '../src/customers/decider.ts';
+import { customerStream, documentNumberStream } from '../src/customers/events.ts';
+import { createCustomer, customerOfClient } from '../src/customers/handlers.ts';
+import { DomainError } from '../src/domain/errors.ts';
+import { createdId } from '../src/eventstore/deterministicId.ts';
+import { handleCommand, readState } from '../src/eventstore/commandHandler.ts';
+import { positionReached } from '../src/eventstore/position.ts';
+import { until } from './support/until.ts';
 import { databaseTargets } from './support/targets.ts';
 import type { Credentials, TestService } from './support/testService.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
@@ -370,6 +379,88 @@ for (const target of databaseTargets()) {
       // Newest first: createdAt descending, then id.
       const createdAts = defaults.body.results.map((r: { createdAt: string }) => r.createdAt);
       expect(createdAts).to.deep.equal([...createdAts].sort().reverse());
+    });
+  });
+
+  describe(`a document number reserved for a customer never created: ${target.name}`, function () {
+    this.timeout(120_000);
+    // Short, so that the test waits little; a creation in progress records its customer within milliseconds.
+    const ABANDONED_RESERVATION_MS = 1_500;
+    let tenants: TwoTenants;
+
+    before(async () => {
+      tenants = await startTwoTenants(target, { env: { ABANDONED_RESERVATION_MS: String(ABANDONED_RESERVATION_MS) } });
+    });
+    after(async () => {
+      await tenants?.close();
+    });
+
+    it('is released by the customers reactor once it is old enough, and a later create with the number succeeds; a late creation is refused', async () => {
+      const { service, alice, asAlice } = tenants;
+      const platform = service.services;
+      const documentNumber = 'ORPHAN-7';
+      const orphan = randomUUID();
+      // What createCustomer does first, and then nothing else: its process died before the customer was recorded.
+      await handleCommand(platform.storage.store, documentNumberStream(alice.clientId, documentNumber), documentNumberDecider,
+        { type: 'ReserveDocumentNumber', clientId: alice.clientId, documentNumber, customerId: orphan, now: new Date() }, { clientId: alice.clientId });
+      const reservedAt = Date.now();
+      const holder = async () => (await readState(platform.storage.store, documentNumberStream(alice.clientId, documentNumber), documentNumberDecider)).holder;
+      expect(await holder()).to.equal(orphan);
+      // Meanwhile the number is taken, as it must be while a creation may still be under way.
+      const refused = await service.request('POST', '/customers', { headers: asAlice, body: { documentNumber, email: 'early@example.com' } });
+      expect(refused.status, refused.text).to.equal(409);
+
+      await until(async () => (await holder()) === null, { what: 'the orphaned reservation is released' });
+      expect(Date.now() - reservedAt).to.be.at.least(ABANDONED_RESERVATION_MS - 50);
+      const created = await service.request('POST', '/customers', { headers: asAlice, body: { documentNumber, email: 'ana@example.com' } });
+      expect(created.status, created.text).to.equal(201);
+      expect(created.body.documentNumber).to.equal(documentNumber);
+      expect(await holder()).to.equal(created.body.id);
+
+      // The orphan's stream says its creation was given up, so a creation arriving this late is refused
+      // rather than recording a customer whose number is no longer reserved for it.
+      const orphanEvents = await platform.storage.store.readStream(customerStream(orphan), {});
+      expect(orphanEvents.map((e) => e.type)).to.deep.equal(['CustomerCreationAbandoned']);
+      expect(orphanEvents[0]!.data).to.include({ customerId: orphan, reservationRevision: 0 });
+      let late: unknown;
+      try {
+        await handleCommand(platform.storage.store, customerStream(orphan), customerDecider, {
+          type: 'CreateCustomer', tenant: { clientId: alice.clientId }, customerId: orphan, clientId: alice.clientId,
+          fields: { documentNumber, email: 'late@example.com' }, autoCreated: false, reservationRevision: 0, now: new Date() }, { clientId: alice.clientId });
+      } catch (error) {
+        late = error;
+      }
+      expect(late).to.be.instanceOf(DomainError);
+      expect(late).to.include({ kind: 'contention' });
+      expect((late as DomainError).message).to.match(/was given up; send the request again/);
+      // A customer created normally keeps its number once the reactor has looked at its reservation too.
+      const [reservation] = await platform.storage.store.readStream(documentNumberStream(alice.clientId, documentNumber), { direction: 'backwards', limit: 1 });
+      expect(reservation!.type).to.equal('CustomerDocumentNumberReserved');
+      const reactor = platform.projections.projectionRunners.find((runner) => runner.name === 'customer_document_numbers')!;
+      await until(() => positionReached(reactor.checkpoint, reservation!.position), { what: 'the reactor passes the new reservation' });
+      expect(await holder()).to.equal(created.body.id);
+      expect((await service.request('GET', `/customers/${created.body.id}`, { headers: asAlice })).body.documentNumber).to.equal(documentNumber);
+    });
+
+    it('a request sent again with its Idempotency-Key after its reservation was given back creates its customer, under the same id', async () => {
+      const { service, alice } = tenants;
+      const platform = service.services;
+      const documentNumber = 'ORPHAN-8';
+      // The request's key names its customer (as the HTTP edge sets it): its first run reserved the number and died.
+      const metadata = { clientId: alice.clientId, requestKey: `retry-${randomUUID()}` };
+      const customerId = createdId(platform.runtime, metadata, 'customer');
+      const numberStream = documentNumberStream(alice.clientId, documentNumber);
+      await handleCommand(platform.storage.store, numberStream, documentNumberDecider,
+        { type: 'ReserveDocumentNumber', clientId: alice.clientId, documentNumber, customerId, now: new Date() }, metadata);
+      await until(async () => (await readState(platform.storage.store, numberStream, documentNumberDecider)).holder === null,
+        { what: 'the reservation is given back' });
+
+      // The same request again: it reserves the number anew (another reservation than the one given up) and goes through.
+      expect(await createCustomer(platform, alice.clientId, { documentNumber, email: 'vera@example.com' }, metadata)).to.equal(customerId);
+      expect(await customerOfClient(platform, alice.clientId, customerId)).to.include({ exists: true });
+      expect((await readState(platform.storage.store, numberStream, documentNumberDecider))).to.deep.equal({ holder: customerId, revision: 2 });
+      expect((await platform.storage.store.readStream(customerStream(customerId), {})).map((e) => e.type))
+        .to.deep.equal(['CustomerCreationAbandoned', 'CustomerCreated']);
     });
   });
 }

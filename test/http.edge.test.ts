@@ -5,7 +5,7 @@ import { providerSignature } from '../src/payments/routes.ts';
 import { canonicalJson, requestFingerprint } from '../src/http/idempotency.ts';
 import { ClientDirectory } from '../src/clients/directory.ts';
 import { addressKey } from '../src/http/router.ts';
-import { fieldNestedTooDeep } from '../src/http/jsonBody.ts';
+import { bodyShapeProblem } from '../src/http/jsonBody.ts';
 import { verifySecret } from '../src/clients/credentials.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type Credentials, type TestService } from './support/testService.ts';
@@ -44,7 +44,10 @@ describe('request fingerprint', () => {
 });
 
 describe('body nesting, before parsing', () => {
-  const deepest = (json: string, max: number) => fieldNestedTooDeep(Buffer.from(json), max);
+  const deepest = (json: string, max: number) => {
+    const problem = bodyShapeProblem(Buffer.from(json), max);
+    return problem && 'tooDeep' in problem ? problem.tooDeep : null;
+  };
 
   it('counts objects and arrays, not brackets inside strings or escaped quotes', () => {
     expect(deepest('{"a":[{"b":1}]}', 3)).to.equal(null);
@@ -56,6 +59,32 @@ describe('body nesting, before parsing', () => {
   it('names the top-level field under which the body nests too deep, even with an escaped key or after other fields', () => {
     expect(deepest('{"x":{"y":1},"r\\u00e9gles":[[[]]]}', 3)).to.equal('régles');
     expect(deepest('{"x":"[","rules":{"a":{"a":{}}}}', 3)).to.equal('rules');
+  });
+});
+
+describe('repeated keys in a body, before parsing', () => {
+  const repeated = (json: string) => {
+    const problem = bodyShapeProblem(Buffer.from(json), 32);
+    return problem && 'repeatedKey' in problem ? problem.repeatedKey : null;
+  };
+
+  it('names a key an object holds twice, at any depth, however the key is escaped', () => {
+    expect(repeated('{"url":"https://a.example","url":"http://127.0.0.1"}')).to.equal('url');
+    expect(repeated('{"a":1,"b":{"c":[1,{"d":2,"e":{"f":1,"f":2}}]}}')).to.equal('b.c[1].e.f');
+    expect(repeated('[{"x":1},{"y":1,"y":2}]')).to.equal('[1].y');
+    expect(repeated('{"url":1,"\\u0075rl":2}')).to.equal('url');
+    expect(repeated('{"r\\u00e9gles":1,"régles":2}')).to.equal('régles');
+    expect(repeated('{"k\\"":1,"k\\u0022":2}')).to.equal('k"');
+  });
+
+  it('takes the same key in sibling objects, in nested ones, as a value, and inside strings', () => {
+    expect(repeated('{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}],"c":"a","d":["a","a"]}')).to.equal(null);
+    expect(repeated('{"a":"{\\"a\\":1,\\"a\\":2}","b":"x,\\"a\\":"}')).to.equal(null);
+    expect(repeated('{"a":{},"b":{},"c":[[],{}],"d":{"e":{}}}')).to.equal(null);
+    expect(repeated('{"A":1,"a":2}')).to.equal(null);
+    fc.assert(fc.property(fc.jsonValue(), (value) => {
+      expect(repeated(JSON.stringify(value))).to.equal(null);
+    }), { numRuns: 500 });
   });
 });
 
@@ -183,6 +212,30 @@ for (const target of databaseTargets()) {
         const within = await post('/identities', { type: 'USER', name: 'Within', rules: { ...nested(8), list: [1, [2, { b: 3 }]] } });
         expect(within.status, within.text).to.equal(201);
       });
+      it('a key twice in one object of a body (at any depth) is a 400 naming it; a query parameter sent twice is a 400 saying it repeats', async () => {
+        const before = await service.eventCount();
+        const refusals: Array<[string, string, RegExp]> = [
+          ['/webhooks', '{"url":"https://a.example/hook","url":"http://127.0.0.1/hook"}', /^body field url appears more than once in its object; send each key once$/],
+          ['/identities', '{"type":"USER","name":"Ana","rules":{"tier":"gold","limits":[{"max":1,"max":2}]}}', /^body field rules\.limits\[0\]\.max appears more than once/],
+          ['/identities', '{"type":"USER","name":"Ana","\\u006eame":"Bob"}', /^body field name appears more than once/],
+        ];
+        for (const [path, rawBody, message] of refusals) {
+          const refused = await service.request('POST', path, { headers: asAlice, rawBody });
+          expect(refused.status, `${rawBody}: ${refused.text}`).to.equal(400);
+          expect(refused.body.error).to.equal('invalidParam');
+          expect(refused.body.message).to.match(message);
+        }
+        expect(await service.eventCount()).to.equal(before);
+
+        for (const query of ['limit=1&limit=2', 'limit=1&limit=1', 'status=SETTLED&limit=5&status=FAILED']) {
+          const refused = await service.request('GET', `/payments?${query}`, { headers: asAlice });
+          expect(refused.status, `${query}: ${refused.text}`).to.equal(400);
+          expect(refused.body.error).to.equal('invalidParam');
+          expect(refused.body.message).to.match(/^query parameter (limit|status) repeats: send it once$/);
+        }
+        expect((await service.request('GET', '/payments?limit=1&offset=0', { headers: asAlice })).status).to.equal(200);
+      });
+
       it('every free-form object of a request schema carries its bounds (x-bounds), and the API document states them', async () => {
         const unbounded: string[] = [];
         const walk = (schema: any, where: string): void => {

@@ -28,6 +28,9 @@ describe(`payment nodes over HTTP, every catalog type: ${target!.name}`, functio
   const accounts = new Map<string, string>();
   let sequence = 0;
 
+  /** A valid node object of the type; an ACCOUNT names the client's own account, in the type's first currency. */
+  const objectOf = (type: CatalogNodeType) => (type.type === 'ACCOUNT'
+    ? { ...validObject(type), accountNumber: accounts.get(type.currencies[0]!)! } : validObject(type));
   const pay = (type: CatalogNodeType, node: Record<string, unknown>, totalAmount: string) => {
     const currency = type.currencies[0]!;
     return service.request('POST', '/payments', { headers, body: {
@@ -55,7 +58,7 @@ describe(`payment nodes over HTTP, every catalog type: ${target!.name}`, functio
     it(`${type.type}: a valid ${type.nodeKey} node is accepted; a wrong node object and amounts outside the limits are 400`, async () => {
       const currency = type.currencies[0]!;
       const amount = comfortableAmount(type, currency);
-      const accepted = await pay(type, { [type.nodeKey]: validObject(type) }, amount);
+      const accepted = await pay(type, { [type.nodeKey]: objectOf(type) }, amount);
       expect(accepted.status, accepted.text).to.equal(200);
       const stored = accepted.body[sideOf(type)][0];
       expect(stored).to.include({ type: type.type, currency, amount, settlement: type.settlement });
@@ -67,14 +70,14 @@ describe(`payment nodes over HTTP, every catalog type: ${target!.name}`, functio
       expect(wrong.body.error).to.equal('invalidParam');
       expect(wrong.body.message).to.include(type.nodeKey);
 
-      const extra = await pay(type, { [type.nodeKey]: validObject(type), [otherKey]: { key: 'k' } }, amount);
+      const extra = await pay(type, { [type.nodeKey]: objectOf(type), [otherKey]: { key: 'k' } }, amount);
       expect(extra.status).to.equal(400);
 
       const min = toDecimal(type.minAmount[currency]!);
-      const below = await pay(type, { [type.nodeKey]: validObject(type) }, formatAmount(min.minus(minorUnit(currency)), currency));
+      const below = await pay(type, { [type.nodeKey]: objectOf(type) }, formatAmount(min.minus(minorUnit(currency)), currency));
       expect(below.status).to.equal(400);
       expect(below.body.message).to.match(/minimum/);
-      const above = await pay(type, { [type.nodeKey]: validObject(type) }, formatAmount(toDecimal(type.maxAmount[currency]!).plus(minorUnit(currency)), currency));
+      const above = await pay(type, { [type.nodeKey]: objectOf(type) }, formatAmount(toDecimal(type.maxAmount[currency]!).plus(minorUnit(currency)), currency));
       expect(above.status).to.equal(400);
       expect(above.body.message).to.match(/maximum/);
     });

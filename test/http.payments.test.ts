@@ -206,6 +206,36 @@ for (const target of databaseTargets()) {
       expect(below.body.message).to.match(/minimum/i);
     });
 
+    it('refuses an ACCOUNT node naming another client’s account or none (400 naming the field, as attempts do), and records nothing', async () => {
+      const bobsIdentity = (await post('/identities', { type: 'USER', name: 'Bo' }, asBob)).body.id;
+      const bobsAccount = (await post('/accounts', { identityId: bobsIdentity, type: 'CHECKING', currency: 'USD' }, asBob)).body.accountNumber as string;
+      const usdMore = (await post('/accounts', { identityId, type: 'CHECKING', currency: 'USD' })).body.accountNumber as string;
+      for (const [side, accountNumber, refusal] of [
+        ['destinations', bobsAccount, /^destinations\[0\]\.account\.accountNumber: no account \d+ of this client$/],
+        ['destinations', '999999999999', /^destinations\[0\]\.account\.accountNumber: no account 999999999999 of this client$/],
+        ['destinations', brl.accountNumber, /^destinations\[0\]\.account\.accountNumber: account \d+ holds BRL, not USD$/],
+        ['origins', bobsAccount, /^origins\[0\]\.account\.accountNumber: no account \d+ of this client$/],
+      ] as Array<[string, string, RegExp]>) {
+        const body = { accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD', [side]: [{ type: 'ACCOUNT', account: { accountNumber } }] };
+        const events = await service.eventCount();
+        const externalId = `order-${++sequence}`;
+        const refused = await create({ externalId, ...body });
+        expect(refused.status, `${side} ${accountNumber}: ${refused.text}`).to.equal(400);
+        expect(refused.body.error).to.equal('invalidParam');
+        expect(refused.body.message).to.match(refusal);
+        expect(await service.eventCount()).to.equal(events);
+        // The attempt route answers the same body the same way.
+        const attempt = await post('/payment-attempts', { identityId, type: 'PURCHASE', ...body });
+        expect(attempt.status, attempt.text).to.equal(400);
+        expect(attempt.body.message).to.equal(refused.body.message);
+      }
+      // The client's own account, in the node's currency, passes.
+      const own = await create({ accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD',
+        destinations: [{ type: 'ACCOUNT', account: { accountNumber: usdMore } }] });
+      expect(own.status, own.text).to.equal(200);
+      expect(own.body.destinations[0].account).to.deep.equal({ accountNumber: usdMore });
+    });
+
     it('refuses type REFUND on create with a 400 naming type and the refund route, and records nothing', async () => {
       const externalId = `order-${++sequence}`;
       const refused = await post('/payments', { externalId, identityId, type: 'REFUND', accountNumber: usd.accountNumber, totalAmount: '10.00', currency: 'USD' });

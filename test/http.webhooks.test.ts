@@ -140,16 +140,46 @@ for (const target of databaseTargets()) {
     it('refuses private and loopback URLs unless WEBHOOK_ALLOW_PRIVATE is on', async () => {
       const strict = await startTwoTenants(target, { env: { WEBHOOK_ALLOW_PRIVATE: 'false' } });
       try {
-        for (const url of ['http://127.0.0.1:8080/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://169.254.169.254/latest', 'http://2130706433/x']) {
+        for (const url of ['http://127.0.0.1:8080/x', 'http://localhost/x', 'http://10.1.2.3/x', 'http://[::1]/x', 'http://169.254.169.254/latest', 'http://2130706433/x',
+          // IPv4 inside IPv6 (compatible, mapped, NAT64, 6to4, Teredo), other spellings of IPv4, a trailing dot.
+          'http://[::127.0.0.1]:8080/x', 'http://[::ffff:127.0.0.1]/x', 'http://[64:ff9b::7f00:1]:8080/x', 'http://[64:ff9b::a9fe:a9fe]/latest',
+          'http://[64:ff9b:1::a00:1]/x', 'http://[2002:7f00:1::]:8080/x', 'http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/x',
+          'http://0177.0.0.1/x', 'http://0x7f.1/x', 'http://localhost.:8080/x', 'http://100.64.0.1/x']) {
           const refused = await strict.service.request('POST', '/webhooks', { headers: strict.asAlice, body: { url } });
           expect(refused.status, url).to.equal(400);
           expect(refused.body.message).to.include('WEBHOOK_ALLOW_PRIVATE');
         }
-        const allowed = await strict.service.request('POST', '/webhooks', { headers: strict.asAlice, body: { url: 'https://93.184.215.14/x' } });
-        expect(allowed.status).to.equal(201);
+        for (const url of ['https://93.184.215.14/x', 'https://[2002:5db8:d70e::1]/x', 'https://[64:ff9b::5db8:d70e]/x']) {
+          const allowed = await strict.service.request('POST', '/webhooks', { headers: strict.asAlice, body: { url } });
+          expect(allowed.status, url).to.equal(201);
+        }
       } finally {
         await strict.close();
       }
+    });
+
+    it('a dispatcher that refuses private targets sends nothing to any form of a loopback address, whenever the URL was registered', async () => {
+      const hooks = await receiver();
+      const port = new URL(hooks.url).port;
+      // Registered where private targets are allowed (as before the rule covered these forms); delivered by a
+      // dispatcher that refuses them, which judges the URL again, and what a name resolves to when it connects.
+      const urls = [`http://[::127.0.0.1]:${port}/hooks`, `http://[::ffff:127.0.0.1]:${port}/hooks`, `http://[64:ff9b::7f00:1]:${port}/hooks`,
+        `http://[2002:7f00:1::]:${port}/hooks`, `http://localhost.:${port}/hooks`, `http://0x7f.1:${port}/hooks`, `http://127.0.0.1:${port}/hooks`];
+      const ids: string[] = [];
+      for (const url of urls) {
+        const { id } = await register({ url });
+        ids.push(id);
+        expect((await post(`/webhooks/${id}/test`)).status).to.equal(202);
+      }
+      const run = dispatcher({ allowPrivate: false });
+      expect(await run.runOnce()).to.equal(urls.length);
+      for (const [index, id] of ids.entries()) {
+        const [delivery] = await deliveriesOf(id);
+        expect(delivery, urls[index]).to.include({ status: 'PENDING', attempts: 1, lastStatusCode: null });
+        expect(delivery.attemptLog[0].error, urls[index]).to.match(/is (not a public address|a loopback host) \(.*WEBHOOK_ALLOW_PRIVATE is off\)$/);
+      }
+      expect(hooks.received).to.deep.equal([]);
+      for (const id of ids) await service.request('DELETE', `/webhooks/${id}`, { headers: asAlice });
     });
 
     it('delivers every event of the lifecycles to a real receiver, signed, with the interface’s payloads', async () => {

@@ -7,6 +7,7 @@ import { createHmac } from 'node:crypto';
 import { webhookDecider, type WebhookCommand as TenantCommand } from '../src/webhooks/decider.ts';
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { isNonPublicAddress, webhookUrlProblem } from '../src/webhooks/url.ts';
+import { publicOnlyLookup } from '../src/webhooks/dispatcher.ts';
 import { transactionPayload, webhookMappings, type PaymentFacts } from '../projections/webhookMappings.ts';
 import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
 import { SecretBox } from '../src/webhooks/secrets.ts';
@@ -80,6 +81,46 @@ describe('webhook URL rule', () => {
     }
     expect(isNonPublicAddress('8.8.8.8')).to.equal(false);
     expect(isNonPublicAddress('2606:4700::1111')).to.equal(false);
+  });
+
+  it('refuses IPv6 forms that carry a non-public IPv4 address, other IPv4 spellings, and trailing dots', () => {
+    const refused = {
+      'IPv4-compatible': ['http://[::127.0.0.1]:8080/', 'http://[::7f00:1]/', 'http://[::10.0.0.1]/', 'http://[::a9fe:a9fe]/'],
+      'IPv4-mapped': ['http://[::ffff:127.0.0.1]/', 'http://[::ffff:7f00:1]/', 'http://[::ffff:169.254.169.254]/', 'http://[::ffff:0:10.1.2.3]/'],
+      'NAT64': ['http://[64:ff9b::7f00:1]:8080/', 'http://[64:ff9b::a9fe:a9fe]/', 'http://[64:ff9b::192.168.0.1]/', 'http://[64:ff9b:1::a00:1]/',
+        'http://[64:ff9b:1::5db8:d70e]/'],
+      '6to4': ['http://[2002:7f00:1::]:8080/', 'http://[2002:a9fe:a9fe::1]/', 'http://[2002:0a00:0001::]/', 'http://[2002:c0a8:0101::1]/'],
+      // Teredo: 2001:0:<server>:<flags>:<port>:<client, inverted>; a private client (10.0.0.1) or a private server.
+      'Teredo': ['http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/', 'http://[2001:0:a00:1:8000:63bf:a247:2af1]/'],
+      'spelled otherwise': ['http://2130706433/', 'http://0177.0.0.1/', 'http://0x7f.1/', 'http://127.0.0.1./', 'http://0/', 'http://0x0a.0x01.0x02.0x03/',
+        'http://017700000001/', 'http://[0:0:0:0:0:ffff:7f00:1]/'],
+      'trailing dots': ['http://localhost./', 'http://localhost../', 'http://LOCALHOST./', 'http://api.localhost./'],
+      'other blocks': ['http://100.64.0.1/', 'http://224.0.0.1/', 'http://255.255.255.255/', 'http://240.0.0.1/', 'http://192.0.2.1/',
+        'http://198.18.0.1/', 'http://[::]/', 'http://[ff02::1]/', 'http://[2001:db8::1]/', 'http://[fec0::1]/', 'http://[100::1]/'],
+    };
+    for (const [form, urls] of Object.entries(refused)) {
+      for (const url of urls) {
+        expect(webhookUrlProblem(url, false), `${form}: ${url}`).to.match(/^url: .*WEBHOOK_ALLOW_PRIVATE is off/);
+        expect(webhookUrlProblem(url, true), `${form}: ${url}`).to.equal(null);
+      }
+    }
+    expect(webhookUrlProblem('http://[64:ff9b::a9fe:a9fe]/', false)).to.include('linkLocal IPv4 address 169.254.169.254');
+    expect(webhookUrlProblem('http://[2001:0:4136:e378:8000:63bf:f5ff:fffe]/', false)).to.include('private IPv4 address 10.0.0.1');
+    // The same schemes around a public IPv4 address (93.184.215.14) reach a public host.
+    for (const url of ['http://[64:ff9b::5db8:d70e]/', 'http://[2002:5db8:d70e::1]/', 'http://[::ffff:93.184.215.14]/',
+      'http://[2001:0:4136:e378:8000:63bf:a247:2af1]/', 'http://93.184.215.14./', 'http://hooks.example.com./']) {
+      expect(webhookUrlProblem(url, false), url).to.equal(null);
+    }
+    for (const address of ['::127.0.0.1', '::ffff:127.0.0.1', '64:ff9b::7f00:1', '2002:7f00:1::', 'fe80::1%eth0', '0x7f.1', '2130706433']) {
+      expect(isNonPublicAddress(address), address).to.equal(true);
+    }
+  });
+
+  it('refuses at connection time a host name that resolves to a non-public address', async () => {
+    const resolved = await new Promise<{ error: Error | null; address: unknown }>((resolve) => {
+      publicOnlyLookup('localhost', { all: true }, (error, address) => resolve({ error, address }));
+    });
+    expect(resolved.error?.message).to.match(/^localhost resolves to (127\.0\.0\.1|::1), not a public address \(loopback address; WEBHOOK_ALLOW_PRIVATE is off\)$/);
   });
 });
 

@@ -17,7 +17,7 @@ import type { Tenant } from '../domain/tenancy.ts';
 import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
-import { amountIn, destinationOf, refuseRefundType } from '../payments/handlers.ts';
+import { amountIn, checkNodeAccounts, destinationOf, refuseRefundType } from '../payments/handlers.ts';
 import { checkOriginAmounts, pricedNode, validateNode, type NodeContext, type NodeSide } from '../payments/nodes.ts';
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';
 import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
@@ -102,27 +102,6 @@ function totalOf(input: CreateAttempt): string {
     throw domainInvalid(`totalAmount: required unless every destination (or, without an exchange, every origin) names its amount in ${currency}`);
   }
   return total;
-}
-
-/**
- * The platform accounts the nodes name (ACCOUNT nodes' `account.accountNumber`) must be the client's, in the
- * node's currency: one query for all of them. Another client's account is as unknown as none.
- */
-async function checkNodeAccounts(db: Kysely<ReadModels>, clientId: string, sides: Record<NodeSide, readonly StoredAttemptNode[]>): Promise<void> {
-  const named = (Object.entries(sides) as Array<[NodeSide, readonly StoredAttemptNode[]]>).flatMap(([side, nodes]) => nodes.flatMap((node, n) => {
-    const accountNumber = node.type === 'ACCOUNT' ? (node.account as Record<string, string> | undefined)?.accountNumber : undefined;
-    return accountNumber ? [{ path: `${side}[${n}].account.accountNumber`, accountNumber, currency: node.currency }] : [];
-  }));
-  if (named.length === 0) return;
-  const rows = await db.selectFrom('accounts').select(['account_number', 'currency', 'status']).where('client_id', '=', clientId)
-    .where('account_number', 'in', named.map((node) => node.accountNumber)).execute();
-  const byNumber = new Map(rows.map((row) => [row.account_number, row]));
-  for (const { path, accountNumber, currency } of named) {
-    const account = byNumber.get(accountNumber);
-    if (!account) throw domainInvalid(`${path}: no account ${accountNumber} of this client`);
-    if (account.currency !== currency) throw domainInvalid(`${path}: account ${accountNumber} holds ${account.currency}, not ${currency}`);
-    if (account.status !== 'ACTIVE') throw domainInvalid(`${path}: account ${accountNumber} is ${account.status}`);
-  }
 }
 
 /** Checks and records an attempt; answers its read-model row and the read models catching up. */

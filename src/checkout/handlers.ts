@@ -387,9 +387,14 @@ export async function paySession(
     if (!(error instanceof DomainError && await ranBefore(platform.storage.store, metadata, sessionStream(sessionId), 'ReservePayment'))) throw error;
     session = state.session;
   }
+  const allowed = session.paymentMethodsAllowed.join(', ');
+  // The payment is made with one of the session's methods, named by the caller. A payment without an origin
+  // would name no method, so paymentMethodsAllowed would not hold for it, and the service cannot choose one on
+  // the payer's behalf: every pay-in method of the catalog needs the payer's own fields (a card, a bank, a key).
   const origin = input.origins?.[0];
-  if (origin && !session.paymentMethodsAllowed.includes(origin.type)) {
-    throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${session.paymentMethodsAllowed.join(', ')})`);
+  if (!origin) throw domainInvalid(`origins: required: the payer's method, one of paymentMethodsAllowed (${allowed}), with its fields`);
+  if (!session.paymentMethodsAllowed.includes(origin.type)) {
+    throw domainInvalid(`origins[0].type: ${origin.type} is not allowed here (paymentMethodsAllowed: ${allowed})`);
   }
   const sessionCustomer = (session.customer ?? {}) as PayerFields;
   const customer: PayerFields = { ...sessionCustomer, ...(input.customer ?? {}) };
@@ -400,12 +405,12 @@ export async function paySession(
   const account = await platform.readModels.selectFrom('accounts').select(['identity_id', 'account_number'])
     .where('client_id', '=', session.clientId).where('account_number', '=', credited).executeTakeFirst();
   if (!account) throw domainPrecondition(`account ${credited} of the session no longer exists`);
-  const purchase = origin ? chosenConfig(session, origin.type, origin.currency ?? session.currency) : null;
+  const purchase = chosenConfig(session, origin.type, origin.currency ?? session.currency);
   const clientId = session.clientId;
   const externalId = `checkout-${sessionId}`;
   const paymentId = paymentIdFor(clientId, externalId);
   const reserved = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider,
-    { type: 'ReservePayment', tenant: 'any', paymentId, method: origin?.type ?? null, now: platform.runtime.now() }, metadata);
+    { type: 'ReservePayment', tenant: 'any', paymentId, method: origin.type, now: platform.runtime.now() }, metadata);
   // A process that dies here leaves the session reserved with no payment: the release job gives it back.
   await failpoint('checkout.afterReservation');
   let payment: { row: PaymentRow; readModels: Promise<void> };
@@ -415,7 +420,7 @@ export async function paySession(
       totalAmount: session.totalAmount, currency: session.currency as CreatePayment['currency'], type: 'PURCHASE',
       description: input.description ?? `Checkout session ${sessionId}`,
       ...(purchase ? { purchaseCurrency: purchase.currency as CreatePayment['purchaseCurrency'], purchaseAmount: purchase.purchaseAmount } : {}),
-      ...(input.origins ? { origins: input.origins } : {}),
+      origins: [origin],
       destinations,
       ...payerOf(customer),
     }, metadata, {

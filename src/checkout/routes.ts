@@ -209,8 +209,10 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
       method: 'post', path: '/checkout-sessions/:id/payments', operationId: 'payCheckoutSession', summary: 'Pay a checkout session',
       description: 'Creates the session’s payment (type PURCHASE, for its totalAmount, to the account its destinations name, carrying ' +
         'checkoutSessionId and the destinations as its destination nodes) and moves the session to PROCESSING_PAYMENT; its settlement makes the session FINISHED, its failure or ' +
-        'expiry FAILED. The origin’s type must be one of paymentMethodsAllowed; without origins the payment names no method (the payer ' +
-        'pushes the funds). The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the ' +
+        'expiry FAILED. origins is required: one origin, whose type is one of paymentMethodsAllowed (400 naming origins[0].type ' +
+        'otherwise), with the payer’s fields for it; without one the answer is a 400 naming origins, since a payment with no method ' +
+        'would escape paymentMethodsAllowed and every pay-in method needs the payer’s own fields (a CARD its card), even when the ' +
+        'session allows a single method. The origin’s currency (the session’s when it names none) picks the paymentConfig the payer pays in: the ' +
         'method must be enabled there (400 otherwise), and in another currency the payment carries that config’s purchaseCurrency, ' +
         'purchaseAmount and product. customer (over the session’s) must carry every field of customerRequirements (400 naming those missing). ' +
         'Only an ATTEMPT or ACTIVE session before expiresAt can be paid (422), once: the session’s own stream decides, taking the ' +

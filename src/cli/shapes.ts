@@ -22,10 +22,18 @@ export interface ProjectionsStatusJson {
     name: string;
     version: number;
     kind: 'projector' | 'reactor';
+    /** A projector version is `building` until it catches up and is swapped in; a reactor is `active` from the start. */
     status: 'building' | 'active' | 'retired';
     /** The schema its tables live in (a replay moves it to `<schema>__<name>_v<version>_r<n>`); null for a reactor. */
     schema: string | null;
     checkpoint: string | null;
+    /** Whether its checkpoint is at the feed's head: it has read every event there is. */
+    caughtUp: boolean;
+    /**
+     * Events after its checkpoint up to the head (0 when caught up), counted up to 1,000,000; null on
+     * EventStoreDB, whose log this command does not count.
+     */
+    eventsBehind: number | null;
     eventsHandled: number;
     lastError: string | null;
     updatedAt: string;

@@ -1,6 +1,6 @@
 import type { AddCustomerDocument, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { Decider } from '../domain/decider.ts';
-import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
+import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type {
   CustomerChanges, CustomerDocument, CustomerEvent, CustomerFields, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason,
@@ -13,18 +13,30 @@ export const MAX_DOCUMENTS = 100;
 /** Every command acts for a tenant (src/domain/tenancy.ts): another client's customer is not found. */
 export type CustomerCommand = (
   /** `fields` and `changes` are already event data: the handler maps the request to them field by field. */
-  | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CustomerFields; autoCreated: boolean; now: Date }
+  /**
+   * `reservationRevision`: where on its number's stream the reservation of `fields.documentNumber` this
+   * creation holds was recorded (null without a document number).
+   */
+  | { type: 'CreateCustomer'; customerId: string; clientId: string; fields: CustomerFields; autoCreated: boolean; reservationRevision: number | null; now: Date }
   | { type: 'UpdateCustomer'; changes: CustomerChanges; now: Date }
   | { type: 'AddDocument'; documentId: string; document: AddCustomerDocument; now: Date }
   | { type: 'UploadDocument'; documentId: string; upload: UploadCustomerDocument; now: Date }
   | { type: 'DecideDocument'; documentId: string; decision: 'APPROVED' | 'REJECTED'; now: Date }
   | { type: 'ChangeOperationLevel'; operationLevel: OperationLevel; now: Date }
+  /**
+   * The reactor's, for the reservation of a document number for this customer (at `reservationRevision` of the
+   * number's stream) that waited too long for its creation. `eventId`: deterministic, so that the same
+   * reservation seen twice records the same event.
+   */
+  | { type: 'AbandonCreation'; customerId: string; clientId: string; documentNumber: string; reservationRevision: number; eventId: string; now: Date }
 ) & TenantScoped;
 
 type PayerField = 'firstName' | 'lastName' | 'email' | 'phoneNumber' | 'phoneNumberPrefix' | 'documentType' | 'documentNumber';
 
 export interface CustomerState {
   exists: boolean;
+  /** The reservations (revisions of the document number's stream) whose creation of this customer was given up. */
+  abandonedReservations: number[];
   customerId: string | null;
   clientId: string | null;
   payer: Partial<Record<PayerField, string>>;
@@ -62,7 +74,8 @@ function levelChanged(
 
 export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerState> = {
   initialState: {
-    exists: false, customerId: null, clientId: null, payer: {}, operationLevel: 'BASIC', autoCreated: false, isDocumented: false, documents: [],
+    exists: false, abandonedReservations: [], customerId: null, clientId: null, payer: {}, operationLevel: 'BASIC', autoCreated: false,
+    isDocumented: false, documents: [],
   },
 
   decide(command, state) {
@@ -71,6 +84,10 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
     switch (command.type) {
       case 'CreateCustomer': {
         if (state.exists) throw domainConflict(`customer ${command.customerId} already exists`);
+        if (command.reservationRevision !== null && state.abandonedReservations.includes(command.reservationRevision)) {
+          // Nothing of it was applied: the same request sent again reserves the number anew, and goes through.
+          throw new DomainError('contention', `the creation of customer ${command.customerId} took too long and was given up; send the request again`);
+        }
         if (command.fields.documentNumber === undefined && command.fields.email === undefined) {
           throw domainInvalid('documentNumber or email is required');
         }
@@ -130,6 +147,13 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
         if (state.isDocumented) return [approved];
         return [approved, levelChanged(state, 'DOCUMENTED', state.operationLevel, true, at)];
       }
+      case 'AbandonCreation':
+        // A customer that was created keeps its number; a reservation given up already is given up once.
+        if (state.exists || state.abandonedReservations.includes(command.reservationRevision)) return [];
+        return [{ type: 'CustomerCreationAbandoned', id: command.eventId, data: {
+          customerId: command.customerId, clientId: command.clientId, documentNumber: command.documentNumber,
+          reservationRevision: command.reservationRevision, abandonedAt: at,
+        } }];
       case 'ChangeOperationLevel': {
         live(state);
         if (state.operationLevel === command.operationLevel) return [];
@@ -148,6 +172,8 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
           operationLevel: event.data.operationLevel, autoCreated: event.data.autoCreated,
         };
       }
+      case 'CustomerCreationAbandoned':
+        return { ...state, abandonedReservations: [...state.abandonedReservations, event.data.reservationRevision] };
       case 'CustomerUpdated':
         return { ...state, payer: { ...state.payer, ...event.data.changes } };
       case 'CustomerDocumentAdded':
@@ -166,16 +192,25 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
 };
 
 export type DocumentNumberCommand =
-  | { type: 'ReserveDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date }
-  | { type: 'ReleaseDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date };
+  /**
+   * `eventId`: the reservation's id, derived from the stream's revision it would take (see reserveDocumentNumber),
+   * so that a customer reserving the number again after a release records a reservation of its own.
+   */
+  | { type: 'ReserveDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date; eventId?: string }
+  /**
+   * `reservationRevision`: release only the reservation recorded there, if it is still the stream's last event
+   * (not one the same customer made again since). `eventId`: the reactor's deterministic id for its release.
+   */
+  | { type: 'ReleaseDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date; reservationRevision?: number; eventId?: string };
 
-/** The customer holding a client's document number, if any. */
+/** The customer holding a client's document number, if any, and the revision of the stream's last event (-1: none). */
 export interface DocumentNumberState {
   holder: string | null;
+  revision: number;
 }
 
 export const documentNumberDecider: Decider<DocumentNumberCommand, DocumentNumberEvent, DocumentNumberState> = {
-  initialState: { holder: null },
+  initialState: { holder: null, revision: -1 },
 
   decide(command, state) {
     const data = { clientId: command.clientId, documentNumber: command.documentNumber, customerId: command.customerId, at: command.now.toISOString() };
@@ -185,19 +220,20 @@ export const documentNumberDecider: Decider<DocumentNumberCommand, DocumentNumbe
         if (state.holder !== null) {
           throw domainConflict(`documentNumber ${command.documentNumber} already belongs to customer ${state.holder}`);
         }
-        return [{ type: 'CustomerDocumentNumberReserved', data }];
+        return [{ type: 'CustomerDocumentNumberReserved', ...(command.eventId ? { id: command.eventId } : {}), data }];
       case 'ReleaseDocumentNumber':
         if (state.holder !== command.customerId) return [];
-        return [{ type: 'CustomerDocumentNumberReleased', data }];
+        if (command.reservationRevision !== undefined && state.revision !== command.reservationRevision) return [];
+        return [{ type: 'CustomerDocumentNumberReleased', ...(command.eventId ? { id: command.eventId } : {}), data }];
     }
   },
 
   evolve(state, event) {
     switch (event.type) {
       case 'CustomerDocumentNumberReserved':
-        return { holder: event.data.customerId };
+        return { holder: event.data.customerId, revision: state.revision + 1 };
       case 'CustomerDocumentNumberReleased':
-        return state.holder === event.data.customerId ? { holder: null } : state;
+        return { holder: state.holder === event.data.customerId ? null : state.holder, revision: state.revision + 1 };
     }
   },
 };

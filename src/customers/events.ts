@@ -61,6 +61,18 @@ export const customerEventSchemas = {
   CustomerDocumentUploaded: closed({
     customerId: textSchema, documentId: textSchema, url: textSchema, contentType: nullableTextSchema, uploadedAt: instantSchema,
   }),
+  /**
+   * A creation of the customer was given up: the document number reserved for it (the reservation at
+   * `reservationRevision` of the number's stream) waited longer than ABANDONED_RESERVATION_MS for the customer
+   * (its process died, or its release failed). Recorded on the customer's stream before the number is released,
+   * so that the creation holding that reservation, should it arrive after all, is refused instead of recording a
+   * customer whose number is no longer reserved for it. A creation that reserves the number again (the same
+   * request sent again) holds another reservation, and goes through.
+   */
+  CustomerCreationAbandoned: closed({
+    customerId: textSchema, clientId: textSchema, documentNumber: textSchema, reservationRevision: { type: 'integer', minimum: 0 },
+    abandonedAt: instantSchema,
+  }),
   CustomerDocumentApproved: documentDecisionSchema,
   CustomerDocumentRejected: documentDecisionSchema,
   /**
@@ -98,6 +110,8 @@ export type CustomerEvent =
   | { type: 'CustomerCreated'; data: Data<'CustomerCreated'> }
   /** Only the fields that differ; `previousDocumentNumber` is set when the document number changes. */
   | { type: 'CustomerUpdated'; data: Data<'CustomerUpdated'> }
+  /** A creation given up before it was recorded (see its schema): that reservation's creation never happens. */
+  | { type: 'CustomerCreationAbandoned'; data: Data<'CustomerCreationAbandoned'> }
   | { type: 'CustomerDocumentAdded'; data: Data<'CustomerDocumentAdded'> }
   /** A file for a document added without one, or a new file for an UPLOADED document not yet decided. */
   | { type: 'CustomerDocumentUploaded'; data: Data<'CustomerDocumentUploaded'> }

@@ -6,7 +6,8 @@ import { createdId } from '../eventstore/deterministicId.ts';
 import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { deterministicId } from '../eventstore/deterministicId.ts';
 import { MAX_READ_LIMIT, type EventMetadata } from '../eventstore/port.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
@@ -14,7 +15,7 @@ import type { Tenant } from '../domain/tenancy.ts';
 import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
-import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState } from './decider.ts';
+import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState, type DocumentNumberState } from './decider.ts';
 import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
 
@@ -84,33 +85,99 @@ async function run(platform: Platform, customerId: string, command: CustomerComm
   return handleCommand(platform.storage.store, customerStream(customerId), customerDecider, command, metadata);
 }
 
+/**
+ * Reserves `documentNumber` for `customerId`; answers whether this call recorded the reservation (false: the
+ * customer held it already) and the revision of the number's stream the reservation is at.
+ */
 async function reserveDocumentNumber(
   platform: Platform, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata,
-): Promise<boolean> {
-  const { events } = await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
-    { type: 'ReserveDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now() }, metadata);
-  return events.length > 0;
+): Promise<{ reserved: boolean; revision: number }> {
+  // The reservation's id names the revision it takes: a request sent again with its key, after the number it
+  // reserved was given back (releaseAbandonedReservation), records a new reservation instead of finding its
+  // first one (which ids derived from the key alone would make it do) and going on without any.
+  const { events, state } = await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
+    (current: DocumentNumberState) => ({
+      type: 'ReserveDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now(),
+      eventId: deterministicId('customer-document-number-reserved', clientId, documentNumber, customerId, String(current.revision + 1)),
+    }) as const, metadata);
+  return { reserved: events.length > 0, revision: state.revision };
 }
 
 async function releaseDocumentNumber(
-  platform: Platform, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata,
+  platform: Platform, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata, reservationRevision?: number,
 ): Promise<void> {
   await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
-    { type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now() }, metadata);
+    { type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now(), ...(reservationRevision === undefined ? {} : { reservationRevision }) },
+    metadata);
 }
 
-/** Runs `work` holding a reservation of `documentNumber`; a reservation taken here is given back if it fails. */
+/**
+ * Runs `work` holding a reservation of `documentNumber` (given the revision of the number's stream it is at;
+ * null without a number). A reservation taken here is given back if `work` fails, unless something happened
+ * on the number's stream since (the reactor gave it back, and the customer reserved it again).
+ */
 async function withDocumentNumber<T>(
   platform: Platform, clientId: string, documentNumber: string | undefined, customerId: string, metadata: EventMetadata,
-  work: () => Promise<T>,
+  work: (reservationRevision: number | null) => Promise<T>,
 ): Promise<T> {
-  const reserved = documentNumber !== undefined && await reserveDocumentNumber(platform, clientId, documentNumber, customerId, metadata);
+  const reservation = documentNumber === undefined ? null : await reserveDocumentNumber(platform, clientId, documentNumber, customerId, metadata);
   try {
-    return await work();
+    return await work(reservation?.revision ?? null);
   } catch (error) {
-    if (reserved) await releaseDocumentNumber(platform, clientId, documentNumber, customerId, metadata).catch(() => undefined);
+    if (reservation?.reserved) {
+      await releaseDocumentNumber(platform, clientId, documentNumber!, customerId, metadata, reservation.revision).catch((releaseError: unknown) => {
+        // The request answers with its own error (the one that matters to the caller). A number reserved for a
+        // customer that was never created is given back later by the customers reactor (releaseAbandonedReservation);
+        // one reserved for an existing customer's update stays with it until an update succeeds or an operator acts.
+        platform.logger.error({ err: releaseError, clientId, customerId, cause: error instanceof Error ? error.message : String(error) },
+          'could not release a document number after the change that reserved it failed');
+      });
+    }
     throw error;
   }
+}
+
+/** A reservation as the reactor reads it from its event. */
+export interface DocumentNumberReservation {
+  clientId: string;
+  documentNumber: string;
+  customerId: string;
+  /** Where on the number's stream the reservation was recorded. */
+  reservationRevision: number;
+  /** The reservation event's id: the effects' deterministic ids derive from it. */
+  reservationEventId: string;
+}
+
+/**
+ * A document number reserved for a customer whose creation never came (the creating process died between the
+ * two appends, or its release failed) is given back, in three steps that each stream decides:
+ * 1. the reservation must still be the number's last event (otherwise it was released, or taken again since);
+ * 2. the customer's stream records that the creation holding that reservation is given up, unless the customer
+ *    exists: appended at the revision it was read at, so this and that creation cannot both succeed (whichever
+ *    appends first wins; the creation that loses is refused, and the same request sent again reserves anew);
+ * 3. the number's stream releases that reservation, if it is still the last event.
+ * Called by the reactor once the reservation is older than ABANDONED_RESERVATION_MS. Answers whether it released.
+ */
+export async function releaseAbandonedReservation(
+  platform: Platform, reservation: DocumentNumberReservation, metadata: EventMetadata,
+): Promise<boolean> {
+  const { clientId, documentNumber, customerId, reservationRevision, reservationEventId } = reservation;
+  const numberStream = documentNumberStream(clientId, documentNumber);
+  const number = await readState(platform.storage.store, numberStream, documentNumberDecider);
+  if (number.holder !== customerId || number.revision !== reservationRevision) return false;
+  const { state } = await run(platform, customerId, {
+    type: 'AbandonCreation', tenant: 'any', customerId, clientId, documentNumber, reservationRevision,
+    eventId: deterministicId('customer-creation-abandoned', reservationEventId), now: platform.runtime.now(),
+  }, metadata);
+  if (state.exists) return false;
+  const { events } = await handleCommand(platform.storage.store, numberStream, documentNumberDecider, {
+    type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, reservationRevision, now: platform.runtime.now(),
+    eventId: deterministicId('customer-document-number-released', reservationEventId),
+  }, metadata);
+  if (events.length > 0) {
+    platform.logger.warn({ clientId, customerId }, 'released a document number whose customer was never created');
+  }
+  return events.length > 0;
 }
 
 /**
@@ -133,8 +200,10 @@ export async function createCustomer(
 ): Promise<string> {
   const customerId = createdId(platform.runtime, metadata, 'customer');
   const fields = customerFieldsOf(input);
-  const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, () =>
-    run(platform, customerId, { type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, now: platform.runtime.now() }, metadata));
+  const { position } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, (reservationRevision) =>
+    run(platform, customerId, {
+      type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, reservationRevision, now: platform.runtime.now(),
+    }, metadata));
   await platform.readYourWrites(position);
   return customerId;
 }

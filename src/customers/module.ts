@@ -1,6 +1,9 @@
 import { defineContext } from '../module.ts';
 import { customersProjector } from '../../projections/customers.ts';
+import { documentNumbersReactor } from './reactor.ts';
 import { customerRoutes } from './routes.ts';
 
-/** Customers (payers), their documents and operation levels. */
-export const customersContext = defineContext({ name: 'customers', routes: customerRoutes, projectors: [customersProjector] });
+/** Customers (payers), their documents and operation levels; document numbers reserved for creations that never came are given back. */
+export const customersContext = defineContext({
+  name: 'customers', routes: customerRoutes, projectors: [customersProjector], reactors: (platform) => [documentNumbersReactor(platform)],
+});

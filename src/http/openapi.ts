@@ -326,7 +326,7 @@ export function buildOpenApiDocument(routes: readonly AnyRoute[]): Json {
       version: API_VERSION,
       description: 'Event-sourced payments and checkout service with a double-entry ledger. Amounts are decimal ' +
         'strings; timestamps ISO 8601 UTC. Every error answers {statusCode, error, message}. Bodies are UTF-8 JSON ' +
-        `nested at most ${MAX_BODY_DEPTH} levels; no string (value or key, in a body, query or path) may hold a NUL ` +
+        `nested at most ${MAX_BODY_DEPTH} levels, each object naming a key once; a query parameter is sent once; no string (value or key, in a body, query or path) may hold a NUL ` +
         'or an unpaired surrogate; a date-time must be a real instant (no leap second); free-form objects state their ' +
         'bounds in `x-bounds` (maxDepth, maxKeys). Each of these is a 400 naming the field.',
     },

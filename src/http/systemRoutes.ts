@@ -24,10 +24,14 @@ const statusSchema = {
 export function systemRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
   const { storage, projections, metrics } = services;
 
-  /** Lag of each active projection: events behind the head, and the age of the oldest one not yet applied. */
+  /**
+   * Lag of each active projector (the read models readers see): events behind the head, and the age of the
+   * oldest one not yet applied. Reactors are left out: their effects are commands of their own, and one may run
+   * behind the head by design (the customers reactor waits for reservations to age).
+   */
   async function projectionLag() {
     const [head, states] = await Promise.all([storage.store.headPosition(), projections.status()]);
-    return Promise.all(states.filter((s) => s.status === 'active').map(async (s) => {
+    return Promise.all(states.filter((s) => s.kind === 'projector' && s.status === 'active').map(async (s) => {
       const behind = head !== null && (s.checkpoint === null || comparePositions(s.checkpoint, head) < 0);
       if (!behind) return { name: s.name, lagEvents: 0, lagSeconds: 0 };
       const [oldest] = await storage.store.readAll({ after: s.checkpoint, limit: 1 });

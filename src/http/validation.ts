@@ -7,8 +7,10 @@
  * - strings (values and object keys) with a NUL character or an unpaired surrogate, in bodies, query strings
  *   and path parameters: Postgres text and jsonb cannot hold NUL, and a lone surrogate is not UTF-8;
  * - `date-time` values that are no instant (`Date.parse` fails, e.g. a leap second, 23:59:60);
- * - free-form objects (schema keyword `x-bounds`) nested deeper or holding more keys than their bounds.
- * The whole body's nesting is bounded before it is parsed (see jsonBody.ts).
+ * - free-form objects (schema keyword `x-bounds`) nested deeper or holding more keys than their bounds;
+ * - a query parameter sent more than once.
+ * The whole body's nesting is bounded, and its objects' keys checked for repeats, before it is parsed (see
+ * jsonBody.ts).
  */
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
@@ -185,12 +187,26 @@ function unstorableError(part: RequestPart, found: { path: Array<string | number
 }
 
 /**
+ * A query parameter sent twice (`?limit=1&limit=2`) is refused, whatever the values: which one counts would
+ * depend on the reader (the first, the last, both), and no parameter of this API takes several values that way
+ * (a list is one comma-separated value). The query parser gives a repeated name an array.
+ */
+function refuseRepeatedParameters(query: Record<string, unknown>): void {
+  for (const name in query) {
+    if (Array.isArray(query[name])) {
+      throw invalidParam(storable(name) ? `query parameter ${name} repeats: send it once` : 'a query parameter repeats: send it once');
+    }
+  }
+}
+
+/**
  * Returns a function that validates (and, for strings, coerces a copy of) a value, or throws a 400. Strings
  * are checked first, so that no schema keyword ever sees one the store would refuse.
  */
 export function compileValidator(part: RequestPart, schema: object | boolean): Validator {
   const validate: ValidateFunction = (part === 'body' ? bodyAjv : stringAjv).compile(schema as object);
   return (value) => {
+    if (part === 'query') refuseRepeatedParameters(value as Record<string, unknown>);
     const found = unstorable(value);
     if (found) throw unstorableError(part, found);
     const copy = part === 'body' ? value : { ...(value as object) };

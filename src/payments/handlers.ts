@@ -25,7 +25,7 @@ import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCom
 import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import type { Position } from '../eventstore/position.ts';
-import { checkOriginAmounts, validateNodes } from './nodes.ts';
+import { checkOriginAmounts, validateNodes, type NodeSide } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
@@ -167,6 +167,31 @@ export async function destinationOf(
   return { identity, account, thresholds };
 }
 
+/**
+ * The platform accounts that ACCOUNT nodes name (`account.accountNumber`) must be the client's, in the node's
+ * currency, and ACTIVE: one query for all of them, none when no node names one. Another client's account is as
+ * unknown as none. A payment and an attempt check the same; each refusal is a 400 naming the node's field.
+ */
+export async function checkNodeAccounts(
+  db: Kysely<ReadModels>, clientId: string, sides: Record<NodeSide, ReadonlyArray<{ type: string; currency: string; account?: unknown }>>,
+): Promise<void> {
+  const named = (Object.entries(sides) as Array<[NodeSide, ReadonlyArray<{ type: string; currency: string; account?: unknown }>]>)
+    .flatMap(([side, nodes]) => nodes.flatMap((node, n) => {
+      const accountNumber = node.type === 'ACCOUNT' ? (node.account as Record<string, string> | undefined)?.accountNumber : undefined;
+      return accountNumber ? [{ path: `${side}[${n}].account.accountNumber`, accountNumber, currency: node.currency }] : [];
+    }));
+  if (named.length === 0) return;
+  const rows = await db.selectFrom('accounts').select(['account_number', 'currency', 'status']).where('client_id', '=', clientId)
+    .where('account_number', 'in', named.map((node) => node.accountNumber)).execute();
+  const byNumber = new Map(rows.map((row) => [row.account_number, row]));
+  for (const { path, accountNumber, currency } of named) {
+    const account = byNumber.get(accountNumber);
+    if (!account) throw domainInvalid(`${path}: no account ${accountNumber} of this client`);
+    if (account.currency !== currency) throw domainInvalid(`${path}: account ${accountNumber} holds ${account.currency}, not ${currency}`);
+    if (account.status !== 'ACTIVE') throw domainInvalid(`${path}: account ${accountNumber} is ${account.status}`);
+  }
+}
+
 /** The payer as a payment needs it: who, and the operation level its review follows. */
 type Payer = Pick<CustomerRow, 'customer_id' | 'operation_level'>;
 
@@ -271,6 +296,7 @@ export async function createPayment(
   const origins = validateNodes(catalog, input.origins, 'origins', { ...charged, now });
   checkOriginAmounts(input.origins, origins, charged);
   const destinations = validateNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
+  await checkNodeAccounts(db, clientId, { origins, destinations });
   const method = origins[0] ? catalog.nodeType(origins[0].type) : undefined;
   const fees = feesFor(catalog, method, totalAmount, input.currency);
   const feeAmount = totalFee(fees, input.currency);

@@ -67,10 +67,17 @@ export interface LeaseClaim {
 export class ProjectionStateStore {
   constructor(private readonly database: Database) {}
 
+  /**
+   * A projector version starts `building` (its tables are swapped in once it catches up); a reactor has no
+   * tables to build and is `active` from the start. Reactors registered as `building` by earlier releases are
+   * made `active` when they next start.
+   */
   async register(name: string, version: number, kind: 'projector' | 'reactor', schemaName: string | null): Promise<void> {
     await this.database.query(
       `INSERT INTO projection_state (name, version, kind, status, schema_name)
-       VALUES ($1, $2, $3, 'building', $4) ON CONFLICT (name, version) DO NOTHING`,
+       VALUES ($1, $2, $3, CASE WHEN $3 = 'reactor' THEN 'active' ELSE 'building' END, $4)
+       ON CONFLICT (name, version) DO UPDATE SET status = 'active', updated_at = now()
+         WHERE projection_state.kind = 'reactor' AND projection_state.status = 'building'`,
       [name, version, kind, schemaName]);
   }
 

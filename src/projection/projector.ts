@@ -119,19 +119,26 @@ export function defineProjector<T extends Tables, M extends EventMap>(
 export interface Reactor {
   readonly name: string;
   readonly handles: readonly string[];
-  react(event: RecordedEvent): Promise<void>;
+  /**
+   * `stopping` is aborted when the runner stops: a reaction that waits (for a time to come) ends its wait,
+   * throwing, and the event is reacted to again by the next holder.
+   */
+  react(event: RecordedEvent, stopping: AbortSignal): Promise<void>;
 }
 
-/** A reactor's handlers: one per event type of `M` it reacts to, each given its type's event. */
+/**
+ * A reactor's handlers: one per event type of `M` it reacts to, each given its type's event and the runner's
+ * `stopping` signal (see `Reactor.react`).
+ */
 export interface ReactorDefinition<M extends EventMap> {
   name: string;
-  handlers: EventHandlers<M, [], Promise<void>>;
+  handlers: EventHandlers<M, [stopping: AbortSignal], Promise<void>>;
 }
 
 /** A reactor that reacts to the events of `M` its handlers are keyed by (an unknown key does not compile). */
 export function defineReactor<M extends EventMap>(definition: ReactorDefinition<M>): Reactor {
   const { name, handlers } = definition;
-  return { name, handles: Object.keys(handlers), react: async (event) => { await handleEvent(handlers, event); } };
+  return { name, handles: Object.keys(handlers), react: async (event, stopping) => { await handleEvent(handlers, event, stopping); } };
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,30}$/;

@@ -109,6 +109,8 @@ export class ProjectionRunner extends EventEmitter {
   private heartbeatRun: Promise<void> | null = null;
   private heartbeatFailing = false;
   private stopping = false;
+  /** Aborted by `stop`, for reactions that wait (see Reactor). */
+  private readonly stopped = new AbortController();
   private loop: Promise<void> | null = null;
   private pendingWake = false;
   private wakeSleeper: (() => void) | null = null;
@@ -160,6 +162,7 @@ export class ProjectionRunner extends EventEmitter {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    this.stopped.abort();
     this.nudge();
     this.unsubscribe?.();
     if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
@@ -368,7 +371,7 @@ export class ProjectionRunner extends EventEmitter {
   private async applyReacted(reactor: Reactor, events: RecordedEvent[], last: Position): Promise<void> {
     for (const event of events) {
       if (!this.leased || !this.leaseSurely()) throw new LeaseLostError(`${this.name}: lease lost in the middle of a batch`);
-      await reactor.react(event);
+      await reactor.react(event, this.stopped.signal);
     }
     await this.checkpointTransaction(async (trx) => {
       const moved = await this.states.advanceCheckpoint(

@@ -15,7 +15,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { isIP, type LookupFunction } from 'node:net';
+import type { LookupFunction } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Database } from '../db/database.ts';
 import { isUndefinedTable } from '../db/sql.ts';
@@ -23,7 +23,7 @@ import type { Logger } from '../logging.ts';
 import { claimDue, outboxDepth, recordAttempt, releaseClaim, type AttemptOutcome, type AttemptResult, type ClaimedDelivery } from './outbox.ts';
 import type { SecretBox } from './secrets.ts';
 import { deliveryHeaders } from './signing.ts';
-import { isNonPublicAddress } from './url.ts';
+import { nonPublicAddressReason, refusedHostReason } from './url.ts';
 
 /** The receiver must answer (status, headers and body) within this. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
@@ -210,6 +210,11 @@ export class WebhookDispatcher {
   /** One POST, bounded by the timeout; answers the status, or the error when no answer came. */
   private post(rawUrl: string, body: string, headers: Record<string, string>): Promise<Pick<AttemptResult, 'statusCode' | 'error'>> {
     const timeoutMs = this.options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    const url = new URL(rawUrl);
+    // An address written in the URL is connected to without a lookup, so it is judged here; a name, by the
+    // lookup below, on the addresses the connection will use. A refusal is an attempt like any failed one.
+    const refused = this.options.allowPrivate ? null : refusedHostReason(url.hostname);
+    if (refused) return Promise.resolve({ statusCode: null, error: refused });
     return new Promise((resolve) => {
       let settled = false;
       const finish = (statusCode: number | null, error: string | null) => {
@@ -218,12 +223,6 @@ export class WebhookDispatcher {
         clearTimeout(timer);
         resolve({ statusCode, error });
       };
-      const url = new URL(rawUrl);
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      if (!this.options.allowPrivate && (isIP(host) ? isNonPublicAddress(host) : host === 'localhost' || host.endsWith('.localhost'))) {
-        finish(null, `${host} is not a public address (WEBHOOK_ALLOW_PRIVATE is off)`);
-        return;
-      }
       const secure = url.protocol === 'https:';
       const request = (secure ? https : http).request(url, {
         method: 'POST',
@@ -264,13 +263,21 @@ export class WebhookDispatcher {
   }
 }
 
-/** Resolves like dns.lookup, refusing any non-public address the name resolves to (checked at connection time). */
-const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+/**
+ * Resolves like dns.lookup, refusing when any address the name resolves to is not public. The connection is made
+ * to the addresses this answers, and only to them, so a name that resolves to a public address when checked and
+ * to a private one a moment later (DNS rebinding) cannot slip through: there is no second resolution.
+ */
+export const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
   dnsLookup(hostname, options as LookupOptions, (error, address, family) => {
     if (error) return callback(error, address as string, family);
     const addresses: LookupAddress[] = Array.isArray(address) ? address : [{ address: address as string, family: family! }];
-    const refused = addresses.find((a) => isNonPublicAddress(a.address));
-    if (refused) return callback(new Error(`${hostname} resolves to ${refused.address}, not a public address (WEBHOOK_ALLOW_PRIVATE is off)`), '', 4);
+    for (const candidate of addresses) {
+      const reason = nonPublicAddressReason(candidate.address);
+      if (reason) {
+        return callback(new Error(`${hostname} resolves to ${candidate.address}, not a public address (${reason}; WEBHOOK_ALLOW_PRIVATE is off)`), '', 4);
+      }
+    }
     (callback as (...args: unknown[]) => void)(null, address, family);
   });
 };
