@@ -68,6 +68,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
   return [...sessionRoutes(services), ...linkRoutes(services), ...hostedPageRoutes(services)];
 }
 
+// A table of 6 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 /** The Checkout sessions endpoints. */
 function sessionRoutes(services: Services): AnyRoute[] {
   return [

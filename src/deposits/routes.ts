@@ -51,6 +51,7 @@ function scopeOf(req: Request, asked: string | undefined): string {
   return clientId;
 }
 
+// A table of 5 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 export function depositRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({

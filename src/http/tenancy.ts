@@ -1,14 +1,13 @@
 /**
- * Tenant scoping at the edge: the caller's client, as the tenant its commands act for, and its pages of the
- * read models. Rows carry `client_id`, and another client's object answers 404, never 403, so ids of other
- * tenants cannot even be probed; the commands themselves refuse another client's object (src/domain/tenancy.ts).
+ * Tenant scoping at the edge: the caller's client, as the tenant its commands act for and whose rows of the read
+ * models its queries read (projections/, through `scopedTo`). Rows carry `client_id`, and another client's object
+ * answers 404, never 403, so ids of other tenants cannot even be probed; the commands themselves refuse another
+ * client's object (src/domain/tenancy.ts).
  */
 import type { Request } from 'express';
 import { clientTenant, type Tenant } from '../domain/tenancy.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { unauthorized } from './errors.ts';
-
-export { newestFirstPage, scopedTo } from '../db/owned.ts';
 
 export function clientIdOf(req: Request): string {
   if (req.caller.kind !== 'client') throw unauthorized();

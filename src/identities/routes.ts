@@ -27,6 +27,7 @@ async function recordOf(services: Services, clientId: string, identityId: string
   return (await identityRecords(db, [await ownedIdentity(db, { clientId }, identityId)]))[0]!;
 }
 
+// A table of 10 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 export function identityRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({

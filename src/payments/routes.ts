@@ -47,6 +47,7 @@ function signatureMatches(secret: string, transactionId: string, signature: stri
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+// A table of 10 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 export function paymentRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({

@@ -72,6 +72,7 @@ async function recordOf(services: Services, req: Request, endpointId: string, se
   return webhookRecord(await ownedWebhook(services.readModels, tenantOf(req), endpointId), secretKey);
 }
 
+// A table of 10 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 export function webhookRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({
