@@ -125,14 +125,18 @@ function abandon(res: Response, error: unknown): undefined {
   return undefined;
 }
 
-async function listAccounts(services: Services, { query, req }: HandlerInput<{ query: typeof listAccountsQuerySchema }>): Promise<HandlerResult> {
+async function listAccounts(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listAccountsQuerySchema }>,
+): Promise<HandlerResult> {
   const { from, before } = dayRange(query.startDate, query.endDate);
   const page = pageRequest(query);
   const { rows, total } = await accountsPage(services.readModels, clientIdOf(req), { ...query, from, before }, page);
   return { status: 200, body: pageOfResults(await accountRecords(services.readModels, rows), total, page) };
 }
 
-async function createAccount(services: Services, { body, req }: HandlerInput<{ body: typeof createAccountSchema }>): Promise<HandlerResult> {
+async function createAccount(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createAccountSchema }>,
+): Promise<HandlerResult> {
   const id = await openAccount(services, clientIdOf(req), body, commandMetadata(req));
   return { status: 201, body: await recordOf(services, clientIdOf(req), id) };
 }
@@ -141,7 +145,9 @@ async function getAccount(services: Services, { params, req }: HandlerInput<{ pa
   return { status: 200, body: await recordOf(services, clientIdOf(req), params.id) };
 }
 
-async function onUpdateAccount(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateAccountSchema }>): Promise<HandlerResult> {
+async function onUpdateAccount(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateAccountSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await updateAccount(services, tenantOf(req), id, body, commandMetadata(req));
   return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
@@ -153,7 +159,9 @@ async function deleteAccount(services: Services, { params, req }: HandlerInput<{
   return { status: 200 };
 }
 
-async function getAccountStatement(services: Services, { params, query, req, res }: HandlerInput<{ params: typeof idParamSchema; query: typeof statementQuerySchema }>): Promise<void> {
+async function getAccountStatement(
+  services: Services, { params, query, req, res }: HandlerInput<{ params: typeof idParamSchema; query: typeof statementQuerySchema }>,
+): Promise<void> {
   const db = services.readModels;
   const from = new Date(query.from);
   const to = new Date(query.to);
@@ -181,7 +189,9 @@ async function getAccountStatement(services: Services, { params, query, req, res
     : `],"closingBalance":${JSON.stringify(closing)}}`);
 }
 
-async function getAccountBalanceAsOf(services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof balanceAsOfQuerySchema }>): Promise<HandlerResult> {
+async function getAccountBalanceAsOf(
+  services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof balanceAsOfQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const asOf = new Date(query.asOf);
   const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
@@ -189,7 +199,9 @@ async function getAccountBalanceAsOf(services: Services, { params, query, req }:
   return { status: 200, body: { accountId, currency, asOf: asOf.toISOString(), balance } };
 }
 
-async function onAdjustAccount(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof adjustmentSchema }>): Promise<HandlerResult> {
+async function onAdjustAccount(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof adjustmentSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   const { amount, reason } = body;

@@ -58,7 +58,9 @@ export function attemptRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function listPaymentAttempts(services: Services, { query, req }: HandlerInput<{ query: typeof listAttemptsQuerySchema }>): Promise<HandlerResult> {
+async function listPaymentAttempts(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listAttemptsQuerySchema }>,
+): Promise<HandlerResult> {
   const clientId = clientIdOf(req);
   const { from, before } = dayRange(query.startDate, query.endDate);
   const page = pageRequest({ ...query, cursor: query.next ?? query.cursor });
@@ -67,13 +69,17 @@ async function listPaymentAttempts(services: Services, { query, req }: HandlerIn
   return { status: 200, body: { data: results, pagination } };
 }
 
-async function createPaymentAttempt(services: Services, { body, req }: HandlerInput<{ body: typeof createAttemptSchema }>): Promise<HandlerResult> {
+async function createPaymentAttempt(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createAttemptSchema }>,
+): Promise<HandlerResult> {
   const clientId = clientIdOf(req);
   const { row, readModels } = await createAttempt(services, clientId, body, commandMetadata(req), testClockOf(req));
   return { status: 201, body: (await recordsOf(services, clientId, [row]))[0], readModels };
 }
 
-async function getPaymentAttempt(services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof getAttemptQuerySchema }>): Promise<HandlerResult> {
+async function getPaymentAttempt(
+  services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof getAttemptQuerySchema }>,
+): Promise<HandlerResult> {
   const row = await ownedAttempt(services.readModels, tenantOf(req), params.id);
   if ((query.type !== undefined && row.type !== query.type) || (query.product !== undefined && row.product !== query.product)) {
     throw notFound('payment attempt not found');

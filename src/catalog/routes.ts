@@ -85,7 +85,9 @@ export function catalogRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function listPaymentOrigins(services: Services, { query, req }: HandlerInput<{ query: typeof paymentOriginsQuerySchema }>): Promise<HandlerResult> {
+async function listPaymentOrigins(
+  services: Services, { query, req }: HandlerInput<{ query: typeof paymentOriginsQuerySchema }>,
+): Promise<HandlerResult> {
   const currency = await narrowedCurrency(services, req, query.accountNumber, query.currency);
   let currencies = currenciesOf(services.catalog, currency);
   if (query.purchaseCurrency !== undefined) {
@@ -102,7 +104,9 @@ async function listPaymentOrigins(services: Services, { query, req }: HandlerInp
   return { status: 200, body: items };
 }
 
-async function listPaymentDestinations(services: Services, { query, req }: HandlerInput<{ query: typeof paymentDestinationsQuerySchema }>): Promise<HandlerResult> {
+async function listPaymentDestinations(
+  services: Services, { query, req }: HandlerInput<{ query: typeof paymentDestinationsQuerySchema }>,
+): Promise<HandlerResult> {
   const currency = await narrowedCurrency(services, req, query.accountNumber);
   const items: DestinationItem[] = currenciesOf(services.catalog, currency).flatMap((c) => services.catalog.methodsFor(c, 'PAY_OUT')
     .filter((type) => query.type === undefined || type.type === query.type)
@@ -113,7 +117,9 @@ async function listPaymentDestinations(services: Services, { query, req }: Handl
   return { status: 200, body: items };
 }
 
-async function listBanks(services: Services, { params }: HandlerInput<{ params: typeof countryParamSchema; query: typeof emptyQuerySchema }>): Promise<HandlerResult> {
+async function listBanks(
+  services: Services, { params }: HandlerInput<{ params: typeof countryParamSchema; query: typeof emptyQuerySchema }>,
+): Promise<HandlerResult> {
   const { country } = params;
   if (!(countryCodes as readonly string[]).includes(country)) throw notFound(`country ${country} not found`);
   return { status: 200, body: services.catalog.banksOf(country) };

@@ -43,7 +43,10 @@ const sessionNotFound = { description: 'no such checkout session for this client
 const linkNotFound = { description: 'no such payment link for this client (or it was deleted); another client’s answers the same', schema: errorSchema } as const;
 const htmlResponse = { description: 'HTML', contentType: 'text/html', schema: { type: 'string' } } as const;
 
-const pageAssetParamsSchema = { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', enum: Object.keys(PAGE_ASSETS) } } } as const;
+/** The path of one of the hosted pages' files. */
+const pageAssetParamsSchema = {
+  type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', enum: Object.keys(PAGE_ASSETS) } },
+} as const;
 
 const listOf = (text: string | undefined) => {
   if (text === undefined) return undefined;
@@ -354,7 +357,9 @@ function apiPayBody(services: Services, body: HostedPay, sessionCurrency: string
   }
 }
 
-async function listCheckoutSessions(services: Services, { query, req }: HandlerInput<{ query: typeof listCheckoutSessionsQuerySchema }>): Promise<HandlerResult> {
+async function listCheckoutSessions(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listCheckoutSessionsQuerySchema }>,
+): Promise<HandlerResult> {
   const { from, before } = dayRange(query.startDate, query.endDate);
   const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [SessionSortField, 'asc' | 'desc'];
   const page = pageRequest(query);
@@ -366,34 +371,46 @@ async function listCheckoutSessions(services: Services, { query, req }: HandlerI
   return { status: 200, body: pageOfResults<unknown>(results, total, page) };
 }
 
-async function getCheckoutSession(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function getCheckoutSession(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   return { status: 200, body: await sessionOf(services, req, params.id) };
 }
 
-async function deleteCheckoutSession(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function deleteCheckoutSession(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   await expireSession(services, tenantOf(req), params.id, 'DELETED', commandMetadata(req));
   return { status: 200, body: await sessionOf(services, req, params.id) };
 }
 
-async function createCheckoutSession(services: Services, { body, req }: HandlerInput<{ body: typeof createCheckoutSessionSchema }>): Promise<HandlerResult> {
+async function createCheckoutSession(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createCheckoutSessionSchema }>,
+): Promise<HandlerResult> {
   const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, commandMetadata(req), testClockOf(req));
   await readModels;
   return { status: 201, body: await sessionOf(services, req, sessionId) };
 }
 
-async function payCheckoutSession(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof payCheckoutSessionSchema }>): Promise<HandlerResult> {
+async function payCheckoutSession(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof payCheckoutSessionSchema }>,
+): Promise<HandlerResult> {
   const { row, readModels } = await paySession(services, tenantOf(req), params.id, body, commandMetadata(req));
   return { status: 200, body: paymentRecord(row), readModels };
 }
 
-async function refreshCheckoutSession(services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>): Promise<HandlerResult> {
+async function refreshCheckoutSession(
+  services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const row = await sessionByToken(db, params.token, clientIdOf(req));
   await refreshSession(services, tenantOf(req), row.session_id, commandMetadata(req));
   return { status: 200, body: await sessionOf(services, req, row.session_id) };
 }
 
-async function openCheckoutSessionFromLink(services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>): Promise<HandlerResult> {
+async function openCheckoutSessionFromLink(
+  services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const link = await linkByToken(db, params.token, clientIdOf(req));
   const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, commandMetadata(req), testClockOf(req));
@@ -401,7 +418,9 @@ async function openCheckoutSessionFromLink(services: Services, { params, req }: 
   return { status: 201, body: await sessionOf(services, req, sessionId) };
 }
 
-async function listPaymentLinks(services: Services, { query, req }: HandlerInput<{ query: typeof listPaymentLinksQuerySchema }>): Promise<HandlerResult> {
+async function listPaymentLinks(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listPaymentLinksQuerySchema }>,
+): Promise<HandlerResult> {
   const page = pageRequest(query);
   const filters = {
     ids: listOf(query.ids), active: listOf(query.statuses)?.map((s) => s === 'true' || s === 'ACTIVE'), accountNumbers: listOf(query.accountNumbers),
@@ -416,23 +435,31 @@ async function getPaymentLink(services: Services, { params, req }: HandlerInput<
   return { status: 200, body: await linkOf(services, req, params.id) };
 }
 
-async function createPaymentLink(services: Services, { body, req }: HandlerInput<{ body: typeof createPaymentLinkSchema }>): Promise<HandlerResult> {
+async function createPaymentLink(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createPaymentLinkSchema }>,
+): Promise<HandlerResult> {
   const { linkId, readModels } = await createLink(services, clientIdOf(req), body, commandMetadata(req), testClockOf(req));
   await readModels;
   return { status: 201, body: await linkOf(services, req, linkId) };
 }
 
-async function deletePaymentLink(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function deletePaymentLink(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   await deleteLink(services, tenantOf(req), params.id, commandMetadata(req));
   return { status: 200 };
 }
 
-async function activatePaymentLink(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function activatePaymentLink(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   await activateLink(services, tenantOf(req), params.id, commandMetadata(req));
   return { status: 200, body: await linkOf(services, req, params.id) };
 }
 
-async function checkoutPageAsset(services: Services, { params, res }: HandlerInput<{ params: typeof pageAssetParamsSchema }>): Promise<void> {
+async function checkoutPageAsset(
+  services: Services, { params, res }: HandlerInput<{ params: typeof pageAssetParamsSchema }>,
+): Promise<void> {
   const asset = PAGE_ASSETS[params.file]!;
   res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache' }).type(asset.contentType).send(asset.text);
 }
@@ -445,7 +472,9 @@ async function checkoutPage(services: Services, { params, res }: HandlerInput<{ 
   else res.send(sessionPage(row, services.catalog, await judgedOne(services, row)));
 }
 
-async function checkoutPageStatus(services: Services, { params }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>): Promise<HandlerResult> {
+async function checkoutPageStatus(
+  services: Services, { params }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const row = await sessionByToken(db, params.token);
   const status = effectiveStatus(row.status, row.expires_at, await judgedOne(services, row));
@@ -454,7 +483,9 @@ async function checkoutPageStatus(services: Services, { params }: HandlerInput<{
   return { status: 200, body: { status, paymentStatus: paymentStatus ?? null, redirectTo }, headers: { 'Cache-Control': 'no-store' } };
 }
 
-async function checkoutPageMethod(services: Services, { params, body, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema; body: typeof hostedMethodSchema }>): Promise<HandlerResult> {
+async function checkoutPageMethod(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema; body: typeof hostedMethodSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const row = await sessionByToken(db, params.token);
   await chooseSessionMethod(services, row.session_id, body.method, commandMetadata(req, { clientId: row.client_id, actor: 'payer' }));
@@ -462,7 +493,9 @@ async function checkoutPageMethod(services: Services, { params, body, req }: Han
   return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
 }
 
-async function checkoutPagePay(services: Services, { params, body, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema; body: typeof hostedPaySchema }>): Promise<HandlerResult> {
+async function checkoutPagePay(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema; body: typeof hostedPaySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const row = await sessionByToken(db, params.token);
   const metadata = commandMetadata(req, { clientId: row.client_id, actor: 'payer' });
@@ -470,7 +503,9 @@ async function checkoutPagePay(services: Services, { params, body, req }: Handle
   return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
 }
 
-async function paymentLinkPage(services: Services, { params, res }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>): Promise<void> {
+async function paymentLinkPage(
+  services: Services, { params, res }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<void> {
   const db = services.readModels;
   res.set(PAGE_HEADERS).type('html');
   const row = await linkOfCheckoutToken(db, params.token);
@@ -479,7 +514,9 @@ async function paymentLinkPage(services: Services, { params, res }: HandlerInput
   else res.send(linkPage(row));
 }
 
-async function paymentLinkPageOpen(services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>): Promise<HandlerResult> {
+async function paymentLinkPageOpen(
+  services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const link = await linkByToken(db, params.token);
   const metadata = commandMetadata(req, { clientId: link.client_id, actor: 'payer' });

@@ -111,7 +111,9 @@ async function currentClient(services: Services, { req }: { req: Request }): Pro
   return { status: 200, body: { clientId: client.client_id, name: client.name } };
 }
 
-async function createClient(services: Services, { body, req }: HandlerInput<{ body: typeof createClientBodySchema }>): Promise<HandlerResult> {
+async function createClient(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createClientBodySchema }>,
+): Promise<HandlerResult> {
   const { name } = body;
   const { credentials, position } = await registerClient(services.storage.store, services.runtime, name,
     commandMetadata(req));
@@ -125,12 +127,16 @@ async function onDeleteClient(services: Services, { params, req }: HandlerInput<
   return { status: 200 };
 }
 
-async function setClientReviewThresholds(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof reviewThresholdsBodySchema }>): Promise<HandlerResult> {
+async function setClientReviewThresholds(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof reviewThresholdsBodySchema }>,
+): Promise<HandlerResult> {
   const position = await setReviewThresholds(services.storage.store, services.runtime, params.id, body, commandMetadata(req));
   await services.readYourWrites(position);
   return { status: 200, body: await thresholdsOf(services, params.id) };
 }
 
-async function getClientReviewThresholds(services: Services, { params }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function getClientReviewThresholds(
+  services: Services, { params }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   return { status: 200, body: await thresholdsOf(services, params.id) };
 }

@@ -121,7 +121,9 @@ export function customerRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function listCustomers(services: Services, { query, req }: HandlerInput<{ query: typeof listCustomersQuerySchema }>): Promise<HandlerResult> {
+async function listCustomers(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listCustomersQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const page = pageRequest(query);
   const filters = { ...query, ...(query.email ? { email: query.email.toLowerCase() } : {}) };
@@ -129,7 +131,9 @@ async function listCustomers(services: Services, { query, req }: HandlerInput<{ 
   return { status: 200, body: pageOfResults(await customerRecords(db, rows), total, page) };
 }
 
-async function onCreateCustomer(services: Services, { body, req }: HandlerInput<{ body: typeof createCustomerSchema }>): Promise<HandlerResult> {
+async function onCreateCustomer(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createCustomerSchema }>,
+): Promise<HandlerResult> {
   const fields = body;
   if (fields.documentNumber === undefined && fields.email === undefined) {
     throw missingParam('body field documentNumber or email is required');
@@ -142,32 +146,42 @@ async function getCustomer(services: Services, { params, req }: HandlerInput<{ p
   return { status: 200, body: await recordOf(services, clientIdOf(req), params.id) };
 }
 
-async function onUpdateCustomer(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateCustomerSchema }>): Promise<HandlerResult> {
+async function onUpdateCustomer(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateCustomerSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await updateCustomer(services, clientIdOf(req), id, body, commandMetadata(req));
   return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
 }
 
-async function onAddCustomerDocument(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof addCustomerDocumentSchema }>): Promise<HandlerResult> {
+async function onAddCustomerDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof addCustomerDocumentSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   const documentId = await addCustomerDocument(services, tenantOf(req), id, body, commandMetadata(req));
   return { status: 201, body: await documentRecordOf(services, id, documentId) };
 }
 
-async function onUploadCustomerDocument(services: Services, { params, body, req }: HandlerInput<{ params: typeof customerDocumentParamsSchema; body: typeof uploadCustomerDocumentSchema }>): Promise<HandlerResult> {
+async function onUploadCustomerDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof customerDocumentParamsSchema; body: typeof uploadCustomerDocumentSchema }>,
+): Promise<HandlerResult> {
   const { id, documentId } = params;
   await uploadCustomerDocument(services, tenantOf(req), id, documentId, body, commandMetadata(req));
   return { status: 200, body: await documentRecordOf(services, id, documentId) };
 }
 
-async function onDecideCustomerDocument(services: Services, { params, body, req }: HandlerInput<{ params: typeof customerDocumentParamsSchema; body: typeof documentDecisionBodySchema }>): Promise<HandlerResult> {
+async function onDecideCustomerDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof customerDocumentParamsSchema; body: typeof documentDecisionBodySchema }>,
+): Promise<HandlerResult> {
   const { id, documentId } = params;
   const row = await anyCustomer(services, id);
   await decideCustomerDocument(services, 'any', id, documentId, body.decision, operatorMeta(req, row));
   return { status: 200, body: await recordOf(services, row.client_id, id) };
 }
 
-async function setCustomerOperationLevel(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof operationLevelBodySchema }>): Promise<HandlerResult> {
+async function setCustomerOperationLevel(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof operationLevelBodySchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   const row = await anyCustomer(services, id);
   await changeCustomerOperationLevel(services, 'any', id, body.operationLevel, operatorMeta(req, row));

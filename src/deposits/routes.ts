@@ -149,14 +149,17 @@ export function depositRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function depositReceived(services: Services, { body, req }: HandlerInput<{ body: typeof depositNotificationSchema }>): Promise<HandlerResult> {
+async function depositReceived(
+  services: Services, { body: notification, req }: HandlerInput<{ body: typeof depositNotificationSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
-  const notification = body;
   const result = await receiveDeposit(services, notification, commandMetadata(req, { clientId: notification.clientId }));
   return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
 }
 
-async function listUnassignedPayments(services: Services, { query, req }: HandlerInput<{ query: typeof listUnassignedQuerySchema }>): Promise<HandlerResult> {
+async function listUnassignedPayments(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listUnassignedQuerySchema }>,
+): Promise<HandlerResult> {
   const clientId = scopeOf(req, query.clientId);
   const page = pageRequest(query);
   const filters = { ...query, ...(query.expiresWithin ? { expiresWithinMs: WITHIN_MS[query.expiresWithin]! } : {}) };
@@ -172,7 +175,9 @@ async function listUnassignedPayments(services: Services, { query, req }: Handle
   return { status: 200, body: pageOfResults(results, total, page) };
 }
 
-async function assignPayment(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof assignDepositSchema }>): Promise<HandlerResult> {
+async function assignPayment(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof assignDepositSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   await assignDeposit(services, clientIdOf(req), id, body, commandMetadata(req));
@@ -186,7 +191,9 @@ async function cancelPayment(services: Services, { params, req }: HandlerInput<{
   return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
 }
 
-async function getUnassignedBalance(services: Services, { query, req }: HandlerInput<{ query: typeof widgetQuerySchema }>): Promise<HandlerResult> {
+async function getUnassignedBalance(
+  services: Services, { query, req }: HandlerInput<{ query: typeof widgetQuerySchema }>,
+): Promise<HandlerResult> {
   const clientId = scopeOf(req, query.clientId);
   const now = services.runtime.now();
   const held = await awaitingPerCurrency(services.readModels, clientId);

@@ -115,7 +115,9 @@ export function identityRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function listIdentities(services: Services, { query, req }: HandlerInput<{ query: typeof listIdentitiesQuerySchema }>): Promise<HandlerResult> {
+async function listIdentities(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listIdentitiesQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const page = pageRequest(query);
   const filters = { ...query, ...(query.email ? { email: query.email.toLowerCase() } : {}) };
@@ -123,7 +125,9 @@ async function listIdentities(services: Services, { query, req }: HandlerInput<{
   return { status: 200, body: pageOfResults(await identityRecords(db, rows), total, page) };
 }
 
-async function onCreateIdentity(services: Services, { body, req }: HandlerInput<{ body: typeof createIdentitySchema }>): Promise<HandlerResult> {
+async function onCreateIdentity(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createIdentitySchema }>,
+): Promise<HandlerResult> {
   const id = await createIdentity(services, clientIdOf(req), body, commandMetadata(req));
   return { status: 201, body: await recordOf(services, clientIdOf(req), id) };
 }
@@ -132,42 +136,56 @@ async function getIdentity(services: Services, { params, req }: HandlerInput<{ p
   return { status: 200, body: await recordOf(services, clientIdOf(req), params.id) };
 }
 
-async function onUpdateIdentity(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateIdentitySchema }>): Promise<HandlerResult> {
+async function onUpdateIdentity(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateIdentitySchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await updateIdentity(services, tenantOf(req), id, body, commandMetadata(req));
   return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
 }
 
-async function onDeleteIdentity(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function onDeleteIdentity(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   await deleteIdentity(services, clientIdOf(req), params.id, commandMetadata(req));
   return { status: 200 };
 }
 
-async function addIdentityChildren(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof childrenBodySchema }>): Promise<HandlerResult> {
+async function addIdentityChildren(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof childrenBodySchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await addChildren(services, clientIdOf(req), id, childIdsOf(body), commandMetadata(req));
   return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
 }
 
-async function removeIdentityChildren(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof childrenBodySchema }>): Promise<HandlerResult> {
+async function removeIdentityChildren(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof childrenBodySchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await removeChildren(services, clientIdOf(req), id, childIdsOf(body), commandMetadata(req));
   return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
 }
 
-async function addIdentityAccessRule(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof accessScopeSchema }>): Promise<HandlerResult> {
+async function addIdentityAccessRule(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof accessScopeSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await addAccessRule(services, tenantOf(req), id, body, commandMetadata(req));
   return { status: 201, body: await recordOf(services, clientIdOf(req), id) };
 }
 
-async function removeIdentityAccessRule(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof removeAccessScopeSchema }>): Promise<HandlerResult> {
+async function removeIdentityAccessRule(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof removeAccessScopeSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await removeAccessRule(services, tenantOf(req), id, body, commandMetadata(req));
   return { status: 200 };
 }
 
-async function setIdentityStatus(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof identityStatusBodySchema }>): Promise<HandlerResult> {
+async function setIdentityStatus(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof identityStatusBodySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   // Operators act across clients: the identity of whichever client, whose id the events record.

@@ -146,7 +146,9 @@ export function paymentRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function listPayments(services: Services, { query, req }: HandlerInput<{ query: typeof listPaymentsQuerySchema }>): Promise<HandlerResult> {
+async function listPayments(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listPaymentsQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { from, before } = dayRange(query.startDate, query.endDate);
   const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [PaymentSortField, 'asc' | 'desc'];
@@ -166,12 +168,16 @@ async function movePayment(
   return { status: 200, body: paymentRecord(await ownedPayment(services.readModels, { clientId: clientIdOf(req) }, params.id)) };
 }
 
-async function onCreatePayment(services: Services, { body, req }: HandlerInput<{ body: typeof createPaymentSchema }>): Promise<HandlerResult> {
+async function onCreatePayment(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createPaymentSchema }>,
+): Promise<HandlerResult> {
   const { row, readModels } = await createPayment(services, clientIdOf(req), body, commandMetadata(req), { clock: { testClockId: testClockOf(req) } });
   return { status: 200, body: paymentRecord(row), readModels };
 }
 
-async function paymentReceived(services: Services, { body, req }: HandlerInput<{ body: typeof providerNotificationSchema }>): Promise<HandlerResult> {
+async function paymentReceived(
+  services: Services, { body, req }: HandlerInput<{ body: typeof providerNotificationSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { transactionId } = body;
   // The provider notifies of any client's payment.
@@ -187,7 +193,9 @@ async function getPayment(services: Services, { params, req }: HandlerInput<{ pa
   return { status: 200, body: detailedPayment(row, { providerName: services.provider.name, merchant }) };
 }
 
-async function onAttachPaymentDocument(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof attachPaymentDocumentSchema }>): Promise<HandlerResult> {
+async function onAttachPaymentDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof attachPaymentDocumentSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   const documentId = await attachPaymentDocument(services, tenantOf(req), id, body, commandMetadata(req));
@@ -198,7 +206,9 @@ async function onAttachPaymentDocument(services: Services, { params, body, req }
   } };
 }
 
-async function getPaymentCustomer(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function getPaymentCustomer(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const row = await ownedPayment(db, tenantOf(req), params.id);
   const customer = row.customer_id ? await customerById(db, row.customer_id) : undefined;
@@ -206,7 +216,9 @@ async function getPaymentCustomer(services: Services, { params, req }: HandlerIn
   return { status: 200, body: { paymentId: row.payment_id, attached: record !== null, customer: record } };
 }
 
-async function getPaymentEvents(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function getPaymentEvents(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   const row = await ownedPayment(db, tenantOf(req), id);
@@ -222,7 +234,9 @@ async function getPaymentEvents(services: Services, { params, req }: HandlerInpu
   })) } };
 }
 
-async function reviewPayment(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof reviewDecisionSchema }>): Promise<HandlerResult> {
+async function reviewPayment(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof reviewDecisionSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   const row = await anyPayment(db, id);

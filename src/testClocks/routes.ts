@@ -115,13 +115,17 @@ export function testClockRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function createTestClock(services: Services, { body, req }: HandlerInput<{ body: typeof createTestClockSchema }>): Promise<HandlerResult> {
+async function createTestClock(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createTestClockSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const clockId = await createClock(services, clientIdOf(req), body ?? {}, commandMetadata(req));
   return { status: 201, body: clockRecord(await ownedClock(db, req, clockId)) };
 }
 
-async function listTestClocks(services: Services, { query, req }: HandlerInput<{ query: typeof listTestClocksQuerySchema }>): Promise<HandlerResult> {
+async function listTestClocks(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listTestClocksQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const page = pageRequest(query);
   const { rows, total } = await liveClocksPage(db, clientIdOf(req), page);
@@ -133,19 +137,25 @@ async function getTestClock(services: Services, { params, req }: HandlerInput<{ 
   return { status: 200, body: clockRecord(await ownedClock(db, req, params.id)) };
 }
 
-async function deleteTestClock(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function deleteTestClock(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   await deleteClock(services, tenantOf(req), params.id, commandMetadata(req));
   return { status: 200 };
 }
 
-async function advanceTestClock(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof advanceTestClockSchema }>): Promise<HandlerResult> {
+async function advanceTestClock(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof advanceTestClockSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   await ownedClock(db, req, params.id);
   await advanceClock(services, tenantOf(req), params.id, body.frozenTime, commandMetadata(req));
   return { status: 200, body: clockRecord(await ownedClock(db, req, params.id)) };
 }
 
-async function simulateDeposit(services: Services, { body, req }: HandlerInput<{ body: typeof simulatedDepositSchema }>): Promise<HandlerResult> {
+async function simulateDeposit(
+  services: Services, { body, req }: HandlerInput<{ body: typeof simulatedDepositSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const clientId = clientIdOf(req);
   const metadata = commandMetadata(req, { actor: 'provider' });

@@ -185,12 +185,16 @@ function feedCursorOf(cursor: string | undefined): [string, string, string] {
   return [commit, prepare, ordinal];
 }
 
-async function createWebhook(services: Services, { body, req }: HandlerInput<{ body: typeof createWebhookSchema }>): Promise<HandlerResult> {
+async function createWebhook(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createWebhookSchema }>,
+): Promise<HandlerResult> {
   const { endpointId, secretKey } = await registerWebhook(services, clientIdOf(req), body, commandMetadata(req));
   return { status: 201, body: await recordOf(services, req, endpointId, secretKey) };
 }
 
-async function listWebhooks(services: Services, { query, req }: HandlerInput<{ query: typeof listWebhooksQuerySchema }>): Promise<HandlerResult> {
+async function listWebhooks(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listWebhooksQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const page = pageRequest(query);
   const { rows, total } = await webhookEndpointsPage(db, clientIdOf(req), page);
@@ -201,24 +205,32 @@ async function getWebhook(services: Services, { params, req }: HandlerInput<{ pa
   return { status: 200, body: await recordOf(services, req, params.id) };
 }
 
-async function onUpdateWebhook(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateWebhookSchema }>): Promise<HandlerResult> {
+async function onUpdateWebhook(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateWebhookSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   await updateWebhook(services, tenantOf(req), id, body, commandMetadata(req));
   return { status: 200, body: await recordOf(services, req, id) };
 }
 
-async function onDeleteWebhook(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function onDeleteWebhook(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   await deleteWebhook(services, tenantOf(req), params.id, commandMetadata(req));
   return { status: 200 };
 }
 
-async function onRotateWebhookSecret(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof rotateSecretSchema }>): Promise<HandlerResult> {
+async function onRotateWebhookSecret(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof rotateSecretSchema }>,
+): Promise<HandlerResult> {
   const { id } = params;
   const secretKey = await rotateWebhookSecret(services, tenantOf(req), id, body ?? {}, commandMetadata(req));
   return { status: 200, body: await recordOf(services, req, id, secretKey) };
 }
 
-async function listWebhookDeliveries(services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof listDeliveriesQuerySchema }>): Promise<HandlerResult> {
+async function listWebhookDeliveries(
+  services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof listDeliveriesQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id } = params;
   await ownedWebhook(db, tenantOf(req), id);
@@ -227,7 +239,9 @@ async function listWebhookDeliveries(services: Services, { params, query, req }:
   return { status: 200, body: pageOfResults(rows.map(deliveryRecord), total, page) };
 }
 
-async function onRetryWebhookDelivery(services: Services, { params, req }: HandlerInput<{ params: typeof deliveryParamsSchema }>): Promise<HandlerResult> {
+async function onRetryWebhookDelivery(
+  services: Services, { params, req }: HandlerInput<{ params: typeof deliveryParamsSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { id, deliveryId } = params;
   await retryWebhookDelivery(services, tenantOf(req), id, deliveryId);
@@ -241,7 +255,9 @@ async function testWebhook(services: Services, { params, req }: HandlerInput<{ p
   return { status: 202, body: await deliveryOf(db, id, deliveryId) };
 }
 
-async function listEvents(services: Services, { query, req }: HandlerInput<{ query: typeof listEventsQuerySchema }>): Promise<HandlerResult> {
+async function listEvents(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listEventsQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const limit = query.limit ?? 50;
   const [commit, prepare, ordinal] = feedCursorOf(query.cursor);

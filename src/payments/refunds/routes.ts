@@ -120,7 +120,9 @@ export function refundRoutes(services: Services): AnyRoute[] {
   ];
 }
 
-async function refundPayment(services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof createRefundSchema }>): Promise<HandlerResult> {
+async function refundPayment(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof createRefundSchema }>,
+): Promise<HandlerResult> {
   const clientId = clientIdOf(req);
   // A refund of a payment bound to a test clock is made at the clock's time.
   const clockId = await clockOfPayment(services, params.id);
@@ -134,14 +136,18 @@ async function refundPayment(services: Services, { params, body, req }: HandlerI
   } satisfies RefundRecord };
 }
 
-async function listPaymentRefunds(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function listPaymentRefunds(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const parent = await ownedPayment(db, tenantOf(req), params.id);
   const rows = await refundsOfParent(db, parent.payment_id);
   return { status: 200, body: { total: rows.length, refunds: rows.map(refundRecord) } };
 }
 
-async function getPaymentRefundSummary(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+async function getPaymentRefundSummary(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const parent = await ownedPayment(db, tenantOf(req), params.id);
   const rows = await refundTotalsOfParent(db, parent.payment_id);
@@ -163,7 +169,9 @@ async function getPaymentRefundSummary(services: Services, { params, req }: Hand
   } };
 }
 
-async function listRefunds(services: Services, { query, req }: HandlerInput<{ query: typeof listRefundsQuerySchema }>): Promise<HandlerResult> {
+async function listRefunds(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listRefundsQuerySchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const clientId = clientIdOf(req);
   if (query.clientId !== undefined && query.clientId !== clientId) throw notFound(`client ${query.clientId} not found`);
@@ -174,7 +182,9 @@ async function listRefunds(services: Services, { query, req }: HandlerInput<{ qu
   return { status: 200, body: { total, refunds: rows.map(refundRecord) } };
 }
 
-async function refundNotification(services: Services, { body, req }: HandlerInput<{ body: typeof refundNotificationSchema }>): Promise<HandlerResult> {
+async function refundNotification(
+  services: Services, { body, req }: HandlerInput<{ body: typeof refundNotificationSchema }>,
+): Promise<HandlerResult> {
   const db = services.readModels;
   const { refundId, outcome } = body;
   // From the child's stream, not the read model: a refund notified the moment it was created is known.
