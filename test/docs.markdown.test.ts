@@ -4,7 +4,8 @@
  * README.md or docs/ is, verbatim, the file under examples/ that test/examples.test.ts runs against a live service.
  *
  * An example's fence is announced by the comment before it: `<!-- example: ../examples/refunds.sh -->` (the path
- * relative to the Markdown file). Fences of other content (sample output, state diagrams) say `text`.
+ * relative to the Markdown file). Fences of other content (sample output, state diagrams) say `text`; a command that
+ * starts the service, and so never ends by itself, says why it is not run: `<!-- not run: starts the service -->`.
  */
 import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -28,6 +29,8 @@ interface MdNode {
 /** Languages of what runs; a fence in one of them must be an example's file. */
 const EXAMPLE_LANGUAGES = new Set(['sh', 'bash', 'shell', 'ts', 'typescript', 'js', 'javascript', 'sql']);
 const EXAMPLE_MARKER = /^<!--\s*example:\s*(\S+)\s*-->$/;
+/** A command that cannot be an example which ends by itself (it starts the service), with the reason said. */
+const NOT_RUN_MARKER = /^<!--\s*not run:\s*\S.*-->$/;
 
 function markdownFiles(): string[] {
   const docs = join(repoRoot, 'docs');
@@ -121,6 +124,7 @@ describe('Markdown: README.md, docs/, clients/typescript/README.md', () => {
         visit(parse(file).tree, (node, parent, index) => {
           if (node.type !== 'code' || !EXAMPLE_LANGUAGES.has(node.lang ?? '')) return;
           const before = parent?.children?.[index - 1];
+          if (before?.type === 'html' && NOT_RUN_MARKER.test(before.value!.trim())) return;
           const marker = before?.type === 'html' ? EXAMPLE_MARKER.exec(before.value!.trim()) : null;
           if (!marker) {
             problems.push(`${where(file, node)}: a ${node.lang} fence that is not an example's file (put <!-- example: ../examples/….sh --> before it)`);
