@@ -93,7 +93,7 @@ describe('examples/ (shown in README.md and docs/) against a live service', func
     dataDir = mkdtempSync(join(tmpdir(), 'ledger-examples-'));
     // Settlement batches and expiries every second instead of every minute, so a card settles within the run.
     service = startService({
-      DATA_DIR: dataDir, PORT: '0', OPERATOR_API_KEY, LOG_LEVEL: 'warn',
+      DATA_DIR: dataDir, PORT: '0', OPERATOR_API_KEY,
       SETTLEMENT_CRON: '* * * * * *', EXPIRY_CRON: '* * * * * *',
     });
     baseUrl = `http://127.0.0.1:${await listeningPort(service)}`;
