@@ -26,7 +26,7 @@ SHOP_ACCOUNT_NUMBER=$(jq -r .accountNumber <<<"$SHOP_ACCOUNT")
 HOOK_SECRET="whsec_$(openssl rand -base64 32)"
 HOOK_PORT=${RECEIVER_PORT:-4000}
 HOOK_LOG=$(mktemp)
-WEBHOOK_SECRET=$HOOK_SECRET RECEIVER_PORT=$HOOK_PORT npx tsx examples/webhook-receiver.ts >"$HOOK_LOG" &
+WEBHOOK_SECRET=$HOOK_SECRET RECEIVER_PORT=$HOOK_PORT node --import tsx examples/webhook-receiver.ts >"$HOOK_LOG" &
 HOOK_PID=$!
 for _ in $(seq 50); do curl -s -o /dev/null "http://127.0.0.1:$HOOK_PORT/" && break; sleep 0.2; done
 HOOK_ID=$(curl "${SHOP_API[@]}" -X POST "$BASE_URL/webhooks" \

@@ -3,7 +3,7 @@
  * 204 and prints the payload as one JSON line on stdout. A delivery that does not verify (a wrong signature, an old
  * or replayed timestamp) gets 400 and is not printed.
  *
- *   WEBHOOK_SECRET=whsec_… RECEIVER_PORT=4000 npx tsx examples/webhook-receiver.ts >> deliveries.jsonl
+ *   WEBHOOK_SECRET=whsec_… RECEIVER_PORT=4000 node --import tsx examples/webhook-receiver.ts >> deliveries.jsonl
  */
 import { createServer } from 'node:http';
 import { verifyWebhook, WebhookVerificationError } from '../clients/typescript/src/index.ts';

@@ -59,10 +59,12 @@ function run(command: string, args: string[], env: Record<string, string>): Prom
     }
   };
   const timer = setTimeout(() => endGroup('SIGKILL'), RUN_TIMEOUT_MS);
-  return new Promise((resolve) => child.once('close', (code, signal) => {
+  // Once the example has exited, what it left in the background (holding its output open) is ended, and then its
+  // output closes.
+  return new Promise((resolve) => child.once('exit', (code, signal) => {
     clearTimeout(timer);
     endGroup('SIGTERM');
-    resolve({ code, signal, output });
+    child.once('close', () => resolve({ code, signal, output }));
   }));
 }
 
