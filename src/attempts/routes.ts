@@ -10,11 +10,13 @@ import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
-import { merchantsOf } from '../payments/records.ts';
+
 import type { AttemptRow } from '../../projections/attempts.ts';
-import { createAttempt, ownedAttempt } from './handlers.ts';
+import { createAttempt } from './handlers.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { attemptRecord } from './records.ts';
+import { ownedAttempt } from '../../projections/attempts.queries.ts';
+import { merchantsOf } from '../../projections/payments.queries.ts';
 
 const tags = ['Payment attempts'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;

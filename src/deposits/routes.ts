@@ -20,9 +20,10 @@ import { clientIdOf, scopedTo, commandMetadata, tenantOf } from '../http/tenancy
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../ledger/money.ts';
-import { anyPayment } from '../payments/handlers.ts';
+
 import { paymentRecord } from '../payments/records.ts';
 import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
+import { anyPayment } from '../../projections/payments.queries.ts';
 
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const HOUR_MS = 60 * 60 * 1000;

@@ -11,9 +11,10 @@ import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import type { Request } from 'express';
 import {
-  addAccessRule, addChildren, changeIdentityStatus, createIdentity, deleteIdentity, ownedIdentity, removeAccessRule,
-  removeChildren, updateIdentity,
+  addAccessRule, addChildren, changeIdentityStatus, createIdentity, deleteIdentity, removeAccessRule, removeChildren,
+  updateIdentity,
 } from './handlers.ts';
+import { ownedIdentity } from '../../projections/identities.queries.ts';
 
 /** The ids a children body names, in either of its forms: the interface's bare array, or `{children: [...]}`. */
 const childIdsOf = (body: ChildrenBody): string[] => (Array.isArray(body) ? body : body.children);
