@@ -6,7 +6,7 @@ import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../src/db/coalescer.ts';
 import { findOwned } from '../src/db/owned.ts';
 import type { Tenant } from '../src/domain/tenancy.ts';
-import type { RecordedEvent } from '../src/eventstore/port.ts';
+import type { PaymentEvent } from '../src/payments/events.ts';
 import { EXPIRABLE_STATUSES, paymentRowOf, type PaymentRow } from './payments.ts';
 import type { IdentityRow } from './identities.ts';
 import type { AccountRow } from './accounts.ts';
@@ -82,7 +82,7 @@ export function paymentReads(db: Kysely<ReadModels>) {
       .select(['account_number', 'currency', 'status']).where('client_id', '=', clientId)
       .where('account_number', 'in', [...accountNumbers]).execute(),
 
-    viewOf: (events: readonly Pick<RecordedEvent, 'type' | 'data'>[]) => paymentRowOf(events),
+    viewOf: (events: readonly PaymentEvent[]) => paymentRowOf(events),
 
     async awaitingSettlement(window: { clockId: string | null; until: Date }, daysByPeriod: Readonly<Record<'T+1' | 'T+2', number>>, limit: number) {
       const settlesAt = sql<Date>`received_at + make_interval(days => CASE settlement WHEN 'T+1' THEN ${daysByPeriod['T+1']}::int

@@ -20,7 +20,6 @@ import { clientIdOf, scopedTo, commandMetadata, tenantOf } from '../http/tenancy
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../ledger/money.ts';
-
 import { paymentRecord } from '../payments/records.ts';
 import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
 import { anyPayment } from '../../projections/payments.queries.ts';

@@ -4,10 +4,9 @@
  * the stream; these are the lookups a create checks its input against and the jobs' work queues.
  */
 import type { PaymentNode } from '../../schemas/paymentNodes.ts';
-import type { RecordedEvent } from '../eventstore/port.ts';
 import type { AccountStatus } from '../accounts/events.ts';
 import type { CompanionStatus } from '../deposits/events.ts';
-import type { PaymentExchange, PaymentFee, PaymentFlow, PaymentStatus, SettlementPeriod } from './events.ts';
+import type { PaymentEvent, PaymentExchange, PaymentFee, PaymentFlow, PaymentStatus, SettlementPeriod } from './events.ts';
 
 /** A payment as its answers show it (the flat record, the detailed shape): the payments read model's row. */
 export interface PaymentView {
@@ -89,7 +88,7 @@ export interface PaymentReads {
   /** The client's accounts of these numbers (those it has). */
   nodeAccounts(clientId: string, accountNumbers: readonly string[]): Promise<NodeAccount[]>;
   /** The payment as the read model will show it once it has these events (its first one a creation). */
-  viewOf(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): PaymentView;
+  viewOf(events: readonly PaymentEvent[]): PaymentView;
   /**
    * RECEIVED payments awaiting a settlement batch (not INSTANT), at most `limit`: of no clock, oldest receipt
    * first; of a clock, those whose settlement date (receipt + `daysByPeriod`) is due by `until`, soonest first.
