@@ -4,12 +4,16 @@
  * - the platform (event store, projection runner, database, domain primitives) knows no context and no HTTP;
  * - a context (src/<context>/) knows no HTTP, except its routes and its manifest, which declare its endpoints;
  * - the read side (projections/) knows no HTTP, and of the contexts only their stored events (`events.ts`);
- * - the contracts (schemas/) know nothing of the code.
- * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts) may see
- * everything, and so may src/storedEvents/, which gathers every context's stored event contracts.
+ * - the contracts (schemas/) know nothing of the code;
+ * - data flows one way: of src/, only a context's routes and manifest (which declare its endpoints and read models)
+ *   and the composition root import projections/; handlers, deciders, records, jobs, reactors and the HTTP edge
+ *   ask the read models through the narrow port their context declares (src/<context>/ports.ts).
+ * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts, the CLI
+ * src/cli.ts and src/cli/, and the HTTP edge's src/http/services.ts) may see everything, and so may
+ * src/storedEvents/, which gathers every context's stored event contracts.
  *
  * A context is a folder of src/ with a manifest (`module.ts`): the list is read from the folders, so a new
- * context is under these rules as soon as it exists.
+ * context is under these rules as soon as it exists. No rule names a context.
  */
 const { existsSync, readdirSync } = require('node:fs');
 const path = require('node:path');
@@ -25,6 +29,9 @@ const contexts = `(${contextNames.join('|')})`;
 /** The platform the read side builds on: the event store, the projection runner, the database, domain primitives. */
 const platform = '(eventstore|projection|db|domain)';
 
+/** The files that wire the service together: they may import any layer. */
+const compositionRoot = ['^src/(assemble|platform|contexts|module|main|cli)\\.ts$', '^src/cli/', '^src/http/services\\.ts$'];
+
 module.exports = {
   forbidden: [
     {
@@ -33,6 +40,15 @@ module.exports = {
       severity: 'error',
       from: {},
       to: { circular: true },
+    },
+    {
+      name: 'commands-read-through-ports',
+      comment: 'Data flows one way (routes → handlers → deciders → store → feed → projectors): of src/, only routes.ts and '
+        + 'module.ts of a context, and the composition root, import projections/. Everything else asks the read models '
+        + 'through its context\'s port (ports.ts), implemented in projections/ and wired in src/platform.ts.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['/routes\\.ts$', '/module\\.ts$', ...compositionRoot] },
+      to: { path: '^projections/' },
     },
     {
       name: 'platform-knows-no-context',
