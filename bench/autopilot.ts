@@ -6,7 +6,7 @@
  * Prints figures; never fails.
  */
 import type { Database } from '../src/db/database.ts';
-import { CONNECTIONS, startLoadGenerator, type Report } from './http.ts';
+import { CONNECTIONS, startLoadGenerator, type Report } from './loadReport.ts';
 import { card, provisionMerchant } from './dataset.ts';
 import { startService, type BenchService } from './service.ts';
 

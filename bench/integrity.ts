@@ -30,7 +30,7 @@ import { recordFeedDigest, verifyIntegrity } from '../src/integrity/integrity.ts
 import { replayProjector } from '../src/projection/replay.ts';
 import { paymentsProjector } from '../projections/payments.ts';
 import { paymentTemplate, provisionMerchant, SEED_IN_FLIGHT, seedPayments } from './dataset.ts';
-import type { Report } from './http.ts';
+import type { Report } from './loadReport.ts';
 import { startService, type BenchService } from './service.ts';
 
 const EVENTS = Number(process.env.BENCH_INTEGRITY_EVENTS ?? 1_000_000);

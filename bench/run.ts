@@ -76,7 +76,7 @@ const ROUNDS = Number(process.env.BENCH_STORE_ROUNDS ?? 3);
 type BenchTables = { bench_balances: { stream: string; deposits: number; total: ColumnType<string, number, number> } };
 
 /** A read model written the way a throughput-minded projector should: one multi-row upsert per batch. */
-const benchProjector: Projector = defineProjector<BenchTables>({
+const benchProjector: Projector = defineProjector<BenchTables, { BenchDeposited: { amount: number } }>({
   name: 'bench_balances',
   version: 1,
   handles: ['BenchDeposited'],
@@ -89,7 +89,7 @@ const benchProjector: Projector = defineProjector<BenchTables>({
     for (const event of events) {
       const row = byStream.get(event.stream) ?? { deposits: 0, total: 0 };
       row.deposits++;
-      row.total += (event.data as { amount: number }).amount;
+      row.total += event.data.amount;
       byStream.set(event.stream, row);
     }
     const rows = [...byStream].map(([stream, r]) => ({ stream, deposits: r.deposits, total: r.total }));

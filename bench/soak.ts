@@ -28,7 +28,7 @@ import { providerSignature } from '../src/payments/routes.ts';
 import { depositSignature } from '../src/deposits/routes.ts';
 import { provisionMerchant, card, type Merchant } from './dataset.ts';
 import { OPERATOR_KEY } from './service.ts';
-import type { Report } from './http.ts';
+import type { Report } from './loadReport.ts';
 
 const SOAK_SECONDS = Number(process.env.BENCH_SOAK_SECONDS ?? 600);
 const RETENTION_DAYS = process.env.BENCH_SOAK_RETENTION_DAYS ?? '0';

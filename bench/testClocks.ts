@@ -7,7 +7,7 @@
  * objects). Prints figures and never fails.
  */
 import type { Database } from '../src/db/database.ts';
-import type { Report } from './http.ts';
+import type { Report } from './loadReport.ts';
 import { provisionMerchant, type Merchant } from './dataset.ts';
 import { call, startService } from './service.ts';
 

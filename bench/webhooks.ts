@@ -27,7 +27,7 @@ import { registerWebhook, secretBoxOf } from '../src/webhooks/handlers.ts';
 import { enqueueTestPing } from '../src/webhooks/outbox.ts';
 import { customerStream } from '../src/customers/events.ts';
 import { WEBHOOKS_PROJECTOR } from '../projections/webhooks.ts';
-import type { Report } from './http.ts';
+import type { Report } from './loadReport.ts';
 
 const DELIVERIES = Number(process.env.BENCH_WEBHOOK_DELIVERIES ?? 5_000);
 const RATE_PER_SECOND = Number(process.env.BENCH_WEBHOOK_RATE ?? 100);

@@ -39,7 +39,7 @@ import { call, type BenchService } from './service.ts';
 import { card, SEED_IN_FLIGHT, type Merchant } from './dataset.ts';
 import { startFloor } from './floor.ts';
 import { countsSince, databaseCounts, installDatabaseCounters } from './pgCounters.ts';
-import { CONNECTIONS, reportLoad, reportProfile, type LoadGenerator, type Report } from './http.ts';
+import { CONNECTIONS, reportLoad, reportProfile, type LoadGenerator, type Report } from './loadReport.ts';
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
 const WARMUP_SECONDS = Number(process.env.BENCH_HTTP_WARMUP_SECONDS ?? 3);

@@ -2,14 +2,13 @@
  * Read model of customers (payers) and their documents. Documents keep the order they were added in (`seq`).
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import type { RecordedEvent } from '../src/eventstore/port.ts';
+import type { Recorded } from '../src/eventstore/typedEvents.ts';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { CustomerEvent, DocumentStatus, OperationLevel } from '../src/customers/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { DocumentStatus, OperationLevel } from '../src/customers/events.ts';
 import type { CustomerRecord } from '../schemas/customers.ts';
 import type { Instant, NullableInstant } from './columns.ts';
-import type { ReadModels } from './readModels.ts';
-
-type Data<T extends CustomerEvent['type']> = Extract<CustomerEvent, { type: T }>['data'];
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 export interface CustomersTable {
   customer_id: string;
@@ -47,7 +46,7 @@ export type CustomerTables = { customers: CustomersTable; customer_documents: Cu
 export type CustomerRow = Selectable<CustomersTable>;
 export type CustomerDocumentRow = Selectable<CustomerDocumentsTable>;
 
-async function decide(trx: Kysely<CustomerTables>, data: Data<'CustomerDocumentApproved'>, status: DocumentStatus): Promise<void> {
+async function decide(trx: Kysely<CustomerTables>, data: StoredEventData['CustomerDocumentApproved' | 'CustomerDocumentRejected'], status: DocumentStatus): Promise<void> {
   await trx.updateTable('customer_documents').set({ status })
     .where('customer_id', '=', data.customerId).where('document_id', '=', data.documentId).execute();
   await trx.updateTable('customers').set({ updated_at: data.decidedAt }).where('customer_id', '=', data.customerId).execute();
@@ -56,12 +55,14 @@ async function decide(trx: Kysely<CustomerTables>, data: Data<'CustomerDocumentA
 /** A customer's row as the batch leaves it: created in it (the whole row), or changed (the columns set, in order). */
 type Pending = { created: Insertable<CustomersTable> | null; changes: Partial<Record<keyof CustomersTable, unknown>> };
 
+type Event = Recorded<StoredEventData>;
+
 /**
  * A batch of events in a few statements: creations and changes of customers are folded in memory per customer and
  * written at once (one INSERT of every row created, one UPDATE of every row changed), before the first document
  * event of the batch and at its end; document events, rare, are applied one at a time, in feed order.
  */
-async function apply(trx: Kysely<CustomerTables>, events: readonly RecordedEvent[]): Promise<void> {
+async function apply(trx: Kysely<CustomerTables>, events: readonly Event[]): Promise<void> {
   let pending = new Map<string, Pending>();
   const change = (customerId: string, columns: Partial<Record<keyof CustomersTable, unknown>>) => {
     const entry = pending.get(customerId) ?? { created: null, changes: {} };
@@ -87,7 +88,7 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly RecordedEvent
   for (const event of events) {
     switch (event.type) {
       case 'CustomerCreated': {
-        const d = event.data as Data<'CustomerCreated'>;
+        const d = event.data;
         pending.set(d.customerId, {
           created: {
             customer_id: d.customerId, client_id: d.clientId, first_name: d.firstName ?? null, last_name: d.lastName ?? null,
@@ -101,7 +102,7 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly RecordedEvent
         break;
       }
       case 'CustomerUpdated': {
-        const d = event.data as Data<'CustomerUpdated'>;
+        const d = event.data;
         const c = d.changes;
         change(d.customerId, {
           first_name: c.firstName, last_name: c.lastName, email: c.email, phone_number: c.phoneNumber,
@@ -111,16 +112,38 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly RecordedEvent
         break;
       }
       case 'CustomerLevelChanged': {
-        const d = event.data as Data<'CustomerLevelChanged'>;
+        const d = event.data;
         change(d.customerId, { operation_level: d.operationLevel, is_documented: d.isDocumented, updated_at: d.changedAt });
         break;
       }
-      default: {
-        const handler = documentHandlers[event.type];
-        if (!handler) break;
+      case 'CustomerDocumentAdded': {
         await flush();
-        await handler(trx, event);
+        const d = event.data;
+        const customer = await trx.selectFrom('customers').select('client_id').where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
+        const count = await trx.selectFrom('customer_documents').select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
+        await trx.insertInto('customer_documents').values({
+          document_id: d.document.documentId, customer_id: d.customerId, client_id: customer.client_id, seq: Number(count.n),
+          type: d.document.type, url: d.document.url, content_type: d.document.contentType, status: d.document.status,
+          uploaded_at: d.document.uploadedAt, added_at: d.addedAt,
+        }).execute();
+        await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
+        break;
       }
+      case 'CustomerDocumentUploaded': {
+        await flush();
+        const d = event.data;
+        await trx.updateTable('customer_documents')
+          .set({ url: d.url, content_type: d.contentType, status: 'UPLOADED', uploaded_at: d.uploadedAt })
+          .where('customer_id', '=', d.customerId).where('document_id', '=', d.documentId).execute();
+        await trx.updateTable('customers').set({ updated_at: d.uploadedAt }).where('customer_id', '=', d.customerId).execute();
+        break;
+      }
+      case 'CustomerDocumentApproved':
+      case 'CustomerDocumentRejected':
+        await flush();
+        await decide(trx, event.data, event.type === 'CustomerDocumentApproved' ? 'APPROVED' : 'REJECTED');
+        break;
     }
   }
   await flush();
@@ -144,36 +167,7 @@ async function updateCustomers(trx: Kysely<CustomerTables>, changes: ReadonlyArr
    WHERE c.customer_id = x.change->>'customer_id'`.execute(trx);
 }
 
-/** Document events: a customer's documents change one at a time. */
-const documentHandlers: Record<string, (trx: Kysely<CustomerTables>, event: RecordedEvent) => Promise<void>> = {
-    async CustomerDocumentAdded(trx, event) {
-      const d = event.data as Data<'CustomerDocumentAdded'>;
-      const customer = await trx.selectFrom('customers').select('client_id').where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
-      const count = await trx.selectFrom('customer_documents').select((eb) => eb.fn.countAll<string>().as('n'))
-        .where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
-      await trx.insertInto('customer_documents').values({
-        document_id: d.document.documentId, customer_id: d.customerId, client_id: customer.client_id, seq: Number(count.n),
-        type: d.document.type, url: d.document.url, content_type: d.document.contentType, status: d.document.status,
-        uploaded_at: d.document.uploadedAt, added_at: d.addedAt,
-      }).execute();
-      await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
-    },
-    async CustomerDocumentUploaded(trx, event) {
-      const d = event.data as Data<'CustomerDocumentUploaded'>;
-      await trx.updateTable('customer_documents')
-        .set({ url: d.url, content_type: d.contentType, status: 'UPLOADED', uploaded_at: d.uploadedAt })
-        .where('customer_id', '=', d.customerId).where('document_id', '=', d.documentId).execute();
-      await trx.updateTable('customers').set({ updated_at: d.uploadedAt }).where('customer_id', '=', d.customerId).execute();
-    },
-    async CustomerDocumentApproved(trx, event) {
-      await decide(trx, event.data as Data<'CustomerDocumentApproved'>, 'APPROVED');
-    },
-    async CustomerDocumentRejected(trx, event) {
-      await decide(trx, event.data as Data<'CustomerDocumentRejected'>, 'REJECTED');
-    },
-};
-
-export const customersProjector = defineProjector<CustomerTables>({
+export const customersProjector = defineProjector<CustomerTables, StoredEventData>({
   name: 'customers',
   version: 1,
   tables: ['customers', 'customer_documents'],
@@ -213,7 +207,10 @@ export const customersProjector = defineProjector<CustomerTables>({
       .execute();
     await sql`CREATE INDEX customer_documents_customer ON customer_documents (customer_id, seq)`.execute(trx);
   },
-  handles: ['CustomerCreated', 'CustomerUpdated', 'CustomerLevelChanged', ...Object.keys(documentHandlers)],
+  handles: [
+    'CustomerCreated', 'CustomerUpdated', 'CustomerLevelChanged',
+    'CustomerDocumentAdded', 'CustomerDocumentUploaded', 'CustomerDocumentApproved', 'CustomerDocumentRejected',
+  ],
   apply,
 });
 
@@ -223,7 +220,7 @@ export const customerDocumentRecord = (row: CustomerDocumentRow) => ({
 });
 
 /** The API shape of customers, with their documents (one query for the documents of the whole page). */
-export async function customerRecords(db: Kysely<ReadModels>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
+export async function customerRecords(db: Pick<Kysely<CustomerTables>, 'selectFrom'>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
   if (rows.length === 0) return [];
   const documents = await db.selectFrom('customer_documents').selectAll()
     .where('customer_id', 'in', rows.map((r) => r.customer_id))
@@ -236,4 +233,31 @@ export async function customerRecords(db: Kysely<ReadModels>, rows: CustomerRow[
     documents: documents.filter((d) => d.customer_id === row.customer_id).map(customerDocumentRecord),
     createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
   }));
+}
+
+/** A customer's row by its id, whichever client's (the caller has checked the object that names it). */
+export async function customerById<DB extends CustomerTables>(db: Kysely<DB>, customerId: string): Promise<CustomerRow | undefined> {
+  return (db as unknown as Kysely<CustomerTables>).selectFrom('customers').selectAll().where('customer_id', '=', customerId).executeTakeFirst();
+}
+
+/** The filters of a client's list of customers: exact matches (`email` as stored, lower case). */
+export interface CustomerFilters { documentNumber?: string; email?: string; operationLevel?: OperationLevel }
+
+/** One page of a client's customers, newest first (ties broken by id), and how many match the filters. */
+export async function customersPage<DB extends CustomerTables>(
+  db: Kysely<DB>, clientId: string, filters: CustomerFilters, page: PageWindow,
+): Promise<{ rows: CustomerRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<CustomerTables>, 'customers', clientId);
+  if (filters.documentNumber) filtered = filtered.where('document_number', '=', filters.documentNumber);
+  if (filters.email) filtered = filtered.where('email', '=', filters.email);
+  if (filters.operationLevel) filtered = filtered.where('operation_level', '=', filters.operationLevel);
+  return newestFirstPage(filtered, 'customer_id', page);
+}
+
+/** One document of a customer, if the customer has it. */
+export async function customerDocument<DB extends CustomerTables>(
+  db: Kysely<DB>, customerId: string, documentId: string,
+): Promise<CustomerDocumentRow | undefined> {
+  return (db as unknown as Kysely<CustomerTables>).selectFrom('customer_documents').selectAll()
+    .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst();
 }

@@ -4,16 +4,14 @@
  * the unassigned balance widget sums. Every value comes from the events, so a rebuild gives identical rows.
  *
  * The deposits (and their companion children) are payments too: the payments projector writes their rows in
- * `payments` with the row builders below (`depositPaymentRows`).
+ * `payments` (projections/payments.ts).
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
-import type { RecordedEvent } from '../src/eventstore/port.ts';
-import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../src/deposits/events.ts';
-import { zeroAmount } from '../src/ledger/money.ts';
+import type { RecordedStoredEvent, StoredEventData } from '../src/storedEvents/registry.ts';
 import type { Instant, NullableInstant } from './columns.ts';
-import type { NewPayment, PaymentChanges } from './payments.ts';
-import type { PaymentStatus } from '../src/payments/events.ts';
+import { judgedAt } from './testClocks.ts';
+import { scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 export interface DepositsTable {
   payment_id: string;
@@ -97,7 +95,7 @@ const changeColumns: ReadonlyArray<[keyof DepositsTable, string]> = [
  * batch is inserted as its last event leaves it), then one INSERT of the new rows and one UPDATE of the others
  * (a PaymentExpired of a payment that is no deposit matches no row).
  */
-async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[]): Promise<void> {
+async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStoredEvent[]): Promise<void> {
   const created = new Map<string, Insertable<DepositsTable>>();
   const changed = new Map<string, Partial<Record<keyof DepositsTable, unknown>>>();
   const change = (paymentId: string, columns: Partial<Record<keyof DepositsTable, unknown>>) => {
@@ -108,7 +106,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
   for (const event of events) {
     switch (event.type) {
       case 'DepositReceived': {
-        const d = event.data as DepositReceivedData;
+        const d = event.data;
         created.set(d.paymentId, {
           payment_id: d.paymentId, client_id: d.clientId, external_id: d.externalId, provider_deposit_id: d.providerDepositId,
           reference: d.reference, total_amount: d.totalAmount, currency: d.currency, status: 'CREATED',
@@ -120,7 +118,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
         break;
       }
       case 'DepositAssigned': {
-        const d = event.data as DepositEventData<'DepositAssigned'>;
+        const d = event.data;
         change(d.paymentId, {
           status: 'SETTLED', account_id: d.accountId, expected_amount: d.expectedAmount, reconciliation_status: d.reconciliationStatus,
           related_payment_id: d.relatedPaymentId, settled_at: d.at, updated_at: d.at,
@@ -129,12 +127,12 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
       }
       case 'PaymentExpired': {
         // Any payment's expiry: only a deposit has a row here.
-        const d = event.data as { paymentId: string; at: string };
+        const d = event.data;
         change(d.paymentId, { status: 'EXPIRED', expired_at: d.at, updated_at: d.at });
         break;
       }
       case 'DepositRefundDue': {
-        const d = event.data as DepositEventData<'DepositRefundDue'>;
+        const d = event.data;
         change(d.paymentId, { refund_payment_id: d.refundPaymentId });
         break;
       }
@@ -154,7 +152,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
   }
 }
 
-export const depositsProjector: Projector = defineProjector<DepositTables>({
+export const depositsProjector: Projector = defineProjector<DepositTables, StoredEventData>({
   name: 'deposits',
   version: 2,
   tables: ['deposits'],
@@ -163,49 +161,66 @@ export const depositsProjector: Projector = defineProjector<DepositTables>({
   apply,
 });
 
+/** A deposit's row with the instant it is judged at (`judged_at`): its test clock's time, else the query's now. */
+export type JudgedDepositRow = DepositRow & { judged_at: Date };
 
-/** A payments row with the columns every payment has, for a LOCAL_DEPOSIT that the payments context did not create. */
-function localDepositRow(fields: {
-  paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string; description: string;
-  status: string; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
-  accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
-  reconciliationStatus: string | null; receivedAmount: string | null; testClockId?: string | null;
-}): NewPayment {
-  const f = fields;
-  return {
-    payment_id: f.paymentId, client_id: f.clientId, external_id: f.externalId, identity_id: f.identityId, identity_external_id: null,
-    identity_email: null, account_id: f.accountId, account_number: f.accountNumber, total_amount: f.totalAmount, currency: f.currency,
-    description: f.description, product: null, type: 'LOCAL_DEPOSIT', status: f.status as PaymentStatus, resume_status: null, purchase_amount: null,
-    purchase_currency: null, exchange: null, origins: '[]', destinations: '[]', fees: '[]', fee_amount: zeroAmount(f.currency),
-    flow: 'PUSH', method: null, settlement: 'INSTANT', customer_id: f.customerId, checkout_session_id: null, expires_at: f.expiresAt,
-    // Not the payments' expiry queue: the deposits' own job expires an unassigned deposit.
-    payable_until: null,
-    created_at: f.createdAt, updated_at: f.createdAt, authorized_at: null, captured_at: null,
-    received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
-    settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
-    failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null, reconciliation_status: f.reconciliationStatus,
-    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId, test_clock_id: f.testClockId ?? null,
-  };
+/**
+ * `expires_at` at most `ms` after the instant the row is judged at: its test clock's time for a deposit bound to
+ * one, `now` otherwise.
+ */
+const expiringWithin = (now: Date, ms: number) => sql<Date>`${judgedAt(now)} + make_interval(secs => ${ms / 1000}::double precision)`;
+
+/** `text` as a LIKE pattern matching it anywhere, its wildcards taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A client's deposits awaiting assignment (CREATED). */
+function awaiting<DB extends DepositTables>(db: Kysely<DB>, clientId: string) {
+  return scopedTo(db as unknown as Kysely<DepositTables>, 'deposits', clientId).where('status', '=', 'CREATED');
 }
 
-/** The `payments` rows of deposits and companion children: whole rows on creation, a patch on assignment. */
-export const depositPaymentRows = {
-  created: {
-    DepositReceived: (d: DepositReceivedData) => localDepositRow({
-      ...d, description: `Deposit ${d.providerDepositId} to ${d.reference}`, status: 'CREATED', accountId: null, accountNumber: null,
-      identityId: null, parentPaymentId: null, relatedPaymentId: null, reconciliationStatus: null,
-      // The funds arrived with the notification.
-      receivedAmount: d.totalAmount,
-    }),
-    DepositCompanionCreated: (d: DepositCompanionCreatedData) => localDepositRow({
-      ...d, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
-      relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
-    }),
-  } as Record<string, (data: any) => NewPayment>,
-  patches: {
-    DepositAssigned: (d: DepositEventData<'DepositAssigned'>) => ({
-      account_id: d.accountId, account_number: d.accountNumber, identity_id: d.identityId, reconciliation_status: d.reconciliationStatus,
-      related_payment_id: d.relatedPaymentId, updated_at: d.at,
-    }),
-  } as Record<string, (data: any) => PaymentChanges>,
-};
+/** The filters of the list of deposits awaiting assignment; amounts are decimal strings, `search` matches the originator. */
+export interface AwaitingFilters { expiresWithinMs?: number; amountMin?: string; amountMax?: string; search?: string }
+
+/** One page of a client's deposits awaiting assignment, soonest expiry first (ties broken by id), and how many match. */
+export async function awaitingAssignmentPage<DB extends DepositTables>(
+  db: Kysely<DB>, clientId: string, filters: AwaitingFilters, now: Date, page: PageWindow,
+): Promise<{ rows: JudgedDepositRow[]; total: number }> {
+  let filtered = awaiting(db, clientId);
+  if (filters.expiresWithinMs !== undefined) filtered = filtered.where('expires_at', '<=', expiringWithin(now, filters.expiresWithinMs));
+  if (filters.amountMin) filtered = filtered.where('total_amount', '>=', sql<string>`${filters.amountMin}::numeric`);
+  if (filters.amountMax) filtered = filtered.where('total_amount', '<=', sql<string>`${filters.amountMax}::numeric`);
+  if (filters.search) {
+    const pattern = containing(filters.search);
+    filtered = filtered.where((eb) => eb.or([
+      eb('originator_first_name', 'ilike', pattern), eb('originator_last_name', 'ilike', pattern), eb('originator_document_number', 'ilike', pattern),
+    ]));
+  }
+  const [rows, count] = await Promise.all([
+    filtered.select(judgedAt(now).as('judged_at')).orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset)
+      .execute() as Promise<JudgedDepositRow[]>,
+    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
+
+/** How many deposits of a client await assignment in each currency that has any, alphabetical. */
+export async function awaitingPerCurrency<DB extends DepositTables>(db: Kysely<DB>, clientId: string): Promise<Array<{ currency: string; n: string }>> {
+  return await awaiting(db, clientId).clearSelect()
+    .select(['currency', sql<string>`count(*)::text`.as('n')]).groupBy('currency').orderBy('currency').execute() as Array<{ currency: string; n: string }>;
+}
+
+/**
+ * What of a client's awaits assignment in one currency: the total (numeric text) and count of them all, and those expiring
+ * within `urgentWithinMs` of the instant each is judged at, soonest first, at most `maxUrgent` (rows).
+ */
+export async function awaitingInCurrency<DB extends DepositTables>(
+  db: Kysely<DB>, clientId: string, currency: string, now: Date, urgentWithinMs: number, maxUrgent: number,
+): Promise<{ total: string; count: number; urgent: JudgedDepositRow[] }> {
+  const pending = awaiting(db, clientId).where('currency', '=', currency);
+  const [sum, urgent] = await Promise.all([
+    pending.clearSelect().select([sql<string>`coalesce(sum(total_amount), 0)::text`.as('total'), sql<string>`count(*)::text`.as('n')]).executeTakeFirst(),
+    pending.where('expires_at', '<=', expiringWithin(now, urgentWithinMs)).select(judgedAt(now).as('judged_at'))
+      .orderBy('expires_at').orderBy('payment_id').limit(maxUrgent).execute() as Promise<JudgedDepositRow[]>,
+  ]);
+  return { total: sum!.total, count: Number(sum!.n), urgent };
+}

@@ -6,8 +6,10 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
-import type { RefundEventData, RefundStatus } from '../src/payments/refunds/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { RefundStatus } from '../src/payments/refunds/events.ts';
 import type { Instant } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 /** Amounts are numeric: read back as decimal strings. */
 export interface RefundsTable {
@@ -57,14 +59,14 @@ async function ended(trx: Kysely<RefundTables>, d: { refundId: string; to: strin
   if (Number(updated.numUpdatedRows) !== 1) throw new Error(`refunds projector: refund ${d.refundId} ended without a row`);
 }
 
-export const refundsProjector: Projector = defineProjector<RefundTables>({
+export const refundsProjector: Projector = defineProjector<RefundTables, StoredEventData>({
   name: 'refunds',
   version: 1,
   tables: ['refunds'],
   setup,
   handlers: {
     async RefundCreated(trx, event) {
-      const d = event.data as RefundEventData<'RefundCreated'>;
+      const d = event.data;
       await trx.insertInto('refunds').values({
         refund_id: d.refundId, parent_payment_id: d.parentPaymentId, client_id: d.clientId, status: 'RECEIVED',
         total_amount: d.totalAmount, currency: d.currency, description: d.description, funding_source: d.funding.source,
@@ -72,11 +74,43 @@ export const refundsProjector: Projector = defineProjector<RefundTables>({
         created_at: d.createdAt, updated_at: d.createdAt,
       }).execute();
     },
-    RefundSettled: (trx, event) => ended(trx, event.data as RefundEventData<'RefundSettled'>),
-    RefundFailed: (trx, event) => ended(trx, event.data as RefundEventData<'RefundFailed'>),
-    RefundUnsettled: (trx, event) => ended(trx, event.data as RefundEventData<'RefundUnsettled'>),
-    RefundExpired: (trx, event) => ended(trx, event.data as RefundEventData<'RefundExpired'>),
+    RefundSettled: (trx, event) => ended(trx, event.data),
+    RefundFailed: (trx, event) => ended(trx, event.data),
+    RefundUnsettled: (trx, event) => ended(trx, event.data),
+    RefundExpired: (trx, event) => ended(trx, event.data),
   },
 });
 
 export type RefundRow = Selectable<RefundsTable>;
+
+/** The refunds of one parent payment, oldest first (ties broken by id). */
+export async function refundsOfParent<DB extends RefundTables>(db: Kysely<DB>, parentPaymentId: string): Promise<RefundRow[]> {
+  return (db as unknown as Kysely<RefundTables>).selectFrom('refunds').selectAll().where('parent_payment_id', '=', parentPaymentId)
+    .orderBy('created_at').orderBy('refund_id').execute();
+}
+
+/** The refunds of one parent payment per status: their sum (numeric text) and count (text). */
+export async function refundTotalsOfParent<DB extends RefundTables>(
+  db: Kysely<DB>, parentPaymentId: string,
+): Promise<Array<{ status: string; total: string; n: string }>> {
+  const { rows } = await sql<{ status: string; total: string; n: string }>`
+    SELECT status, sum(total_amount)::text AS total, count(*)::text AS n
+      FROM refunds WHERE parent_payment_id = ${parentPaymentId} GROUP BY status`.execute(db);
+  return rows;
+}
+
+/** The filters of a client's list of refunds: its status, and bounds on the creation time (each inclusive or not). */
+export interface RefundFilters {
+  status?: RefundStatus; from?: { at: Date; inclusive: boolean } | null; to?: { at: Date; inclusive: boolean } | null;
+}
+
+/** One page of a client's refunds, newest first (ties broken by id), and how many match the filters. */
+export async function refundsPage<DB extends RefundTables>(
+  db: Kysely<DB>, clientId: string, filters: RefundFilters, page: PageWindow,
+): Promise<{ rows: RefundRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<RefundTables>, 'refunds', clientId);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  if (filters.from) filtered = filtered.where('created_at', filters.from.inclusive ? '>=' : '>', filters.from.at);
+  if (filters.to) filtered = filtered.where('created_at', filters.to.inclusive ? '<=' : '<', filters.to.at);
+  return newestFirstPage(filtered, 'refund_id', page);
+}

@@ -5,8 +5,9 @@
  */
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { TestClockEventData } from '../src/testClocks/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { Instant } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 export interface TestClocksTable {
   clock_id: string;
@@ -26,7 +27,7 @@ export type TestClockRow = Selectable<TestClocksTable>;
 
 export const TEST_CLOCKS_PROJECTOR = 'test_clocks';
 
-export const testClocksProjector = defineProjector<TestClockTables>({
+export const testClocksProjector = defineProjector<TestClockTables, StoredEventData>({
   name: TEST_CLOCKS_PROJECTOR,
   version: 1,
   tables: ['test_clocks'],
@@ -46,26 +47,26 @@ export const testClocksProjector = defineProjector<TestClockTables>({
   },
   handlers: {
     async TestClockCreated(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockCreated'>;
+      const d = event.data;
       await trx.insertInto('test_clocks').values({
         clock_id: d.clockId, client_id: d.clientId, name: d.name, frozen_time: d.frozenTime, status: 'ready', objects: 0, deleted: false,
         created_at: d.createdAt, updated_at: d.createdAt,
       }).execute();
     },
     async TestClockObjectBound(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockObjectBound'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set((eb) => ({ objects: eb('objects', '+', 1) })).where('clock_id', '=', d.clockId).execute();
     },
     async TestClockAdvanced(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockAdvanced'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set({ frozen_time: d.to, status: 'advancing', updated_at: d.at }).where('clock_id', '=', d.clockId).execute();
     },
     async TestClockReady(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockReady'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set({ status: 'ready', updated_at: d.at }).where('clock_id', '=', d.clockId).execute();
     },
     async TestClockDeleted(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockDeleted'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set({ deleted: true, updated_at: d.at }).where('clock_id', '=', d.clockId).execute();
     },
   },
@@ -86,4 +87,21 @@ export async function clockTimes<DB extends TestClockTables>(db: Kysely<DB>, clo
   if (ids.length === 0) return new Map();
   const rows = await (db as unknown as Kysely<TestClockTables>).selectFrom('test_clocks').select(['clock_id', 'frozen_time']).where('clock_id', 'in', ids).execute();
   return new Map(rows.map((row) => [row.clock_id, row.frozen_time]));
+}
+
+/** A client's clocks that are not deleted. */
+function liveClocks<DB extends TestClockTables>(db: Kysely<DB>, clientId: string) {
+  return scopedTo(db as unknown as Kysely<TestClockTables>, 'test_clocks', clientId).where('deleted', '=', false);
+}
+
+/** A client's clock, unless it is deleted. */
+export async function liveClock<DB extends TestClockTables>(db: Kysely<DB>, clientId: string, clockId: string): Promise<TestClockRow | undefined> {
+  return liveClocks(db, clientId).where('clock_id', '=', clockId).executeTakeFirst();
+}
+
+/** One page of a client's clocks that are not deleted, newest first (ties broken by id), and how many there are. */
+export async function liveClocksPage<DB extends TestClockTables>(
+  db: Kysely<DB>, clientId: string, page: PageWindow,
+): Promise<{ rows: TestClockRow[]; total: number }> {
+  return newestFirstPage(liveClocks(db, clientId), 'clock_id', page);
 }

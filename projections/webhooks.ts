@@ -1,7 +1,7 @@
 /**
  * The webhooks' read models and the emitter. From the feed it keeps:
  * - `webhook_endpoints`: each client's endpoints (the sealed secret with them, for the dispatcher);
- * - `webhook_payments`: what a payment's payloads carry (src/webhooks/mapping.ts), so a status change's payload
+ * - `webhook_payments`: what a payment's payloads carry (projections/webhookMappings.ts), so a status change's payload
  *   is built from the feed alone;
  * - `webhook_events`: every webhook event in feed order, the source of `GET /events` (kept WEBHOOK_DELIVERY_RETENTION_DAYS:
  *   the retention job cuts its oldest end, src/webhooks/retention.ts);
@@ -19,11 +19,13 @@ import { defineProjector, type Projector } from '../src/projection/projector.ts'
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
-import { webhookMappings, paymentIdOf, type Emission, type Mapping, type PaymentFacts } from '../src/webhooks/mapping.ts';
-import type { WebhookEvent } from '../src/webhooks/events.ts';
+import { handlerOf, isOneOf, type EventHandlers } from '../src/eventstore/typedEvents.ts';
+import type { RecordedStoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
+import { webhookMappings, paymentIdOf, type Emission, type Mapped, type PaymentFacts } from './webhookMappings.ts';
 import { webhookEventSchemas } from '../src/webhooks/events.ts';
 import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
 import type { Instant, Json } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 export const WEBHOOKS_PROJECTOR = 'webhooks';
 /** Rows per INSERT statement (well under Postgres' 65,535 parameters). */
@@ -116,7 +118,12 @@ interface Subscriber {
   enabled: boolean;
 }
 
-type Data<T extends WebhookEvent['type']> = Extract<WebhookEvent, { type: T }>['data'];
+/** What each domain event type becomes (./webhookMappings.ts). */
+type Mappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Mapped>;
+
+/** The endpoints' own events (src/webhooks/events.ts): the keys of their schemas, each a stored event type. */
+const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhookEventSchemas)[];
+type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
 /** The active version's checkpoint when another version than `version` is active: no delivery at or before it. */
 async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promise<Position | null> {
@@ -128,11 +135,10 @@ async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promi
   return active.c === null ? null : { commit: BigInt(active.c), prepare: BigInt(active.p!) };
 }
 
-async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEvent): Promise<void> {
-  const typed = { type: event.type, data: event.data } as WebhookEvent;
-  switch (typed.type) {
+async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: EndpointEvent): Promise<void> {
+  switch (event.type) {
     case 'WebhookEndpointRegistered': {
-      const d = typed.data;
+      const d = event.data;
       await trx.insertInto('webhook_endpoints').values({
         endpoint_id: d.endpointId, client_id: d.clientId, url: d.url, events: d.events === null ? null : JSON.stringify(d.events),
         description: d.description, enabled: true, secret_key_id: d.secret.keyId, secret_sealed: d.secret.sealed,
@@ -142,7 +148,7 @@ async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEve
       return;
     }
     case 'WebhookEndpointUpdated': {
-      const { changes, endpointId, updatedAt } = typed.data;
+      const { changes, endpointId, updatedAt } = event.data;
       await trx.updateTable('webhook_endpoints').set({
         ...(changes.url !== undefined ? { url: changes.url } : {}),
         ...(changes.events !== undefined ? { events: changes.events === null ? null : JSON.stringify(changes.events) } : {}),
@@ -153,13 +159,13 @@ async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEve
       return;
     }
     case 'WebhookSecretRotated': {
-      const d = typed.data;
+      const d = event.data;
       await trx.updateTable('webhook_endpoints').set({ secret_key_id: d.secret.keyId, secret_sealed: d.secret.sealed, updated_at: d.rotatedAt })
         .where('endpoint_id', '=', d.endpointId).execute();
       return;
     }
     case 'WebhookEndpointDeleted':
-      await trx.deleteFrom('webhook_endpoints').where('endpoint_id', '=', typed.data.endpointId).execute();
+      await trx.deleteFrom('webhook_endpoints').where('endpoint_id', '=', event.data.endpointId).execute();
   }
 }
 
@@ -169,7 +175,7 @@ function* chunksOf<Row>(rows: readonly Row[]): Generator<Row[]> {
 }
 
 async function apply(
-  trx: Kysely<WebhookTables>, events: readonly RecordedEvent[], version: number, mappings: Readonly<Record<string, Mapping>>,
+  trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings,
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
   const floor = await emissionFloor(trx, version);
@@ -195,7 +201,7 @@ async function apply(
   const now = new Date();
 
   for (const event of events) {
-    if (event.type in webhookEventSchemas) {
+    if (isOneOf(event, ENDPOINT_EVENTS)) {
       await applyEndpointEvent(trx, event);
       // An endpoint's subscribers are read again after any change to its client's endpoints.
       const clientId = event.metadata.clientId;
@@ -204,11 +210,11 @@ async function apply(
       if (event.type === 'WebhookEndpointDeleted' && (floor === null || comparePositions(event.position, floor) > 0)) {
         await outbox.updateTable('webhook_deliveries')
           .set({ status: 'DROPPED', dropped_at: now, next_attempt_at: null, last_error: 'the webhook was deleted' })
-          .where('endpoint_id', '=', (event.data as Data<'WebhookEndpointDeleted'>).endpointId).where('status', '=', 'PENDING').execute();
+          .where('endpoint_id', '=', event.data.endpointId).where('status', '=', 'PENDING').execute();
       }
       continue;
     }
-    const mapping = mappings[event.type];
+    const mapping = handlerOf<StoredEventData, [facts: PaymentFacts | null], Mapped, StoredEventType>(mappings, event.type);
     if (!mapping) continue;
     const paymentId = paymentIdOf(event);
     const mapped = mapping(event, paymentId ? facts.get(paymentId) ?? null : null);
@@ -254,8 +260,8 @@ function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, n
 }
 
 /** The emitter at `version`, with `mappings` (a test bumps it, with a changed mapping, to see history is not resent). */
-export function createWebhooksProjector(version: number, mappings: Readonly<Record<string, Mapping>> = webhookMappings): Projector {
-  return defineProjector<WebhookTables>({
+export function createWebhooksProjector(version: number, mappings: Mappings = webhookMappings): Projector {
+  return defineProjector<WebhookTables, StoredEventData>({
     name: WEBHOOKS_PROJECTOR,
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
@@ -263,8 +269,9 @@ export function createWebhooksProjector(version: number, mappings: Readonly<Reco
     // Endpoints are read back right after they change; GET /events is a feed polled with a cursor and deliveries are
     // sent after the fact: a write waits for this projector only when it changed an endpoint (reads of the feed and
     // of a delivery log wait for it instead, src/webhooks/routes.ts).
-    awaitedFor: Object.keys(webhookEventSchemas),
-    handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
+    awaitedFor: ENDPOINT_EVENTS,
+    // The mappings are keyed by stored event type (`Mappings`).
+    handles: [...ENDPOINT_EVENTS, ...Object.keys(mappings) as StoredEventType[]],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),
   });
@@ -314,4 +321,47 @@ async function setup(trx: Kysely<WebhookTables>): Promise<void> {
   await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
   // The retention's purge cuts the feed from its oldest end (src/webhooks/retention.ts).
   await sql`CREATE INDEX webhook_events_feed_order ON webhook_events (feed_commit, feed_prepare, ordinal)`.execute(trx);
+}
+
+/** One page of a client's webhook endpoints, newest first (ties broken by id), and how many there are. */
+export async function webhookEndpointsPage<DB extends WebhookTables>(
+  db: Kysely<DB>, clientId: string, page: PageWindow,
+): Promise<{ rows: WebhookEndpointRow[]; total: number }> {
+  const endpoints = scopedTo(db as unknown as Kysely<WebhookTables>, 'webhook_endpoints', clientId);
+  return newestFirstPage(endpoints, 'endpoint_id', page);
+}
+
+/** The filters of an endpoint's delivery log: exact matches. */
+export interface DeliveryFilters { status?: WebhookDeliveriesTable['status']; eventType?: string }
+
+/** One page of an endpoint's deliveries, newest first (ties broken by id), and how many match the filters. */
+export async function deliveriesPage<DB extends WebhookOutboxTables>(
+  db: Kysely<DB>, endpointId: string, filters: DeliveryFilters, page: PageWindow,
+): Promise<{ rows: WebhookDeliveryRow[]; total: number }> {
+  let filtered = (db as unknown as Kysely<WebhookOutboxTables>).selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  if (filters.eventType) filtered = filtered.where('event_type', '=', filters.eventType);
+  return newestFirstPage(filtered, 'delivery_id', page);
+}
+
+/** One delivery of an endpoint, if the endpoint has it. */
+export async function deliveryOfEndpoint<DB extends WebhookOutboxTables>(
+  db: Kysely<DB>, endpointId: string, deliveryId: string,
+): Promise<WebhookDeliveryRow | undefined> {
+  return (db as unknown as Kysely<WebhookOutboxTables>).selectFrom('webhook_deliveries').selectAll()
+    .where('endpoint_id', '=', endpointId).where('delivery_id', '=', deliveryId).executeTakeFirst();
+}
+
+/**
+ * A client's events of the feed after a position (its commit, prepare and ordinal, as decimal text), in the feed's order,
+ * at most `limit` (events), of one type when `type` names one.
+ */
+export async function feedEventsAfter<DB extends WebhookTables>(
+  db: Kysely<DB>, clientId: string, [commit, prepare, ordinal]: readonly [string, string, string], type: WebhookEventsTable['event_type'] | undefined,
+  limit: number,
+): Promise<Array<Selectable<WebhookEventsTable>>> {
+  let filtered = (db as unknown as Kysely<WebhookTables>).selectFrom('webhook_events').selectAll().where('client_id', '=', clientId)
+    .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
+  if (type) filtered = filtered.where('event_type', '=', type);
+  return filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit).execute();
 }

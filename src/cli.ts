@@ -33,9 +33,9 @@ import { ReplayRefusedError, replayableProjectors, replayProjector } from './pro
 import { allProjectors } from './contexts.ts';
 import type { Projector } from './projection/projector.ts';
 import { readModelsOf } from '../projections/readModels.ts';
-import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from './ledger/statements.ts';
+import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../projections/statements.ts';
 import { paymentStream } from './payments/events.ts';
-import { currencyScale, formatAmount, toDecimal } from './ledger/money.ts';
+import { currencyScale, formatAmount, toDecimal } from './domain/money.ts';
 import { progressOnStderr, type Progress } from './cli/progress.ts';
 import type {
   BalancesJson, ClientsCreateJson, ExportedEventJson, IntegritySealJson, ProjectionsStatusJson, ReplayJson,
@@ -463,6 +463,7 @@ async function exportEvents(config: Config, options: { from: Date; to: Date; str
 
 // ---- the command tree ----
 
+// Long as the whole command tree, declared in the order `--help` lists it: each command is a few lines that name its handler.
 function buildProgram(): Command {
   const config = () => loadConfig();
   const program = new Command('npm run cli --')

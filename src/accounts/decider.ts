@@ -14,7 +14,7 @@ import type { Decider } from '../domain/decider.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
-import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { AccountCreditedData } from '../ledger/events.ts';
 import type { AccountCreditRefusedData, AccountEvent, AccountHoldRefusedData, AccountOpenedData, AccountStatus } from './events.ts';
 import type { UpdateAccount } from '../../schemas/accounts.ts';
@@ -110,6 +110,7 @@ function mustHave(state: AccountState, account: AccountOpenedData, amount: strin
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
   initialState: { account: null, status: 'ACTIVE', closed: false, balance: '0', held: '0', settlements: null, adjustments: null, holds: null },
 
+  // Long as a switch with one case per command of the account stream: the state machine reads whole in one place.
   decide(command, state) {
     const at = command.now.toISOString();
     refuseOtherTenants(command.tenant, state.account?.clientId ?? null, 'account not found');

@@ -4,7 +4,7 @@ import { handleCommand } from '../eventstore/commandHandler.ts';
 import type { Position } from '../eventstore/position.ts';
 import type { Runtime } from '../domain/runtime.ts';
 import type { ClientCredentials } from '../../schemas/clients.ts';
-import { formatAmount, parseAmount } from '../ledger/money.ts';
+import { formatAmount, parseAmount } from '../domain/money.ts';
 import { clientDecider } from './decider.ts';
 import { clientStream } from './events.ts';
 import { generateApiKey, generateClientSecret, hashSecret } from './credentials.ts';

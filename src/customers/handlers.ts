@@ -3,9 +3,7 @@
  * document number is reserved in its own stream before a customer takes it, and released once it moves on.
  */
 import { createdId } from '../eventstore/deterministicId.ts';
-import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
-import type { CustomerRow } from '../../projections/customers.ts';
 import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import { MAX_READ_LIMIT, type EventMetadata, type RecordedEvent } from '../eventstore/port.ts';
@@ -13,17 +11,10 @@ import type { Position } from '../eventstore/position.ts';
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
-import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState, type DocumentNumberState } from './decider.ts';
 import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
-
-/** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedCustomer(db: Kysely<ReadModels>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
-  return findOwned(db, 'customers', tenant, 'customer_id', customerId, 'customer');
-}
 
 /**
  * How long a lookup by document number waits for the customer its reservation names: that customer's creation
@@ -42,6 +33,7 @@ async function fold<Event extends { type: string; data: unknown }, State>(
   let last: RecordedEvent | null = null;
   for (let from = 0n; ;) {
     const page = await platform.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
+    // Read back untyped: the stream holds only its decider's events, as `catchUp` in src/eventstore/commandHandler.ts folds them.
     for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
     if (page.length > 0) last = page[page.length - 1]!;
     if (page.length < MAX_READ_LIMIT) return { state, last };

@@ -7,34 +7,31 @@
  * Each reservation is looked at once it is ABANDONED_RESERVATION_MS old (by the time it was recorded), time
  * in which a creation in progress has long recorded its customer; the reactor's runner waits until then (`dueAt`),
  * so it runs that much behind the feed's head while numbers are being reserved (read-your-writes never waits for a
- * reactor).
- * The streams decide (releaseAbandonedReservation), with deterministic ids: a reservation seen twice changes
- * nothing more.
+ * reactor). The streams decide (releaseAbandonedReservation), with deterministic ids: a reservation seen twice
+ * changes nothing more.
  */
-import type { RecordedEvent } from '../eventstore/port.ts';
-import type { Reactor } from '../projection/projector.ts';
+import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
-import type { DocumentNumberEvent } from './events.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { releaseAbandonedReservation } from './handlers.ts';
 
 export const DOCUMENT_NUMBERS_REACTOR_NAME = 'customer_document_numbers';
 
-type Reserved = Extract<DocumentNumberEvent, { type: 'CustomerDocumentNumberReserved' }>['data'];
-
 export function documentNumbersReactor(platform: Platform): Reactor {
   const graceMs = platform.config.abandonedReservationMs;
-  return {
+  return defineReactor<StoredEventData>({
     name: DOCUMENT_NUMBERS_REACTOR_NAME,
-    handles: ['CustomerDocumentNumberReserved'],
     // Bounded by graceMs: the reservation was recorded before now (give or take the clocks' skew). The runner waits
     // until then, holding none of the reactor lanes the process's other reactors share.
     dueAt: (event) => Math.min(event.recordedAt.getTime() + graceMs, Date.now() + graceMs),
-    async react(event: RecordedEvent) {
-      const reserved = event.data as Reserved;
-      await releaseAbandonedReservation(platform, {
-        clientId: reserved.clientId, documentNumber: reserved.documentNumber, customerId: reserved.customerId,
-        reservationRevision: Number(event.revision), reservationEventId: event.id,
-      }, { clientId: reserved.clientId, actor: 'customers', causationId: event.id });
+    handlers: {
+      async CustomerDocumentNumberReserved(event) {
+        const reserved = event.data;
+        await releaseAbandonedReservation(platform, {
+          clientId: reserved.clientId, documentNumber: reserved.documentNumber, customerId: reserved.customerId,
+          reservationRevision: Number(event.revision), reservationEventId: event.id,
+        }, { clientId: reserved.clientId, actor: 'customers', causationId: event.id });
+      },
     },
-  };
+  });
 }
