@@ -2,7 +2,8 @@
  * The work a process does besides answering requests: every context's reactors and scheduled jobs, and the
  * service's own housekeeping. Both the service and the test harness start it here.
  */
-import { contexts } from './contexts.ts';
+import { contexts as serviceContexts } from './contexts.ts';
+import type { ContextModule } from './module.ts';
 import type { Services } from './http/services.ts';
 import { Scheduler } from './jobs/scheduler.ts';
 import { dropOrphanSchemas } from './projection/schemaKeeper.ts';
@@ -22,7 +23,11 @@ async function inBatches(purge: (limit: number) => Promise<number>, batch: numbe
   return total;
 }
 
-export function startBackgroundWork(services: Services, options: { schedule?: boolean } = {}): Scheduler {
+/** `contexts`: whose reactors, jobs and workers to start (src/contexts.ts unless a test adds one of its own). */
+export function startBackgroundWork(
+  services: Services, options: { schedule?: boolean; contexts?: readonly ContextModule[] } = {},
+): Scheduler {
+  const contexts: readonly ContextModule[] = options.contexts ?? serviceContexts;
   for (const context of contexts) for (const reactor of context.reactors?.(services) ?? []) services.projections.addReactor(reactor);
   const scheduler = new Scheduler(services.logger);
   if (options.schedule === false) return scheduler;

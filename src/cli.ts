@@ -30,7 +30,7 @@ import { MAX_READ_LIMIT } from './eventstore/port.ts';
 import { recordFeedDigest, verifyStorageIntegrity } from './integrity/integrity.ts';
 import { verifyReadModels } from './projection/verify.ts';
 import { ReplayRefusedError, replayableProjectors, replayProjector } from './projection/replay.ts';
-import { allProjectors } from './contexts.ts';
+import { allProjectors, storedEvents } from './contexts.ts';
 import type { Projector } from './projection/projector.ts';
 import { readModelsOf } from '../projections/readModels.ts';
 import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../projections/statements.ts';
@@ -64,7 +64,7 @@ const OPERATOR_ROUTE_TIMEOUT_MS = 30_000;
 const MAX_CLIENT_NAME_CHARS = 200;
 
 async function withStorage<T>(config: Config, work: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await openStorage(config);
+  const storage = await openStorage(config, storedEvents.upcasters);
   try {
     return await work(storage);
   } finally {

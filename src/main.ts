@@ -9,6 +9,7 @@ import { DataDirLockedError } from './db/dataDirLock.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './logging.ts';
 import { openStorage } from './storage.ts';
+import { storedEvents } from './contexts.ts';
 import { assembleService } from './assemble.ts';
 import { countRequestsInFlight, stopService } from './shutdown.ts';
 import { systemRuntime } from './domain/runtime.ts';
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
 
   let opened;
   try {
-    opened = await openStorage(config);
+    opened = await openStorage(config, storedEvents.upcasters);
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message);
     throw error;

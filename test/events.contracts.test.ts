@@ -5,7 +5,7 @@
  * stored event only through the handler's explicit mapping.
  */
 import { expect } from 'chai';
-import { storedEvents } from '../src/storedEvents/registry.ts';
+import { storedEvents } from '../src/contexts.ts';
 import { compareWithSnapshot, canonicalSchema, readSnapshot, type EventSchemaSnapshot } from '../src/storedEvents/snapshot.ts';
 import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { accountDecider } from '../src/accounts/decider.ts';

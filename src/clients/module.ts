@@ -1,6 +1,9 @@
 import { defineContext } from '../module.ts';
+import { clientEvents } from './events.ts';
 import { clientsProjector } from '../../projections/clients.ts';
 import { clientRoutes } from './routes.ts';
 
 /** Clients (tenants): provisioning, credentials, tokens. */
-export const clientsContext = defineContext({ name: 'clients', routes: clientRoutes, projectors: [clientsProjector] });
+export const clientsContext = defineContext({
+  name: 'clients', events: [clientEvents], routes: clientRoutes, projectors: [clientsProjector],
+});

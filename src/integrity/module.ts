@@ -1,4 +1,5 @@
 import { defineContext } from '../module.ts';
+import { integrityEvents } from './events.ts';
 import { recordFeedDigest } from './integrity.ts';
 
 /**
@@ -8,6 +9,7 @@ import { recordFeedDigest } from './integrity.ts';
  */
 export const integrityContext = defineContext({
   name: 'integrity',
+  events: [integrityEvents],
   jobs: (platform) => platform.storage.mode === 'eventstoredb' ? [] : [{
     name: 'feed-digest',
     schedule: platform.config.integrityDigestCron,

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres/postgresEventStore.ts';
-import { storedEvents } from '../../src/storedEvents/registry.ts';
+import { storedEvents } from '../../src/contexts.ts';
 import { createApp, type AppOptions } from '../../src/http/app.ts';
 import type { Services } from '../../src/http/services.ts';
 import { assembleService } from '../../src/assemble.ts';
