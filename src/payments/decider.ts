@@ -13,6 +13,7 @@
  * payer) arrive in the command, so the decider stays a function of its inputs.
  */
 import type { Decider } from '../domain/decider.ts';
+import type { StreamPart } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
@@ -225,3 +226,13 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
     }
   },
 };
+
+/**
+ * The payment's part of its stream (./stream.ts), and what a request waits for after each command: a move made on
+ * its own waits for the read models it touches (a creation hands its wait to the HTTP edge, which records the
+ * answer meanwhile); the receipt and the settlement are steps of flows that wait once at their end.
+ */
+export const paymentPart: StreamPart<PaymentCommand, PaymentEvent, PaymentState> = { decider: paymentDecider, readModels: {
+  CreatePayment: 'alongside', MarkPending: 'written', Authorize: 'written', Capture: 'written', Reject: 'written', Expire: 'written',
+  RequireReview: 'written', ResolveReview: 'written', AttachDocument: 'written', Receive: 'none', Settle: 'none',
+} };

@@ -8,7 +8,8 @@ import type { CreatePayment } from '../../schemas/payments.ts';
 import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
 import type { AccountRow } from '../../projections/accounts.ts';
 import type { ClientRow } from '../../projections/clients.ts';
-import { handleCommand, readState, recordedByRequest } from '../eventstore/commandHandler.ts';
+import { recordedByRequest } from '../eventstore/commandHandler.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
@@ -21,7 +22,8 @@ import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, cu
 import type { CustomerState } from '../customers/decider.ts';
 import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
-import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
+import { needsAccountAnswer, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
+import { paymentStreamType, type PaymentStreamState } from './stream.ts';
 import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import type { Position } from '../eventstore/position.ts';
@@ -70,23 +72,13 @@ export function anyPayment(db: Kysely<ReadModels>, paymentId: string): Promise<P
 }
 
 /** The payment folded from its stream: the truth, even before the read models have caught up. */
-export function loadPayment(platform: Platform, paymentId: string): Promise<PaymentState> {
-  return readState(platform.storage.store, paymentStream(paymentId), paymentDecider);
+export async function loadPayment(platform: Platform, paymentId: string): Promise<PaymentState> {
+  return (await streamState(platform, paymentStreamType, paymentStream(paymentId))).payment;
 }
 
-/** Runs the command; `readModels` settles once the read models that its events touch have caught up. */
-async function record(
-  platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata,
-): Promise<{ events: PaymentEvent[]; readModels: Promise<void> }> {
-  const { position, events } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, command, metadata,
-    { expectNewStream: command.type === 'CreatePayment' });
-  return { events, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
-}
-
-async function run(platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<PaymentEvent[]> {
-  const { events, readModels } = await record(platform, paymentId, command, metadata);
-  await readModels;
-  return events;
+/** Runs a command on the payment's stream (its wait for the read models: paymentPart, ./decider.ts). */
+function run(platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata) {
+  return runCommand(platform, paymentStreamType, paymentStream(paymentId), command, metadata);
 }
 
 /**
@@ -314,7 +306,8 @@ export async function createPayment(
     },
   });
 
-  const { events, readModels } = await record(platform, paymentId, {
+  // A new payment's stream is new: decided on the empty state and appended with no_stream, sparing the read.
+  const { events, readModels } = await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
     type: 'CreatePayment', tenant: { clientId }, now, screening,
     payment: {
       paymentId, clientId, externalId: input.externalId, identityId: identity.identity_id,
@@ -327,7 +320,7 @@ export async function createPayment(
       expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null, customerId: customer?.customer_id ?? null,
       checkoutSessionId: origin.checkoutSessionId ?? null, ...(clockId ? { testClockId: clockId } : {}),
     },
-  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata);
+  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata, { expectNewStream: true });
   return { row: paymentRowOf(events), readModels };
 }
 
@@ -367,7 +360,7 @@ export async function markPaymentPending(platform: Platform, tenant: Tenant, pay
 
 /** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
 export async function receivePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
+  const received = await runCommand(platform, paymentStreamType, paymentStream(paymentId), ({ payment: state }: PaymentStreamState) => {
     if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
     return { type: 'Receive', tenant, now: platform.runtime.now(), receivedAmount: platform.provider.receivedAmount(state.payment) } as const;
   }, metadata);
@@ -407,7 +400,7 @@ export async function settleReceived(
       : { outcome: 'REFUSED', status: answer.data.status, settlementBatchId: answer.data.settlementBatchId };
   }
   try {
-    ({ position } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
+    ({ position } = await runCommand(platform, paymentStreamType, paymentStream(paymentId),
       { type: 'Settle', tenant: 'any', batchId, account, now: platform.runtime.now() }, metadata));
   } catch (error) {
     // Another process recorded the same answer first.
