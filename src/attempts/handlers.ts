@@ -14,7 +14,7 @@ import { customerOfClient } from '../customers/handlers.ts';
 import { findOwned } from '../db/owned.ts';
 import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import { amountIn, checkNodeAccounts, destinationOf, refuseRefundType } from '../payments/handlers.ts';
@@ -22,7 +22,7 @@ import { checkOriginAmounts, pricedNode, validateNode, type NodeContext, type No
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';
 import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
 import type { Platform } from '../platform.ts';
-import { attemptDecider } from './decider.ts';
+import { attemptStreamType } from './decider.ts';
 import { attemptStream, type StoredAttemptNode } from './events.ts';
 import { creatingOn } from '../testClocks/binding.ts';
 
@@ -138,7 +138,7 @@ export async function createAttempt(
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
 
-  const { events, position } = await handleCommand(platform.storage.store, attemptStream(attemptId), attemptDecider, {
+  const { events, readModels } = await runCommand(platform, attemptStreamType, attemptStream(attemptId), {
     type: 'RecordAttempt', tenant: { clientId }, now,
     attempt: {
       attemptId, clientId, externalId: input.externalId ?? null, identityId: input.identityId,
@@ -150,5 +150,5 @@ export async function createAttempt(
       ...(clockId ? { testClockId: clockId } : {}),
     },
   }, metadata, { expectNewStream: true });
-  return { row: attemptRowOf(events[0]!.data), readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
+  return { row: attemptRowOf(events[0]!.data), readModels };
 }

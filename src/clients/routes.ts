@@ -77,9 +77,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       responses: { 201: { description: 'the new client and its credentials', schema: clientCredentialsSchema } },
       async handler({ body, req }) {
         const { name } = body;
-        const { credentials, position } = await registerClient(storage.store, runtime, name,
-          commandMetadata(req));
-        await services.readYourWrites(position);
+        const credentials = await registerClient(services, runtime, name, commandMetadata(req));
         return { status: 201, body: credentials };
       },
     }),
@@ -93,8 +91,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted' }, 404: { description: 'no such client', schema: { $ref: '#/components/schemas/Error' } } },
       async handler({ params, req }) {
-        const position = await deleteClient(storage.store, runtime, params.id, commandMetadata(req));
-        await services.readYourWrites(position);
+        await deleteClient(services, runtime, params.id, commandMetadata(req));
         return { status: 200 };
       },
     }),
@@ -116,8 +113,7 @@ export function clientRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such client', schema: errorSchema },
       },
       async handler({ params, body, req }) {
-        const position = await setReviewThresholds(storage.store, runtime, params.id, body, commandMetadata(req));
-        await services.readYourWrites(position);
+        await setReviewThresholds(services, runtime, params.id, body, commandMetadata(req));
         return { status: 200, body: await thresholdsOf(params.id) };
       },
     }),

@@ -100,6 +100,8 @@ export function composeParts<Parts extends Record<string, AnyPart>>(parts: Parts
   return { decider, readModels: readModels as ReadModelWaits<Command> };
 }
 
+const settled = Promise.resolve();
+
 /** What running a command needs: the store, and the read models to wait for. */
 export interface CommandPorts {
   storage: { store: EventStore };
@@ -107,14 +109,12 @@ export interface CommandPorts {
   readYourWrites(position: Position | null, eventTypes?: readonly string[]): Promise<void>;
 }
 
-/** The ports of a process without read models (the CLI, a job of the store alone): its commands wait for none. */
+/**
+ * The ports of a process that runs no read models (the CLI with the service stopped, the store alone): there is
+ * none to wait for, so its commands answer once appended.
+ */
 export function storeOnly(store: EventStore): CommandPorts {
-  return {
-    storage: { store },
-    readYourWrites() {
-      throw new Error('a command run on the store alone cannot wait for read models: its stream type must say `none`');
-    },
-  };
+  return { storage: { store }, readYourWrites: () => settled };
 }
 
 function mustName<Command extends { type: string }, Event extends AnyEvent, State>(on: StreamType<Command, Event, State>, stream: string): void {
@@ -128,8 +128,6 @@ export interface CommandOutcome<Event, State> extends CommandResult<Event, State
    */
   readModels: Promise<void>;
 }
-
-const settled = Promise.resolve();
 
 /**
  * Runs `command` on `stream` with its type's decider (through `handleCommand`: queued per stream, retried on a

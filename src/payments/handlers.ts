@@ -24,7 +24,7 @@ import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
 import { needsAccountAnswer, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
 import { paymentStreamType, type PaymentStreamState } from './stream.ts';
-import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
+import { paymentIdFor, paymentStream, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import type { Position } from '../eventstore/position.ts';
 import { checkOriginAmounts, validateNodes, type NodeSide } from './nodes.ts';
@@ -76,10 +76,6 @@ export async function loadPayment(platform: Platform, paymentId: string): Promis
   return (await streamState(platform, paymentStreamType, paymentStream(paymentId))).payment;
 }
 
-/** Runs a command on the payment's stream (its wait for the read models: paymentPart, ./decider.ts). */
-function run(platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata) {
-  return runCommand(platform, paymentStreamType, paymentStream(paymentId), command, metadata);
-}
 
 /**
  * A refund is a child of a SETTLED payment, made only by POST /payments/:id/refund (its own stream, its parent's
@@ -346,16 +342,16 @@ async function authorizeCardPayment(platform: Platform, tenant: Tenant, paymentI
   // Only ask the issuer about a payment the machine would let through; the decider names the refusal.
   const decision = state.status === 'CREATED' && state.payment.flow === 'CARD' ? platform.provider.authorize(state.payment) : { approved: true as const };
   const now = platform.runtime.now();
-  await run(platform, paymentId, decision.approved ? { type: 'Authorize', tenant, now } : { type: 'Reject', tenant, reason: decision.reason, now }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), decision.approved ? { type: 'Authorize', tenant, now } : { type: 'Reject', tenant, reason: decision.reason, now }, metadata);
 }
 
 export async function capturePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   await refusingOtherKinds(platform, tenant, paymentId, 'only an authorized card payment can be captured',
-    () => run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata));
+    () => runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'Capture', tenant, now: platform.runtime.now() }, metadata));
 }
 
 export async function markPaymentPending(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'MarkPending', tenant, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'MarkPending', tenant, now: platform.runtime.now() }, metadata);
 }
 
 /** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
@@ -421,20 +417,20 @@ export async function settlePayment(
 
 /** The expiry job's and the sandbox provider's (no client route expires a payment): any client's payment. */
 export async function expirePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'Expire', tenant: 'any', now: platform.runtime.now() }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'Expire', tenant: 'any', now: platform.runtime.now() }, metadata);
 }
 
 export async function resolvePaymentReview(
   platform: Platform, tenant: Tenant, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  await run(platform, paymentId, { type: 'ResolveReview', tenant, decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'ResolveReview', tenant, decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
 }
 
 export async function attachPaymentDocument(
   platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = createdId(platform.runtime, metadata, 'payment document');
-  await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => run(platform, paymentId, {
+  await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => runCommand(platform, paymentStreamType, paymentStream(paymentId), {
     type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
   }, metadata));
