@@ -8,11 +8,17 @@ import type { Job, Worker } from './jobs/scheduler.ts';
 import type { AnyRoute } from './http/route.ts';
 import type { Services } from './http/services.ts';
 import type { Platform } from './platform.ts';
+import type { AnyStreamType } from './eventstore/streams.ts';
 import type { Projector, Reactor } from './projection/projector.ts';
 
 export interface ContextModule {
   /** The context's folder name. */
   readonly name: string;
+  /**
+   * The streams it writes, each with its one decider and read-model waits (src/eventstore/streams.ts). A stream
+   * shared with another context's facts is listed once, by the context that owns it, with their deciders composed.
+   */
+  readonly streams?: readonly AnyStreamType[];
   /** Its endpoints, declared with their schemas (mounted and documented in the order of `src/contexts.ts`). */
   routes?(services: Services): AnyRoute[];
   /** Its read models; the projection daemon runs one active instance of each across processes. */

@@ -1,9 +1,10 @@
 import { defineContext } from '../module.ts';
+import { customerStreamType, documentNumberStreamType } from './decider.ts';
 import { customersProjector } from '../../projections/customers.ts';
 import { documentNumbersReactor } from './reactor.ts';
 import { customerRoutes } from './routes.ts';
 
 /** Customers (payers), their documents and operation levels; document numbers reserved for creations that never came are given back. */
 export const customersContext = defineContext({
-  name: 'customers', routes: customerRoutes, projectors: [customersProjector], reactors: (platform) => [documentNumbersReactor(platform)],
+  name: 'customers', streams: [customerStreamType, documentNumberStreamType], routes: customerRoutes, projectors: [customersProjector], reactors: (platform) => [documentNumbersReactor(platform)],
 });

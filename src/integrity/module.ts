@@ -1,4 +1,5 @@
 import { defineContext } from '../module.ts';
+import { digestStreamType } from './decider.ts';
 import { recordFeedDigest } from './integrity.ts';
 
 /**
@@ -8,6 +9,7 @@ import { recordFeedDigest } from './integrity.ts';
  */
 export const integrityContext = defineContext({
   name: 'integrity',
+  streams: [digestStreamType],
   jobs: (platform) => platform.storage.mode === 'eventstoredb' ? [] : [{
     name: 'feed-digest',
     schedule: platform.config.integrityDigestCron,

@@ -1,4 +1,6 @@
 import { defineContext } from '../module.ts';
+import { paymentStreamType } from './stream.ts';
+import { refundStreamType } from './refunds/decider.ts';
 import { paymentsProjector } from '../../projections/payments.ts';
 import { expireDuePayments, runSettlementBatch } from './jobs.ts';
 import { paymentRoutes } from './routes.ts';
@@ -11,6 +13,7 @@ import { refundAutopilot, refundReactor } from './refunds/reactor.ts';
 /** Payments: the state machine, settlement through the destination account, refunds, the sandbox provider. */
 export const paymentsContext = defineContext({
   name: 'payments',
+  streams: [paymentStreamType, refundStreamType],
   routes: (services) => [...paymentRoutes(services), ...refundRoutes(services)],
   projectors: [paymentsProjector, refundsProjector],
   reactors: (platform) => [

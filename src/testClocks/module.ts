@@ -1,4 +1,5 @@
 import { defineContext } from '../module.ts';
+import { testClockSlotsStreamType, testClockStreamType } from './decider.ts';
 import { testClocksProjector } from '../../projections/testClocks.ts';
 import { testClockReactor } from './reactor.ts';
 import { testClockRoutes } from './routes.ts';
@@ -6,6 +7,7 @@ import { testClockRoutes } from './routes.ts';
 /** Test clocks (sandbox): clocks a client advances, the objects bound to them, and the simulated deposit. */
 export const testClocksContext = defineContext({
   name: 'testClocks',
+  streams: [testClockStreamType, testClockSlotsStreamType],
   routes: testClockRoutes,
   projectors: [testClocksProjector],
   reactors: (platform) => [testClockReactor(platform)],

@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { defineContext } from '../module.ts';
+import { webhookStreamType } from './decider.ts';
 import { WEBHOOKS_PROJECTOR, webhooksProjector } from '../../projections/webhooks.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { secretBoxOf } from './handlers.ts';
@@ -12,6 +13,7 @@ import { purgeWebhookHistory } from './retention.ts';
  */
 export const webhooksContext = defineContext({
   name: 'webhooks',
+  streams: [webhookStreamType],
   routes: webhookRoutes,
   projectors: [webhooksProjector],
   jobs: (platform) => [{
