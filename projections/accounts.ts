@@ -1,5 +1,6 @@
 /** Read model of internal accounts (balances come from the ledger's read model). */
-import { sql, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { AccountEvent, AccountStatus } from '../src/accounts/events.ts';
 import type { Instant } from './columns.ts';
@@ -82,3 +83,30 @@ export const accountsProjector = defineProjector<AccountTables>({
   },
 });
 
+/** The filters of a client's list of accounts: exact matches, and the creation time's half-open range. */
+export interface AccountFilters {
+  parentId?: string; accountNumber?: string; externalId?: string; identityId?: string; type?: AccountsTable['type'];
+  country?: string; status?: AccountsTable['status']; from?: Date; before?: Date;
+}
+
+/** One page of a client's accounts, newest first (ties broken by id), and how many match the filters. */
+export async function accountsPage<DB extends AccountTables>(
+  db: Kysely<DB>, clientId: string, filters: AccountFilters, page: PageWindow,
+): Promise<{ rows: AccountRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<AccountTables>, 'accounts', clientId);
+  if (filters.parentId) filtered = filtered.where('parent_id', '=', filters.parentId);
+  if (filters.accountNumber) filtered = filtered.where('account_number', '=', filters.accountNumber);
+  if (filters.externalId) filtered = filtered.where('external_id', '=', filters.externalId);
+  if (filters.identityId) filtered = filtered.where('identity_id', '=', filters.identityId);
+  if (filters.type) filtered = filtered.where('type', '=', filters.type);
+  if (filters.country) filtered = filtered.where('country', '=', filters.country);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  if (filters.from) filtered = filtered.where('created_at', '>=', filters.from);
+  if (filters.before) filtered = filtered.where('created_at', '<', filters.before);
+  return newestFirstPage(filtered, 'account_id', page);
+}
+
+/** A client's account by its account number, if it has one by that number. */
+export async function accountByNumber<DB extends AccountTables>(db: Kysely<DB>, clientId: string, accountNumber: string): Promise<AccountRow | undefined> {
+  return scopedTo(db as unknown as Kysely<AccountTables>, 'accounts', clientId).where('account_number', '=', accountNumber).executeTakeFirst();
+}

@@ -2,7 +2,8 @@
  * Read model of payment attempts: one row per attempt, with the list filters as columns and the nodes, fees
  * and exchange as JSON. Every value comes from the event, so a rebuild gives identical rows.
  */
-import { sql, type ColumnType, type Insertable, type Selectable } from 'kysely';
+import { sql, type ColumnType, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { PaymentAttemptCreatedData, StoredAttemptNode } from '../src/attempts/events.ts';
 import type { PaymentExchange, PaymentFee, SettlementPeriod } from '../src/payments/events.ts';
@@ -98,3 +99,19 @@ export const attemptsProjector = defineProjector<AttemptTables>({
     },
   },
 });
+
+/** The filters of a client's list of attempts: exact matches, and the creation time's half-open range. */
+export interface AttemptFilters { identityId?: string; accountNumber?: string; type?: string; from?: Date; before?: Date }
+
+/** One page of a client's attempts, newest first (ties broken by id), and how many match the filters. */
+export async function attemptsPage<DB extends AttemptTables>(
+  db: Kysely<DB>, clientId: string, filters: AttemptFilters, page: PageWindow,
+): Promise<{ rows: AttemptRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<AttemptTables>, 'payment_attempts', clientId);
+  if (filters.identityId) filtered = filtered.where('identity_id', '=', filters.identityId);
+  if (filters.accountNumber) filtered = filtered.where('account_number', '=', filters.accountNumber);
+  if (filters.type) filtered = filtered.where('type', '=', filters.type);
+  if (filters.from) filtered = filtered.where('created_at', '>=', filters.from);
+  if (filters.before) filtered = filtered.where('created_at', '<', filters.before);
+  return newestFirstPage(filtered, 'attempt_id', page);
+}

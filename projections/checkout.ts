@@ -5,11 +5,13 @@
  * `status` depends on the clock the same way (active_until), and a deleted link keeps its row (`deleted`), so its
  * URL can still show the deactivated page while the API answers 404.
  */
-import { sql } from 'kysely';
+import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { CheckoutTerms, CurrencyConfig, LinkEvent, SessionEvent, SessionItem, SessionStatus } from '../src/checkout/events.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
+import { judgedAt } from './testClocks.ts';
+import { scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 type SessionData<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>['data'];
 type LinkData<T extends LinkEvent['type']> = Extract<LinkEvent, { type: T }>['data'];
@@ -192,3 +194,76 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
     },
   },
 });
+
+const sessionSortColumns = { createdAt: 'created_at', expiresAt: 'expires_at', totalAmount: 'total_amount', status: 'status' } as const;
+export type SessionSortField = keyof typeof sessionSortColumns;
+
+/**
+ * The filters of a client's list of sessions: the owner, an ACCOUNT destination's number, the status as readers see
+ * it (an open session past its expiry, judged at its clock's time, is EXPIRED), and the creation time's half-open range.
+ */
+export interface SessionFilters { identityId?: string; accountNumber?: string; status?: SessionStatus; from?: Date; before?: Date }
+
+/** One page of a client's sessions in the given order (ties broken by id, the same way), and how many match. */
+export async function checkoutSessionsPage<DB extends CheckoutTables>(
+  db: Kysely<DB>, clientId: string, filters: SessionFilters, sort: { field: SessionSortField; direction: 'asc' | 'desc' }, now: Date,
+  page: PageWindow,
+): Promise<{ rows: CheckoutSessionRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<CheckoutTables>, 'checkout_sessions', clientId);
+  if (filters.identityId) filtered = filtered.where('owner_identity_id', '=', filters.identityId);
+  if (filters.accountNumber) filtered = filtered.where(sql<SqlBool>`account_numbers @> ${JSON.stringify([filters.accountNumber])}::jsonb`);
+  const status = filters.status;
+  if (status) {
+    filtered = filtered.where((eb) => {
+      const open = eb('status', 'in', ['ATTEMPT', 'ACTIVE']);
+      if (status === 'EXPIRED') return eb.or([eb('status', '=', 'EXPIRED'), eb.and([open, eb('expires_at', '<=', judgedAt(now))])]);
+      if (status === 'ATTEMPT' || status === 'ACTIVE') return eb.and([eb('status', '=', status), eb('expires_at', '>', judgedAt(now))]);
+      return eb('status', '=', status) as Expression<SqlBool>;
+    });
+  }
+  if (filters.from) filtered = filtered.where('created_at', '>=', filters.from);
+  if (filters.before) filtered = filtered.where('created_at', '<', filters.before);
+  const [rows, count] = await Promise.all([
+    filtered.orderBy(sql.raw(`${sessionSortColumns[sort.field]} ${sort.direction}`)).orderBy('session_id', sort.direction)
+      .limit(page.limit).offset(page.offset).execute(),
+    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
+
+/**
+ * The filters of a client's list of links, each a list of values any of which matches: ids, active or not (judged at each
+ * link's clock's time), ACCOUNT destinations' numbers, customers' emails (lower case), owners.
+ */
+export interface LinkFilters { ids?: string[]; active?: boolean[]; accountNumbers?: string[]; customerEmails?: string[]; identityIds?: string[] }
+
+/** One page of a client's links that are not deleted, newest first (ties broken by id), and how many match the filters. */
+export async function paymentLinksPage<DB extends CheckoutTables>(
+  db: Kysely<DB>, clientId: string, filters: LinkFilters, now: Date, page: PageWindow,
+): Promise<{ rows: PaymentLinkRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<CheckoutTables>, 'payment_links', clientId).where('deleted', '=', false);
+  if (filters.ids) filtered = filtered.where('link_id', 'in', filters.ids);
+  const { active } = filters;
+  if (active && !(active.includes(true) && active.includes(false))) {
+    filtered = filtered.where('active_until', active[0] ? '>' : '<=', judgedAt(now));
+  }
+  const accounts = filters.accountNumbers;
+  if (accounts) filtered = filtered.where((eb) => eb.or(accounts.map((n) => sql<SqlBool>`account_numbers @> ${JSON.stringify([n])}::jsonb`)));
+  if (filters.customerEmails) filtered = filtered.where('customer_email', 'in', filters.customerEmails);
+  if (filters.identityIds) filtered = filtered.where('owner_identity_id', 'in', filters.identityIds);
+  const [rows, count] = await Promise.all([
+    filtered.orderBy('created_at', 'desc').orderBy('link_id', 'desc').limit(page.limit).offset(page.offset).execute(),
+    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
+
+/** The session a checkout token opens, whichever client's, if there is one. */
+export async function sessionOfCheckoutToken<DB extends CheckoutTables>(db: Kysely<DB>, token: string): Promise<CheckoutSessionRow | undefined> {
+  return (db as unknown as Kysely<CheckoutTables>).selectFrom('checkout_sessions').selectAll().where('checkout_token', '=', token).executeTakeFirst();
+}
+
+/** The link a checkout token opens, whichever client's (deleted or not), if there is one. */
+export async function linkOfCheckoutToken<DB extends CheckoutTables>(db: Kysely<DB>, token: string): Promise<PaymentLinkRow | undefined> {
+  return (db as unknown as Kysely<CheckoutTables>).selectFrom('payment_links').selectAll().where('checkout_token', '=', token).executeTakeFirst();
+}

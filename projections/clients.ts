@@ -1,7 +1,7 @@
 /**
  * Read model of clients (tenants): what authentication looks up on every request. Holds hashes only.
  */
-import type { Selectable } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { ClientEvent } from '../src/clients/events.ts';
 import type { Instant, NullableInstant } from './columns.ts';
@@ -64,3 +64,11 @@ export const clientsProjector = defineProjector<ClientTables>({
   },
 });
 
+/** An ACTIVE client's own review thresholds (null where it set none), if there is such a client. */
+export async function activeClientThresholds<DB extends ClientTables>(
+  db: Kysely<DB>, clientId: string,
+): Promise<Pick<ClientRow, 'client_id' | 'review_threshold_basic_usd' | 'review_threshold_standard_usd'> | undefined> {
+  return (db as unknown as Kysely<ClientTables>).selectFrom('clients')
+    .select(['client_id', 'review_threshold_basic_usd', 'review_threshold_standard_usd'])
+    .where('client_id', '=', clientId).where('status', '=', 'ACTIVE').executeTakeFirst();
+}

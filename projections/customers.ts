@@ -6,6 +6,7 @@ import { defineProjector } from '../src/projection/projector.ts';
 import type { CustomerEvent, DocumentStatus, OperationLevel } from '../src/customers/events.ts';
 import type { CustomerRecord } from '../schemas/customers.ts';
 import type { Instant, NullableInstant } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import type { ReadModels } from './readModels.ts';
 
 type Data<T extends CustomerEvent['type']> = Extract<CustomerEvent, { type: T }>['data'];
@@ -166,4 +167,31 @@ export async function customerRecords(db: Kysely<ReadModels>, rows: CustomerRow[
     documents: documents.filter((d) => d.customer_id === row.customer_id).map(customerDocumentRecord),
     createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
   }));
+}
+
+/** A customer's row by its id, whichever client's (the caller has checked the object that names it). */
+export async function customerById<DB extends CustomerTables>(db: Kysely<DB>, customerId: string): Promise<CustomerRow | undefined> {
+  return (db as unknown as Kysely<CustomerTables>).selectFrom('customers').selectAll().where('customer_id', '=', customerId).executeTakeFirst();
+}
+
+/** The filters of a client's list of customers: exact matches (`email` as stored, lower case). */
+export interface CustomerFilters { documentNumber?: string; email?: string; operationLevel?: OperationLevel }
+
+/** One page of a client's customers, newest first (ties broken by id), and how many match the filters. */
+export async function customersPage<DB extends CustomerTables>(
+  db: Kysely<DB>, clientId: string, filters: CustomerFilters, page: PageWindow,
+): Promise<{ rows: CustomerRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<CustomerTables>, 'customers', clientId);
+  if (filters.documentNumber) filtered = filtered.where('document_number', '=', filters.documentNumber);
+  if (filters.email) filtered = filtered.where('email', '=', filters.email);
+  if (filters.operationLevel) filtered = filtered.where('operation_level', '=', filters.operationLevel);
+  return newestFirstPage(filtered, 'customer_id', page);
+}
+
+/** One document of a customer, if the customer has it. */
+export async function customerDocument<DB extends CustomerTables>(
+  db: Kysely<DB>, customerId: string, documentId: string,
+): Promise<CustomerDocumentRow | undefined> {
+  return (db as unknown as Kysely<CustomerTables>).selectFrom('customer_documents').selectAll()
+    .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst();
 }

@@ -12,6 +12,8 @@ import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../src/deposits/events.ts';
 import { zeroAmount } from '../src/ledger/money.ts';
 import type { Instant, NullableInstant } from './columns.ts';
+import { judgedAt } from './testClocks.ts';
+import { scopedTo, type PageWindow } from '../src/db/owned.ts';
 import type { NewPayment, PaymentChanges } from './payments.ts';
 import type { PaymentStatus } from '../src/payments/events.ts';
 
@@ -175,3 +177,67 @@ export const depositPaymentRows = {
     }),
   } as Record<string, (data: any) => PaymentChanges>,
 };
+
+/** A deposit's row with the instant it is judged at (`judged_at`): its test clock's time, else the query's now. */
+export type JudgedDepositRow = DepositRow & { judged_at: Date };
+
+/**
+ * `expires_at` at most `ms` after the instant the row is judged at: its test clock's time for a deposit bound to
+ * one, `now` otherwise.
+ */
+const expiringWithin = (now: Date, ms: number) => sql<Date>`${judgedAt(now)} + make_interval(secs => ${ms / 1000}::double precision)`;
+
+/** `text` as a LIKE pattern matching it anywhere, its wildcards taken literally. */
+const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+
+/** A client's deposits awaiting assignment (CREATED). */
+function awaiting<DB extends DepositTables>(db: Kysely<DB>, clientId: string) {
+  return scopedTo(db as unknown as Kysely<DepositTables>, 'deposits', clientId).where('status', '=', 'CREATED');
+}
+
+/** The filters of the list of deposits awaiting assignment; amounts are decimal strings, `search` matches the originator. */
+export interface AwaitingFilters { expiresWithinMs?: number; amountMin?: string; amountMax?: string; search?: string }
+
+/** One page of a client's deposits awaiting assignment, soonest expiry first (ties broken by id), and how many match. */
+export async function awaitingAssignmentPage<DB extends DepositTables>(
+  db: Kysely<DB>, clientId: string, filters: AwaitingFilters, now: Date, page: PageWindow,
+): Promise<{ rows: JudgedDepositRow[]; total: number }> {
+  let filtered = awaiting(db, clientId);
+  if (filters.expiresWithinMs !== undefined) filtered = filtered.where('expires_at', '<=', expiringWithin(now, filters.expiresWithinMs));
+  if (filters.amountMin) filtered = filtered.where('total_amount', '>=', sql<string>`${filters.amountMin}::numeric`);
+  if (filters.amountMax) filtered = filtered.where('total_amount', '<=', sql<string>`${filters.amountMax}::numeric`);
+  if (filters.search) {
+    const pattern = containing(filters.search);
+    filtered = filtered.where((eb) => eb.or([
+      eb('originator_first_name', 'ilike', pattern), eb('originator_last_name', 'ilike', pattern), eb('originator_document_number', 'ilike', pattern),
+    ]));
+  }
+  const [rows, count] = await Promise.all([
+    filtered.select(judgedAt(now).as('judged_at')).orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset)
+      .execute() as Promise<JudgedDepositRow[]>,
+    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
+
+/** How many deposits of a client await assignment in each currency that has any, alphabetical. */
+export async function awaitingPerCurrency<DB extends DepositTables>(db: Kysely<DB>, clientId: string): Promise<Array<{ currency: string; n: string }>> {
+  return await awaiting(db, clientId).clearSelect()
+    .select(['currency', sql<string>`count(*)::text`.as('n')]).groupBy('currency').orderBy('currency').execute() as Array<{ currency: string; n: string }>;
+}
+
+/**
+ * What of a client's awaits assignment in one currency: the total (numeric text) and count of them all, and those expiring
+ * within `urgentWithinMs` of the instant each is judged at, soonest first, at most `maxUrgent` (rows).
+ */
+export async function awaitingInCurrency<DB extends DepositTables>(
+  db: Kysely<DB>, clientId: string, currency: string, now: Date, urgentWithinMs: number, maxUrgent: number,
+): Promise<{ total: string; count: number; urgent: JudgedDepositRow[] }> {
+  const pending = awaiting(db, clientId).where('currency', '=', currency);
+  const [sum, urgent] = await Promise.all([
+    pending.clearSelect().select([sql<string>`coalesce(sum(total_amount), 0)::text`.as('total'), sql<string>`count(*)::text`.as('n')]).executeTakeFirst(),
+    pending.where('expires_at', '<=', expiringWithin(now, urgentWithinMs)).select(judgedAt(now).as('judged_at'))
+      .orderBy('expires_at').orderBy('payment_id').limit(maxUrgent).execute() as Promise<JudgedDepositRow[]>,
+  ]);
+  return { total: sum!.total, count: Number(sum!.n), urgent };
+}

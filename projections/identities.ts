@@ -8,6 +8,7 @@ import { defineProjector } from '../src/projection/projector.ts';
 import type { IdentityEvent, IdentityGraphEvent, StoredAccessScope } from '../src/identities/events.ts';
 import type { IdentityRecord } from '../schemas/identities.ts';
 import type { Instant } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import type { ReadModels } from './readModels.ts';
 
 type Data<T extends IdentityEvent['type']> = Extract<IdentityEvent, { type: T }>['data'];
@@ -164,4 +165,23 @@ export async function identityRecords(db: Kysely<ReadModels>, rows: IdentityRow[
     rules: row.rules, gender: row.gender, kyc: null, watchList: null, extendedData: [], address: null,
     createdAt: row.created_at.toISOString(), updatedAt: row.updated_at.toISOString(),
   }));
+}
+
+/** The filters of a client's list of identities: exact matches (`email` as stored, lower case). */
+export interface IdentityFilters {
+  type?: IdentitiesTable['type']; email?: string; documentNumber?: string; phone?: string; country?: string; status?: IdentitiesTable['status'];
+}
+
+/** One page of a client's identities, newest first (ties broken by id), and how many match the filters. */
+export async function identitiesPage<DB extends IdentityTables>(
+  db: Kysely<DB>, clientId: string, filters: IdentityFilters, page: PageWindow,
+): Promise<{ rows: IdentityRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<IdentityTables>, 'identities', clientId);
+  if (filters.type) filtered = filtered.where('type', '=', filters.type);
+  if (filters.email) filtered = filtered.where('email', '=', filters.email);
+  if (filters.documentNumber) filtered = filtered.where('document_number', '=', filters.documentNumber);
+  if (filters.phone) filtered = filtered.where('phone', '=', filters.phone);
+  if (filters.country) filtered = filtered.where('country', '=', filters.country);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  return newestFirstPage(filtered, 'identity_id', page);
 }

@@ -10,6 +10,7 @@ import type { PaymentEventData, PaymentEventType, PaymentStatus } from '../src/p
 import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from '../src/payments/events.ts';
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
+import { scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { depositPaymentRows } from './deposits.ts';
 import type { CompanionStatus } from '../src/deposits/events.ts';
 import type { RefundEventData } from '../src/payments/refunds/events.ts';
@@ -432,3 +433,62 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   setup,
   apply: applyBatch,
 });
+
+/**
+ * The ORDER BY of each sort field (ties are broken by id in the same direction, so pages never overlap). Only
+ * `expires_at` can be absent, so only it says NULLS LAST: on the other columns that clause would not match the
+ * indexes (built DESC, nulls first) and force a sort of every match.
+ */
+const sortOrders: Record<PaymentSortField, (direction: 'asc' | 'desc') => string> = {
+  createdAt: (d) => `created_at ${d}`, updatedAt: (d) => `updated_at ${d}`, totalAmount: (d) => `total_amount ${d}`,
+  status: (d) => `status ${d}`, type: (d) => `type ${d}`, externalId: (d) => `external_id ${d}`,
+  expiresAt: (d) => `expires_at ${d} NULLS LAST`,
+};
+export type PaymentSortField = 'createdAt' | 'updatedAt' | 'totalAmount' | 'status' | 'type' | 'externalId' | 'expiresAt';
+
+/** The filters of a client's list of payments: exact matches, and the creation time's half-open range. */
+export interface PaymentFilters {
+  identityId?: string; type?: string; accountNumber?: string; status?: PaymentsTable['status']; checkoutSessionId?: string; from?: Date; before?: Date;
+}
+
+/** One page of a client's payments in the given order (ties broken by id, the same way), and how many match. */
+export async function paymentsPage<DB extends PaymentTables>(
+  db: Kysely<DB>, clientId: string, filters: PaymentFilters, sort: { field: PaymentSortField; direction: 'asc' | 'desc' }, page: PageWindow,
+): Promise<{ rows: PaymentRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<PaymentTables>, 'payments', clientId);
+  if (filters.identityId) filtered = filtered.where('identity_id', '=', filters.identityId);
+  if (filters.type) filtered = filtered.where('type', '=', filters.type);
+  if (filters.accountNumber) filtered = filtered.where('account_number', '=', filters.accountNumber);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  if (filters.checkoutSessionId) filtered = filtered.where('checkout_session_id', '=', filters.checkoutSessionId);
+  if (filters.from) filtered = filtered.where('created_at', '>=', filters.from);
+  if (filters.before) filtered = filtered.where('created_at', '<', filters.before);
+  const [rows, count] = await Promise.all([
+    filtered.orderBy(sql.raw(sortOrders[sort.field](sort.direction))).orderBy('payment_id', sort.direction)
+      .limit(page.limit).offset(page.offset).execute(),
+    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number(count?.n ?? 0) };
+}
+
+/** A document attached to a payment under review, by its id. */
+export async function paymentDocument<DB extends PaymentTables>(db: Kysely<DB>, documentId: string): Promise<Selectable<PaymentDocumentsTable>> {
+  return (db as unknown as Kysely<PaymentTables>).selectFrom('payment_documents').selectAll().where('document_id', '=', documentId)
+    .executeTakeFirstOrThrow();
+}
+
+/** A client's payments of these checkout sessions, oldest first. */
+export async function paymentsOfCheckoutSessions<DB extends PaymentTables>(
+  db: Kysely<DB>, clientId: string, sessionIds: readonly string[],
+): Promise<PaymentRow[]> {
+  if (sessionIds.length === 0) return [];
+  return scopedTo(db as unknown as Kysely<PaymentTables>, 'payments', clientId).where('checkout_session_id', 'in', sessionIds)
+    .orderBy('created_at').execute();
+}
+
+/** A payment's status, whichever client's, if the payment is known. */
+export async function paymentStatusOf<DB extends PaymentTables>(db: Kysely<DB>, paymentId: string): Promise<PaymentsTable['status'] | undefined> {
+  const row = await (db as unknown as Kysely<PaymentTables>).selectFrom('payments').select('status').where('payment_id', '=', paymentId)
+    .executeTakeFirst();
+  return row?.status;
+}

@@ -8,6 +8,7 @@ import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { RefundEventData, RefundStatus } from '../src/payments/refunds/events.ts';
 import type { Instant } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 /** Amounts are numeric: read back as decimal strings. */
 export interface RefundsTable {
@@ -80,3 +81,35 @@ export const refundsProjector: Projector = defineProjector<RefundTables>({
 });
 
 export type RefundRow = Selectable<RefundsTable>;
+
+/** The refunds of one parent payment, oldest first (ties broken by id). */
+export async function refundsOfParent<DB extends RefundTables>(db: Kysely<DB>, parentPaymentId: string): Promise<RefundRow[]> {
+  return (db as unknown as Kysely<RefundTables>).selectFrom('refunds').selectAll().where('parent_payment_id', '=', parentPaymentId)
+    .orderBy('created_at').orderBy('refund_id').execute();
+}
+
+/** The refunds of one parent payment per status: their sum (numeric text) and count (text). */
+export async function refundTotalsOfParent<DB extends RefundTables>(
+  db: Kysely<DB>, parentPaymentId: string,
+): Promise<Array<{ status: string; total: string; n: string }>> {
+  const { rows } = await sql<{ status: string; total: string; n: string }>`
+    SELECT status, sum(total_amount)::text AS total, count(*)::text AS n
+      FROM refunds WHERE parent_payment_id = ${parentPaymentId} GROUP BY status`.execute(db);
+  return rows;
+}
+
+/** The filters of a client's list of refunds: its status, and bounds on the creation time (each inclusive or not). */
+export interface RefundFilters {
+  status?: RefundStatus; from?: { at: Date; inclusive: boolean } | null; to?: { at: Date; inclusive: boolean } | null;
+}
+
+/** One page of a client's refunds, newest first (ties broken by id), and how many match the filters. */
+export async function refundsPage<DB extends RefundTables>(
+  db: Kysely<DB>, clientId: string, filters: RefundFilters, page: PageWindow,
+): Promise<{ rows: RefundRow[]; total: number }> {
+  let filtered = scopedTo(db as unknown as Kysely<RefundTables>, 'refunds', clientId);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  if (filters.from) filtered = filtered.where('created_at', filters.from.inclusive ? '>=' : '>', filters.from.at);
+  if (filters.to) filtered = filtered.where('created_at', filters.to.inclusive ? '<=' : '<', filters.to.at);
+  return newestFirstPage(filtered, 'refund_id', page);
+}

@@ -7,6 +7,7 @@ import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
 import type { TestClockEventData } from '../src/testClocks/events.ts';
 import type { Instant } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 export interface TestClocksTable {
   clock_id: string;
@@ -86,4 +87,21 @@ export async function clockTimes<DB extends TestClockTables>(db: Kysely<DB>, clo
   if (ids.length === 0) return new Map();
   const rows = await (db as unknown as Kysely<TestClockTables>).selectFrom('test_clocks').select(['clock_id', 'frozen_time']).where('clock_id', 'in', ids).execute();
   return new Map(rows.map((row) => [row.clock_id, row.frozen_time]));
+}
+
+/** A client's clocks that are not deleted. */
+function liveClocks<DB extends TestClockTables>(db: Kysely<DB>, clientId: string) {
+  return scopedTo(db as unknown as Kysely<TestClockTables>, 'test_clocks', clientId).where('deleted', '=', false);
+}
+
+/** A client's clock, unless it is deleted. */
+export async function liveClock<DB extends TestClockTables>(db: Kysely<DB>, clientId: string, clockId: string): Promise<TestClockRow | undefined> {
+  return liveClocks(db, clientId).where('clock_id', '=', clockId).executeTakeFirst();
+}
+
+/** One page of a client's clocks that are not deleted, newest first (ties broken by id), and how many there are. */
+export async function liveClocksPage<DB extends TestClockTables>(
+  db: Kysely<DB>, clientId: string, page: PageWindow,
+): Promise<{ rows: TestClockRow[]; total: number }> {
+  return newestFirstPage(liveClocks(db, clientId), 'clock_id', page);
 }

@@ -24,6 +24,7 @@ import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { webhookEventSchemas } from '../src/webhooks/events.ts';
 import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
 import type { Instant, Json } from './columns.ts';
+import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
 export const WEBHOOKS_PROJECTOR = 'webhooks';
 /** Rows per INSERT statement (well under Postgres' 65,535 parameters). */
@@ -310,4 +311,47 @@ async function setup(trx: Kysely<WebhookTables>): Promise<void> {
   await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
   // The retention's purge cuts the feed from its oldest end (src/webhooks/retention.ts).
   await sql`CREATE INDEX webhook_events_feed_order ON webhook_events (feed_commit, feed_prepare, ordinal)`.execute(trx);
+}
+
+/** One page of a client's webhook endpoints, newest first (ties broken by id), and how many there are. */
+export async function webhookEndpointsPage<DB extends WebhookTables>(
+  db: Kysely<DB>, clientId: string, page: PageWindow,
+): Promise<{ rows: WebhookEndpointRow[]; total: number }> {
+  const endpoints = scopedTo(db as unknown as Kysely<WebhookTables>, 'webhook_endpoints', clientId);
+  return newestFirstPage(endpoints, 'endpoint_id', page);
+}
+
+/** The filters of an endpoint's delivery log: exact matches. */
+export interface DeliveryFilters { status?: WebhookDeliveriesTable['status']; eventType?: string }
+
+/** One page of an endpoint's deliveries, newest first (ties broken by id), and how many match the filters. */
+export async function deliveriesPage<DB extends WebhookOutboxTables>(
+  db: Kysely<DB>, endpointId: string, filters: DeliveryFilters, page: PageWindow,
+): Promise<{ rows: WebhookDeliveryRow[]; total: number }> {
+  let filtered = (db as unknown as Kysely<WebhookOutboxTables>).selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId);
+  if (filters.status) filtered = filtered.where('status', '=', filters.status);
+  if (filters.eventType) filtered = filtered.where('event_type', '=', filters.eventType);
+  return newestFirstPage(filtered, 'delivery_id', page);
+}
+
+/** One delivery of an endpoint, if the endpoint has it. */
+export async function deliveryOfEndpoint<DB extends WebhookOutboxTables>(
+  db: Kysely<DB>, endpointId: string, deliveryId: string,
+): Promise<WebhookDeliveryRow | undefined> {
+  return (db as unknown as Kysely<WebhookOutboxTables>).selectFrom('webhook_deliveries').selectAll()
+    .where('endpoint_id', '=', endpointId).where('delivery_id', '=', deliveryId).executeTakeFirst();
+}
+
+/**
+ * A client's events of the feed after a position (its commit, prepare and ordinal, as decimal text), in the feed's order,
+ * at most `limit` (events), of one type when `type` names one.
+ */
+export async function feedEventsAfter<DB extends WebhookTables>(
+  db: Kysely<DB>, clientId: string, [commit, prepare, ordinal]: readonly [string, string, string], type: WebhookEventsTable['event_type'] | undefined,
+  limit: number,
+): Promise<Array<Selectable<WebhookEventsTable>>> {
+  let filtered = (db as unknown as Kysely<WebhookTables>).selectFrom('webhook_events').selectAll().where('client_id', '=', clientId)
+    .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${commit}::bigint, ${prepare}::bigint, ${ordinal}::int)`);
+  if (type) filtered = filtered.where('event_type', '=', type);
+  return filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit).execute();
 }

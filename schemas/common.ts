@@ -58,7 +58,6 @@ export const idParamSchema = {
   required: ['id'],
   properties: { id: { type: 'string', minLength: 1, maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' } },
 } as const;
-export type IdParams = FromSchema<typeof idParamSchema>;
 
 export const emptyObjectSchema = { type: 'object', additionalProperties: false, properties: {} } as const;
 

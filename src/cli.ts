@@ -464,6 +464,7 @@ async function exportEvents(config: Config, options: { from: Date; to: Date; str
 
 // ---- the command tree ----
 
+// Long as the whole command tree, declared in the order `--help` lists it: each command is a few lines that name its handler.
 function buildProgram(): Command {
   const config = () => loadConfig();
   const program = new Command('npm run cli --')

@@ -28,7 +28,7 @@ type Document = {
 /** The category the service answers each error status with (src/http/errors.ts, router.ts, DESIGN section 9). */
 const CATEGORY_OF_STATUS: Record<number, string[]> = {
   400: ['invalidParam', 'missingParam'], 401: ['unauthorized'], 403: ['forbiddenOperation'], 404: ['notFound'],
-  409: ['alreadyExist'], 413: ['invalidParam'], 415: ['invalidParam'], 422: ['failedPrecondition'], 429: ['tooManyRequests'],
+  409: ['alreadyExist'], 410: ['invalidParam'], 413: ['invalidParam'], 415: ['invalidParam'], 422: ['failedPrecondition'], 429: ['tooManyRequests'],
   500: ['serverError'], 503: ['serviceUnavailable'],
 };
 

@@ -114,6 +114,7 @@ function mustHave(state: AccountState, account: AccountOpenedData, amount: strin
 export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState> = {
   initialState: { account: null, status: 'ACTIVE', closed: false, balance: '0', held: '0', settlements: null, adjustments: null, holds: null },
 
+  // Long as a switch with one case per command of the account stream: the state machine reads whole in one place.
   decide(command, state) {
     const at = command.now.toISOString();
     refuseOtherTenants(command.tenant, state.account?.clientId ?? null, 'account not found');

@@ -1,5 +1,4 @@
 /** The Accounts endpoints of the interface, plus the operator's test adjustment. */
-import type { Request } from 'express';
 import type { Kysely } from 'kysely';
 import {
   accountPageSchema, accountSchema, adjustmentSchema, balanceAsOfQuerySchema, balanceAsOfSchema, createAccountSchema,
@@ -9,12 +8,12 @@ import { once } from 'node:events';
 import type { Response } from 'express';
 import { balanceAt, STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../ledger/statements.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import type { AccountRow } from '../../projections/accounts.ts';
+import { accountsPage, type AccountRow } from '../../projections/accounts.ts';
 import { balancesOf } from '../../projections/ledger.ts';
 import { formatAmount, parseAmount } from '../ledger/money.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -37,34 +36,20 @@ async function accountRecords(db: Kysely<ReadModels>, rows: AccountRow[]): Promi
   });
 }
 
-export function accountRoutes(services: Services): AnyRoute[] {
+/** An account of this client, as the API shows it. */
+async function recordOf(services: Services, clientId: string, accountId: string): Promise<AccountRecord> {
   const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-  const recordOf = async (clientId: string, accountId: string) =>
-    (await accountRecords(db, [await ownedAccount(db, { clientId }, accountId)]))[0]!;
+  return (await accountRecords(db, [await ownedAccount(db, { clientId }, accountId)]))[0]!;
+}
 
+export function accountRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({
       method: 'get', path: '/accounts', operationId: 'listAccounts', summary: 'List accounts', tags, access: 'client',
       description: 'Newest first. startDate and endDate bound the creation day (dd/mm/yyyy, UTC, inclusive).',
       schemas: { query: listAccountsQuerySchema },
       responses: { 200: { description: 'a page of accounts', schema: accountPageSchema } },
-      async handler({ query, req }) {
-        const { from, before } = dayRange(query.startDate, query.endDate);
-        let filtered = scopedTo(db, 'accounts', clientIdOf(req));
-        if (query.parentId) filtered = filtered.where('parent_id', '=', query.parentId);
-        if (query.accountNumber) filtered = filtered.where('account_number', '=', query.accountNumber);
-        if (query.externalId) filtered = filtered.where('external_id', '=', query.externalId);
-        if (query.identityId) filtered = filtered.where('identity_id', '=', query.identityId);
-        if (query.type) filtered = filtered.where('type', '=', query.type);
-        if (query.country) filtered = filtered.where('country', '=', query.country);
-        if (query.status) filtered = filtered.where('status', '=', query.status);
-        if (from) filtered = filtered.where('created_at', '>=', from);
-        if (before) filtered = filtered.where('created_at', '<', before);
-        const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage(filtered, 'account_id', page);
-        return { status: 200, body: pageOfResults(await accountRecords(db, rows), total, page) };
-      },
+      handler: (input) => listAccounts(services, input),
     }),
     defineRoute({
       method: 'post', path: '/accounts', operationId: 'createAccount', summary: 'Open an account for an identity',
@@ -72,38 +57,25 @@ export function accountRoutes(services: Services): AnyRoute[] {
         'must have its parent’s identity and currency.',
       tags, access: 'client', schemas: { body: createAccountSchema },
       responses: { 201: { description: 'the account', schema: accountSchema }, 404: { description: 'no such identity or parent account', schema: { $ref: '#/components/schemas/Error' } } },
-      async handler({ body, req }) {
-        const id = await openAccount(services, clientIdOf(req), body, meta(req));
-        return { status: 201, body: await recordOf(clientIdOf(req), id) };
-      },
+      handler: (input) => createAccount(services, input),
     }),
     defineRoute({
       method: 'get', path: '/accounts/:id', operationId: 'getAccount', summary: 'Get an account', tags, access: 'client',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the account', schema: accountSchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        return { status: 200, body: await recordOf(clientIdOf(req), params.id) };
-      },
+      handler: (input) => getAccount(services, input),
     }),
     defineRoute({
       method: 'patch', path: '/accounts/:id', operationId: 'updateAccount', summary: 'Rename, re-reference, block or unblock',
       tags, access: 'client', schemas: { params: idParamSchema, body: updateAccountSchema },
       responses: { 200: { description: 'the account', schema: accountSchema }, 404: notFoundResponse },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        await updateAccount(services, tenantOf(req), id, body, meta(req));
-        return { status: 200, body: await recordOf(clientIdOf(req), id) };
-      },
+      handler: (input) => onUpdateAccount(services, input),
     }),
     defineRoute({
       method: 'delete', path: '/accounts/:id', operationId: 'deleteAccount', summary: 'Delete an account with zero balance',
       description: 'An account that holds funds answers 422.', tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        const { id } = params;
-        await closeAccount(services, tenantOf(req), id, meta(req));
-        return { status: 200 };
-      },
+      handler: (input) => deleteAccount(services, input),
     }),
     defineRoute({
       method: 'get', path: '/accounts/:id/statement', operationId: 'getAccountStatement',
@@ -121,32 +93,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
         400: { description: '`from` is not before `to`', schema: { $ref: '#/components/schemas/Error' } },
         404: notFoundResponse,
       },
-      async handler({ params, query, req, res }) {
-        const from = new Date(query.from);
-        const to = new Date(query.to);
-        if (!(from < to)) throw invalidParam('query parameter from must be before to');
-        const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
-        const csv = req.accepts(['application/json', 'text/csv']) === 'text/csv';
-        const write = async (chunk: string) => { if (!res.write(chunk)) await once(res, 'drain'); };
-        res.status(200).type(csv ? 'text/csv' : 'application/json');
-        let first = true;
-        const closing = await writeStatement(db, accountId, currency, from, to, {
-          header: (header) => csv
-            ? write(`${STATEMENT_CSV_COLUMNS.join(',')}\r\n${statementCsvRow({ entryId: '', lineNo: 0, occurredAt: header.from,
-              description: 'opening balance', amount: '', balanceAfter: header.openingBalance, paymentId: null, eventId: '' })}`)
-            : write(`${JSON.stringify(header).slice(0, -1)},"lines":[`),
-          line: (line) => {
-            const text = csv ? statementCsvRow(line) : `${first ? '' : ','}${JSON.stringify(line)}`;
-            first = false;
-            return write(text);
-          },
-        }).catch((error: unknown) => abandon(res, error));
-        if (closing === undefined) return;
-        res.end(csv
-          ? statementCsvRow({ entryId: '', lineNo: 0, occurredAt: to.toISOString(), description: 'closing balance', amount: '',
-            balanceAfter: closing, paymentId: null, eventId: '' })
-          : `],"closingBalance":${JSON.stringify(closing)}}`);
-      },
+      handler: (input) => getAccountStatement(services, input),
     }),
     defineRoute({
       method: 'get', path: '/accounts/:id/balance', operationId: 'getAccountBalanceAsOf',
@@ -156,12 +103,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
         'the account for funds held now. A closed (deleted) account’s balances stay readable to its owner.',
       tags, access: 'client', schemas: { params: idParamSchema, query: balanceAsOfQuerySchema },
       responses: { 200: { description: 'the balance', schema: balanceAsOfSchema }, 404: notFoundResponse },
-      async handler({ params, query, req }) {
-        const asOf = new Date(query.asOf);
-        const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
-        const balance = await balanceAt(db, accountId, currency, asOf, true);
-        return { status: 200, body: { accountId, currency, asOf: asOf.toISOString(), balance } };
-      },
+      handler: (input) => getAccountBalanceAsOf(services, input),
     }),
     defineRoute({
       method: 'post', path: '/operator/accounts/:id/adjustments', operationId: 'adjustAccount',
@@ -169,20 +111,7 @@ export function accountRoutes(services: Services): AnyRoute[] {
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: adjustmentSchema },
       description: 'Operators act on the accounts of every client.',
       responses: { 201: { description: 'the account after the adjustment', schema: accountSchema }, 404: { description: 'no such account (of any client)', schema: { $ref: '#/components/schemas/Error' } } },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const { amount, reason } = body;
-        // Operators act across clients: the account of whichever client, whose id the events record.
-        const row = await ownedAccount(db, 'any', id);
-        let canonical: string;
-        try {
-          canonical = formatAmount(parseAmount(amount, row.currency), row.currency);
-        } catch (error) {
-          throw invalidParam(`body field amount: ${(error as Error).message}`);
-        }
-        await adjustAccount(services, 'any', id, canonical, reason, commandMetadata(req, { clientId: row.client_id }));
-        return { status: 201, body: await recordOf(row.client_id, id) };
-      },
+      handler: (input) => onAdjustAccount(services, input),
     }),
   ];
 }
@@ -194,4 +123,96 @@ export function accountRoutes(services: Services): AnyRoute[] {
 function abandon(res: Response, error: unknown): undefined {
   res.destroy(error instanceof Error ? error : new Error(String(error)));
   return undefined;
+}
+
+async function listAccounts(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listAccountsQuerySchema }>,
+): Promise<HandlerResult> {
+  const { from, before } = dayRange(query.startDate, query.endDate);
+  const page = pageRequest(query);
+  const { rows, total } = await accountsPage(services.readModels, clientIdOf(req), { ...query, from, before }, page);
+  return { status: 200, body: pageOfResults(await accountRecords(services.readModels, rows), total, page) };
+}
+
+async function createAccount(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createAccountSchema }>,
+): Promise<HandlerResult> {
+  const id = await openAccount(services, clientIdOf(req), body, commandMetadata(req));
+  return { status: 201, body: await recordOf(services, clientIdOf(req), id) };
+}
+
+async function getAccount(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  return { status: 200, body: await recordOf(services, clientIdOf(req), params.id) };
+}
+
+async function onUpdateAccount(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateAccountSchema }>,
+): Promise<HandlerResult> {
+  const { id } = params;
+  await updateAccount(services, tenantOf(req), id, body, commandMetadata(req));
+  return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
+}
+
+async function deleteAccount(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  const { id } = params;
+  await closeAccount(services, tenantOf(req), id, commandMetadata(req));
+  return { status: 200 };
+}
+
+async function getAccountStatement(
+  services: Services, { params, query, req, res }: HandlerInput<{ params: typeof idParamSchema; query: typeof statementQuerySchema }>,
+): Promise<void> {
+  const db = services.readModels;
+  const from = new Date(query.from);
+  const to = new Date(query.to);
+  if (!(from < to)) throw invalidParam('query parameter from must be before to');
+  const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
+  const csv = req.accepts(['application/json', 'text/csv']) === 'text/csv';
+  const write = async (chunk: string) => { if (!res.write(chunk)) await once(res, 'drain'); };
+  res.status(200).type(csv ? 'text/csv' : 'application/json');
+  let first = true;
+  const closing = await writeStatement(db, accountId, currency, from, to, {
+    header: (header) => csv
+      ? write(`${STATEMENT_CSV_COLUMNS.join(',')}\r\n${statementCsvRow({ entryId: '', lineNo: 0, occurredAt: header.from,
+        description: 'opening balance', amount: '', balanceAfter: header.openingBalance, paymentId: null, eventId: '' })}`)
+      : write(`${JSON.stringify(header).slice(0, -1)},"lines":[`),
+    line: (line) => {
+      const text = csv ? statementCsvRow(line) : `${first ? '' : ','}${JSON.stringify(line)}`;
+      first = false;
+      return write(text);
+    },
+  }).catch((error: unknown) => abandon(res, error));
+  if (closing === undefined) return;
+  res.end(csv
+    ? statementCsvRow({ entryId: '', lineNo: 0, occurredAt: to.toISOString(), description: 'closing balance', amount: '',
+      balanceAfter: closing, paymentId: null, eventId: '' })
+    : `],"closingBalance":${JSON.stringify(closing)}}`);
+}
+
+async function getAccountBalanceAsOf(
+  services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof balanceAsOfQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const asOf = new Date(query.asOf);
+  const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
+  const balance = await balanceAt(db, accountId, currency, asOf, true);
+  return { status: 200, body: { accountId, currency, asOf: asOf.toISOString(), balance } };
+}
+
+async function onAdjustAccount(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof adjustmentSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  const { amount, reason } = body;
+  // Operators act across clients: the account of whichever client, whose id the events record.
+  const row = await ownedAccount(db, 'any', id);
+  let canonical: string;
+  try {
+    canonical = formatAmount(parseAmount(amount, row.currency), row.currency);
+  } catch (error) {
+    throw invalidParam(`body field amount: ${(error as Error).message}`);
+  }
+  await adjustAccount(services, 'any', id, canonical, reason, commandMetadata(req, { clientId: row.client_id }));
+  return { status: 201, body: await recordOf(services, row.client_id, id) };
 }

@@ -1,17 +1,16 @@
 /** The Payment attempts endpoints of the interface. */
-import type { Request } from 'express';
 import {
   attemptPageSchema, attemptSchema, createAttemptSchema, getAttemptQuerySchema, listAttemptsQuerySchema,
 } from '../../schemas/attempts.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { merchantsOf } from '../payments/records.ts';
-import type { AttemptRow } from '../../projections/attempts.ts';
+import { attemptsPage, type AttemptRow } from '../../projections/attempts.ts';
 import { createAttempt, ownedAttempt } from './handlers.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { attemptRecord } from './records.ts';
@@ -21,14 +20,6 @@ const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such attempt for this client; another client’s attempt answers the same', schema: errorSchema } as const;
 
 export function attemptRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-  /** The records of these rows of one client, with their merchants read in one query. */
-  const recordsOf = async (clientId: string, rows: readonly AttemptRow[]) => {
-    const merchants = await merchantsOf(db, clientId, rows.map((row) => row.identity_id));
-    return rows.map((row) => attemptRecord(row, { providerName: services.provider.name, merchant: merchants.get(row.identity_id) ?? null }));
-  };
-
   return [
     defineRoute({
       method: 'get', path: '/payment-attempts', operationId: 'listPaymentAttempts', summary: 'List payment attempts', tags, access: 'client',
@@ -38,23 +29,7 @@ export function attemptRoutes(services: Services): AnyRoute[] {
         + '{count, next, previous, total}.',
       schemas: { query: listAttemptsQuerySchema },
       responses: { 200: { description: 'a page of attempts', schema: attemptPageSchema } },
-      async handler({ query, req }) {
-        const clientId = clientIdOf(req);
-        const { from, before } = dayRange(query.startDate, query.endDate);
-        let filtered = scopedTo(db, 'payment_attempts', clientId);
-        if (query.identityId) filtered = filtered.where('identity_id', '=', query.identityId);
-        if (query.accountNumber) filtered = filtered.where('account_number', '=', query.accountNumber);
-        if (query.type) filtered = filtered.where('type', '=', query.type);
-        if (from) filtered = filtered.where('created_at', '>=', from);
-        if (before) filtered = filtered.where('created_at', '<', before);
-        const page = pageRequest({ ...query, cursor: query.next ?? query.cursor });
-        const [rows, count] = await Promise.all([
-          filtered.orderBy('created_at', 'desc').orderBy('attempt_id', 'desc').limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-        ]);
-        const { pagination, results } = pageOfResults(await recordsOf(clientId, rows), Number(count.n), page);
-        return { status: 200, body: { data: results, pagination } };
-      },
+      handler: (input) => listPaymentAttempts(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payment-attempts', operationId: 'createPaymentAttempt', summary: 'Check a payment before it runs',
@@ -71,24 +46,49 @@ export function attemptRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such identity, account or customer for this client', schema: errorSchema },
         422: { description: 'the account is not ACTIVE', schema: errorSchema },
       },
-      async handler({ body, req }) {
-        const clientId = clientIdOf(req);
-        const { row, readModels } = await createAttempt(services, clientId, body, meta(req), testClockOf(req));
-        return { status: 201, body: (await recordsOf(clientId, [row]))[0], readModels };
-      },
+      handler: (input) => createPaymentAttempt(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payment-attempts/:id', operationId: 'getPaymentAttempt', summary: 'Get a payment attempt (detailed transaction shape)',
       description: 'With `type` or `product`, an attempt of another type or product answers 404.',
       tags, access: 'client', schemas: { params: idParamSchema, query: getAttemptQuerySchema },
       responses: { 200: { description: 'the attempt', schema: attemptSchema }, 404: notFoundResponse },
-      async handler({ params, query, req }) {
-        const row = await ownedAttempt(db, tenantOf(req), params.id);
-        if ((query.type !== undefined && row.type !== query.type) || (query.product !== undefined && row.product !== query.product)) {
-          throw notFound('payment attempt not found');
-        }
-        return { status: 200, body: (await recordsOf(row.client_id, [row]))[0] };
-      },
+      handler: (input) => getPaymentAttempt(services, input),
     }),
   ];
+}
+
+async function listPaymentAttempts(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listAttemptsQuerySchema }>,
+): Promise<HandlerResult> {
+  const clientId = clientIdOf(req);
+  const { from, before } = dayRange(query.startDate, query.endDate);
+  const page = pageRequest({ ...query, cursor: query.next ?? query.cursor });
+  const { rows, total } = await attemptsPage(services.readModels, clientId, { ...query, from, before }, page);
+  const { pagination, results } = pageOfResults(await recordsOf(services, clientId, rows), total, page);
+  return { status: 200, body: { data: results, pagination } };
+}
+
+async function createPaymentAttempt(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createAttemptSchema }>,
+): Promise<HandlerResult> {
+  const clientId = clientIdOf(req);
+  const { row, readModels } = await createAttempt(services, clientId, body, commandMetadata(req), testClockOf(req));
+  return { status: 201, body: (await recordsOf(services, clientId, [row]))[0], readModels };
+}
+
+async function getPaymentAttempt(
+  services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof getAttemptQuerySchema }>,
+): Promise<HandlerResult> {
+  const row = await ownedAttempt(services.readModels, tenantOf(req), params.id);
+  if ((query.type !== undefined && row.type !== query.type) || (query.product !== undefined && row.product !== query.product)) {
+    throw notFound('payment attempt not found');
+  }
+  return { status: 200, body: (await recordsOf(services, row.client_id, [row]))[0] };
+}
+
+/** The records of these rows of one client, with their merchants read in one query. */
+async function recordsOf(services: Services, clientId: string, rows: readonly AttemptRow[]) {
+  const merchants = await merchantsOf(services.readModels, clientId, rows.map((row) => row.identity_id));
+  return rows.map((row) => attemptRecord(row, { providerName: services.provider.name, merchant: merchants.get(row.identity_id) ?? null }));
 }

@@ -115,6 +115,7 @@ export function assertPayable(state: SessionState, now: Date): CheckoutSessionCr
 export const sessionDecider: Decider<SessionCommand, SessionEvent, SessionState> = {
   initialState: { session: null, status: null, expiresAt: null, paymentId: null },
 
+  // Long as a switch with one case per command of the session stream: the state machine reads whole in one place.
   decide(command, state) {
     refuseOtherTenants(command.tenant, state.session?.clientId ?? null, SESSION_NOT_FOUND);
     switch (command.type) {

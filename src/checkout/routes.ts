@@ -2,7 +2,6 @@
  * The Checkout sessions and Payment links endpoints of the interface, and the hosted pages a payer opens (their
  * checkout token is their only credential: no client token, the per-address rate limit).
  */
-import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Request } from 'express';
 import {
   checkoutSessionPageSchema, checkoutSessionSchema, checkoutTokenParamSchema, createCheckoutSessionSchema, createPaymentLinkSchema,
@@ -13,10 +12,13 @@ import {
 import { idParamSchema } from '../../schemas/common.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
-import type { CheckoutSessionRow } from '../../projections/checkout.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import {
+  checkoutSessionsPage, linkOfCheckoutToken, paymentLinksPage, sessionOfCheckoutToken, type CheckoutSessionRow, type SessionSortField,
+} from '../../projections/checkout.ts';
+import { paymentsOfCheckoutSessions, paymentStatusOf } from '../../projections/payments.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { HttpError, invalidParam } from '../http/errors.ts';
 import { compileValidator } from '../http/validation.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
@@ -31,7 +33,7 @@ import {
 import { linkRecord, sessionRecord } from './records.ts';
 import { deactivatedPage, linkPage, notFoundPage, PAGE_ASSETS, PAGE_ASSETS_PATH, PAGE_HEADERS, sessionPage } from './pages.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
-import { clockTimes, judgedAt } from '../../projections/testClocks.ts';
+import { clockTimes } from '../../projections/testClocks.ts';
 
 const sessionTags = ['Checkout sessions'];
 const linkTags = ['Payment links'];
@@ -41,7 +43,10 @@ const sessionNotFound = { description: 'no such checkout session for this client
 const linkNotFound = { description: 'no such payment link for this client (or it was deleted); another client’s answers the same', schema: errorSchema } as const;
 const htmlResponse = { description: 'HTML', contentType: 'text/html', schema: { type: 'string' } } as const;
 
-const sortColumns: Record<string, string> = { createdAt: 'created_at', expiresAt: 'expires_at', totalAmount: 'total_amount', status: 'status' };
+/** The path of one of the hosted pages' files. */
+const pageAssetParamsSchema = {
+  type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', enum: Object.keys(PAGE_ASSETS) } },
+} as const;
 
 const listOf = (text: string | undefined) => {
   if (text === undefined) return undefined;
@@ -63,64 +68,12 @@ function hostedField(message: string, nodeKey: string | undefined): string {
 }
 
 export function checkoutRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const now = () => services.runtime.now();
-  /** When each row is judged: at its test clock's time when it is bound to one (read model), else now. */
-  const judgedAtOf = async (rows: ReadonlyArray<{ test_clock_id: string | null }>) => {
-    const times = await clockTimes(db, rows.map((row) => row.test_clock_id));
-    const at = now();
-    return (row: { test_clock_id: string | null }) => (row.test_clock_id === null ? at : times.get(row.test_clock_id) ?? at);
-  };
-  const judgedOne = async (row: { test_clock_id: string | null }) => (await judgedAtOf([row]))(row);
-  const meta = (req: Request) => commandMetadata(req);
-  const sessionOf = async (req: Request, sessionId: string) => {
-    const row = await ownedSession(db, tenantOf(req), sessionId);
-    return sessionRecord(row, originOf(req), await judgedOne(row));
-  };
-  const linkOf = async (req: Request, linkId: string) => {
-    const row = await ownedLink(db, tenantOf(req), linkId);
-    return linkRecord(row, originOf(req), await judgedOne(row));
-  };
+  return [...sessionRoutes(services), ...linkRoutes(services), ...hostedPageRoutes(services)];
+}
 
-  /** The sessions with their payments embedded (v2), detailed as GET /payments/:id answers them. */
-  const withPayments = async (rows: CheckoutSessionRow[], req: Request) => {
-    const ids = rows.map((row) => row.session_id);
-    const payments = ids.length === 0 ? [] : await scopedTo(db, 'payments', clientIdOf(req)).where('checkout_session_id', 'in', ids)
-      .orderBy('created_at').execute();
-    const merchants = await merchantsOf(db, clientIdOf(req), payments.map((p) => p.identity_id));
-    const judged = await judgedAtOf(rows);
-    return rows.map((row) => ({
-      ...sessionRecord(row, originOf(req), judged(row)),
-      payments: payments.filter((p) => p.checkout_session_id === row.session_id)
-        .map((p) => detailedPayment(p, { providerName: services.provider.name, merchant: merchants.get(p.identity_id) ?? null })),
-    }));
-  };
-
-  /**
-   * The hosted page's body as the API's pay body: the method's fields become its origin node (the card's cvv too,
-   * which the card schema checks for shape and the payment never stores), validated by the API's schema; a refusal
-   * names the field as the page sent it (`fields.pin`).
-   */
-  const apiPayBody = (body: HostedPay, sessionCurrency: string): PayCheckoutSession => {
-    const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
-    const fields = body.fields ?? {};
-    if (!nodeKey && Object.keys(fields).length > 0) throw invalidParam(`body field fields: ${body.method} takes no fields`);
-    const currency = body.currency !== undefined && body.currency !== sessionCurrency ? { currency: body.currency } : {};
-    const origin = { type: body.method, ...currency, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
-    const payBody = { origins: [origin], ...(body.customer ? { customer: body.customer } : {}) };
-    try {
-      return validatePayBody(payBody) as PayCheckoutSession;
-    } catch (error) {
-      if (error instanceof HttpError) throw new HttpError(error.statusCode, error.category, hostedField(error.message, nodeKey));
-      throw error;
-    }
-  };
-
-  const hostedPayment = async (row: CheckoutSessionRow) => {
-    if (!row.payment_id) return null;
-    return db.selectFrom('payments').select('status').where('payment_id', '=', row.payment_id).executeTakeFirst();
-  };
-
+// A table of 6 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
+/** The Checkout sessions endpoints. */
+function sessionRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({
       method: 'get', path: '/checkout-sessions', operationId: 'listCheckoutSessions', summary: 'List checkout sessions', tags: sessionTags,
@@ -131,42 +84,13 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'each session embeds its payments (`payments`, in the detailed transaction shape).',
       schemas: { query: listCheckoutSessionsQuerySchema },
       responses: { 200: { description: 'a page of sessions', schema: checkoutSessionPageSchema } },
-      async handler({ query, req }) {
-        const version = apiVersionOf(req);
-        const { from, before } = dayRange(query.startDate, query.endDate);
-        const at = now();
-        let filtered = scopedTo(db, 'checkout_sessions', clientIdOf(req));
-        if (query.identityId) filtered = filtered.where('owner_identity_id', '=', query.identityId);
-        if (query.accountNumber) filtered = filtered.where(sql<SqlBool>`account_numbers @> ${JSON.stringify([query.accountNumber])}::jsonb`);
-        if (query.status) {
-          const status = query.status;
-          filtered = filtered.where((eb) => {
-            const open = eb('status', 'in', ['ATTEMPT', 'ACTIVE']);
-            if (status === 'EXPIRED') return eb.or([eb('status', '=', 'EXPIRED'), eb.and([open, eb('expires_at', '<=', judgedAt(at))])]);
-            if (status === 'ATTEMPT' || status === 'ACTIVE') return eb.and([eb('status', '=', status), eb('expires_at', '>', judgedAt(at))]);
-            return eb('status', '=', status) as Expression<SqlBool>;
-          });
-        }
-        if (from) filtered = filtered.where('created_at', '>=', from);
-        if (before) filtered = filtered.where('created_at', '<', before);
-        const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [string, 'asc' | 'desc'];
-        const page = pageRequest(query);
-        const [rows, count] = await Promise.all([
-          filtered.orderBy(sql.raw(`${sortColumns[field]!} ${direction}`)).orderBy('session_id', direction).limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        const judged = await judgedAtOf(rows);
-        const results = version === 2 ? await withPayments(rows, req) : rows.map((row) => sessionRecord(row, originOf(req), judged(row)));
-        return { status: 200, body: pageOfResults<unknown>(results, Number((count as { n: string }).n), page) };
-      },
+      handler: (input) => listCheckoutSessions(services, input),
     }),
     defineRoute({
       method: 'get', path: '/checkout-sessions/:id', operationId: 'getCheckoutSession', summary: 'Get a checkout session', tags: sessionTags,
       access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the session', schema: checkoutSessionSchema }, 404: sessionNotFound },
-      async handler({ params, req }) {
-        return { status: 200, body: await sessionOf(req, params.id) };
-      },
+      handler: (input) => getCheckoutSession(services, input),
     }),
     defineRoute({
       method: 'delete', path: '/checkout-sessions/:id', operationId: 'deleteCheckoutSession', summary: 'Expire a checkout session now',
@@ -178,10 +102,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         200: { description: 'the session, EXPIRED', schema: checkoutSessionSchema }, 404: sessionNotFound,
         422: { description: 'the session’s payment is running or done', schema: errorSchema },
       },
-      async handler({ params, req }) {
-        await expireSession(services, tenantOf(req), params.id, 'DELETED', meta(req));
-        return { status: 200, body: await sessionOf(req, params.id) };
-      },
+      handler: (input) => deleteCheckoutSession(services, input),
     }),
     defineRoute({
       method: 'post', path: '/checkout-sessions', operationId: 'createCheckoutSession', summary: 'Create a checkout session',
@@ -199,11 +120,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         201: { description: 'the session', schema: checkoutSessionSchema },
         404: { description: 'no such identity (owner), account or customer for this client', schema: errorSchema },
       },
-      async handler({ body, req }) {
-        const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, meta(req), testClockOf(req));
-        await readModels;
-        return { status: 201, body: await sessionOf(req, sessionId) };
-      },
+      handler: (input) => createCheckoutSession(services, input),
     }),
     defineRoute({
       method: 'post', path: '/checkout-sessions/:id/payments', operationId: 'payCheckoutSession', summary: 'Pay a checkout session',
@@ -228,10 +145,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         409: { description: 'too many changes to the session at once; retry (Retry-After)', schema: errorSchema },
         422: { description: 'the session cannot be paid in its status (named in the message), e.g. it expired or is being paid', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const { row, readModels } = await paySession(services, tenantOf(req), params.id, body, meta(req));
-        return { status: 200, body: paymentRecord(row), readModels };
-      },
+      handler: (input) => payCheckoutSession(services, input),
     }),
     defineRoute({
       method: 'post', path: '/checkout-sessions/token/:token/refresh', operationId: 'refreshCheckoutSession',
@@ -243,12 +157,14 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         200: { description: 'the session', schema: checkoutSessionSchema }, 404: sessionNotFound,
         422: { description: 'the session is final', schema: errorSchema },
       },
-      async handler({ params, req }) {
-        const row = await sessionByToken(db, params.token, clientIdOf(req));
-        await refreshSession(services, tenantOf(req), row.session_id, meta(req));
-        return { status: 200, body: await sessionOf(req, row.session_id) };
-      },
+      handler: (input) => refreshCheckoutSession(services, input),
     }),
+  ];
+}
+
+/** The Payment links endpoints. */
+function linkRoutes(services: Services): AnyRoute[] {
+  return [
     defineRoute({
       method: 'post', path: '/payment-links/token/:token/checkout-sessions', operationId: 'openCheckoutSessionFromLink',
       summary: 'Open a checkout session from a payment link',
@@ -260,12 +176,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         201: { description: 'the session', schema: checkoutSessionSchema }, 404: linkNotFound,
         422: { description: 'the link is inactive', schema: errorSchema },
       },
-      async handler({ params, req }) {
-        const link = await linkByToken(db, params.token, clientIdOf(req));
-        const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, meta(req), testClockOf(req));
-        await readModels;
-        return { status: 201, body: await sessionOf(req, sessionId) };
-      },
+      handler: (input) => openCheckoutSessionFromLink(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payment-links', operationId: 'listPaymentLinks', summary: 'List payment links', tags: linkTags, access: 'client',
@@ -273,37 +184,13 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'destinations), customerEmails, identityIds (owners). Newest first; limit with offset or cursor. Deleted links are not listed.',
       schemas: { query: listPaymentLinksQuerySchema },
       responses: { 200: { description: 'a page of links', schema: paymentLinkPageSchema } },
-      async handler({ query, req }) {
-        const at = now();
-        let filtered = scopedTo(db, 'payment_links', clientIdOf(req)).where('deleted', '=', false);
-        const ids = listOf(query.ids);
-        if (ids) filtered = filtered.where('link_id', 'in', ids);
-        const statuses = listOf(query.statuses)?.map((s) => s === 'true' || s === 'ACTIVE');
-        if (statuses && !(statuses.includes(true) && statuses.includes(false))) {
-          filtered = filtered.where('active_until', statuses[0] ? '>' : '<=', judgedAt(at));
-        }
-        const accounts = listOf(query.accountNumbers);
-        if (accounts) filtered = filtered.where((eb) => eb.or(accounts.map((n) => sql<SqlBool>`account_numbers @> ${JSON.stringify([n])}::jsonb`)));
-        const emails = listOf(query.customerEmails)?.map((e) => e.toLowerCase());
-        if (emails) filtered = filtered.where('customer_email', 'in', emails);
-        const owners = listOf(query.identityIds);
-        if (owners) filtered = filtered.where('owner_identity_id', 'in', owners);
-        const page = pageRequest(query);
-        const [rows, count] = await Promise.all([
-          filtered.orderBy('created_at', 'desc').orderBy('link_id', 'desc').limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        const judged = await judgedAtOf(rows);
-        return { status: 200, body: pageOfResults(rows.map((row) => linkRecord(row, originOf(req), judged(row))), Number((count as { n: string }).n), page) };
-      },
+      handler: (input) => listPaymentLinks(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payment-links/:id', operationId: 'getPaymentLink', summary: 'Get a payment link', tags: linkTags, access: 'client',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the link', schema: paymentLinkSchema }, 404: linkNotFound },
-      async handler({ params, req }) {
-        return { status: 200, body: await linkOf(req, params.id) };
-      },
+      handler: (input) => getPaymentLink(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payment-links', operationId: 'createPaymentLink', summary: 'Create a payment link',
@@ -315,43 +202,35 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         201: { description: 'the link', schema: paymentLinkSchema },
         404: { description: 'no such identity (owner), account or customer for this client', schema: errorSchema },
       },
-      async handler({ body, req }) {
-        const { linkId, readModels } = await createLink(services, clientIdOf(req), body, meta(req), testClockOf(req));
-        await readModels;
-        return { status: 201, body: await linkOf(req, linkId) };
-      },
+      handler: (input) => createPaymentLink(services, input),
     }),
     defineRoute({
       method: 'delete', path: '/payment-links/:id', operationId: 'deletePaymentLink', summary: 'Delete a payment link',
       description: 'The link is gone: the API answers 404 for it from now on, and its url shows the deactivated page.',
       tags: linkTags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: linkNotFound },
-      async handler({ params, req }) {
-        await deleteLink(services, tenantOf(req), params.id, meta(req));
-        return { status: 200 };
-      },
+      handler: (input) => deletePaymentLink(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payment-links/:id/activate', operationId: 'activatePaymentLink', summary: 'Activate a payment link',
       description: 'The link is active again for `duration` seconds from now.',
       tags: linkTags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the link', schema: paymentLinkSchema }, 404: linkNotFound },
-      async handler({ params, req }) {
-        await activateLink(services, tenantOf(req), params.id, meta(req));
-        return { status: 200, body: await linkOf(req, params.id) };
-      },
+      handler: (input) => activatePaymentLink(services, input),
     }),
 
-    // The hosted pages: the checkout token in the path is the only credential.
+  ];
+}
+
+/** The hosted pages: the checkout token in the path is the only credential. */
+function hostedPageRoutes(services: Services): AnyRoute[] {
+  return [
     defineRoute({
       method: 'get', path: `${PAGE_ASSETS_PATH}/:file`, operationId: 'checkoutPageAsset', summary: 'The hosted pages’ script and stylesheet',
       tags: pageTags, access: 'public', raw: true,
-      schemas: { params: { type: 'object', additionalProperties: false, required: ['file'], properties: { file: { type: 'string', enum: Object.keys(PAGE_ASSETS) } } } as const },
+      schemas: { params: pageAssetParamsSchema },
       responses: { 200: { description: 'the file', contentType: 'application/octet-stream' } },
-      async handler({ params, res }) {
-        const asset = PAGE_ASSETS[params.file]!;
-        res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache' }).type(asset.contentType).send(asset.text);
-      },
+      handler: (input) => checkoutPageAsset(services, input),
     }),
     defineRoute({
       method: 'get', path: '/checkout/:token', operationId: 'checkoutPage', summary: 'The hosted checkout page of a session',
@@ -360,12 +239,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         'shows its page. Works offline: its script and stylesheet come from this service, under a strict Content-Security-Policy.',
       tags: pageTags, access: 'public', raw: true, schemas: { params: checkoutTokenParamSchema },
       responses: { 200: htmlResponse, 404: htmlResponse },
-      async handler({ params, res }) {
-        const row = await db.selectFrom('checkout_sessions').selectAll().where('checkout_token', '=', params.token).executeTakeFirst();
-        res.set(PAGE_HEADERS).type('html');
-        if (!row) res.status(404).send(notFoundPage());
-        else res.send(sessionPage(row, services.catalog, await judgedOne(row)));
-      },
+      handler: (input) => checkoutPage(services, input),
     }),
     defineRoute({
       method: 'get', path: '/checkout/:token/status', operationId: 'checkoutPageStatus', summary: 'A session’s progress, for its page',
@@ -380,13 +254,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         200: { description: 'the status, and where the payer goes now', schema: hostedStatusSchema }, 404: sessionNotFound,
         429: { description: 'this checkout token’s poll budget is spent (or a new or unknown token’s address has none left)', schema: errorSchema },
       },
-      async handler({ params }) {
-        const row = await sessionByToken(db, params.token);
-        const status = effectiveStatus(row.status, row.expires_at, await judgedOne(row));
-        const payment = await hostedPayment(row);
-        const redirectTo = status === 'FINISHED' ? row.success_url ?? row.redirect_url : status === 'FAILED' ? row.failed_url : null;
-        return { status: 200, body: { status, paymentStatus: payment?.status ?? null, redirectTo }, headers: { 'Cache-Control': 'no-store' } };
-      },
+      handler: (input) => checkoutPageStatus(services, input),
     }),
     defineRoute({
       method: 'post', path: '/checkout/:token/method', operationId: 'checkoutPageMethod', summary: 'The payer picked a method on the page',
@@ -397,12 +265,7 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         200: { description: 'the session’s status', schema: hostedStatusSchema },
         404: sessionNotFound, 422: { description: 'the session cannot be paid in its status', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const row = await sessionByToken(db, params.token);
-        await chooseSessionMethod(services, row.session_id, body.method, commandMetadata(req, { clientId: row.client_id, actor: 'payer' }));
-        const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, await judgedOne(row));
-        return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
-      },
+      handler: (input) => checkoutPageMethod(services, input),
     }),
     defineRoute({
       method: 'post', path: '/checkout/:token/pay', operationId: 'checkoutPagePay', summary: 'Pay from the hosted page',
@@ -419,25 +282,14 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         200: { description: 'the payment started; follow it at /checkout/{token}/status', schema: hostedStatusSchema },
         404: sessionNotFound, 422: { description: 'the session cannot be paid in its status', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const row = await sessionByToken(db, params.token);
-        const metadata = commandMetadata(req, { clientId: row.client_id, actor: 'payer' });
-        const { row: payment, readModels } = await paySession(services, 'any', row.session_id, apiPayBody(body, row.currency), metadata, 'payer');
-        return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
-      },
+      handler: (input) => checkoutPagePay(services, input),
     }),
     defineRoute({
       method: 'get', path: '/pay/:token', operationId: 'paymentLinkPage', summary: 'The hosted page of a payment link',
       description: 'An active link offers to open a new checkout session; an inactive or deleted one shows the deactivated page (410).',
       tags: pageTags, access: 'public', raw: true, schemas: { params: checkoutTokenParamSchema },
       responses: { 200: htmlResponse, 404: htmlResponse, 410: htmlResponse },
-      async handler({ params, res }) {
-        res.set(PAGE_HEADERS).type('html');
-        const row = await db.selectFrom('payment_links').selectAll().where('checkout_token', '=', params.token).executeTakeFirst();
-        if (!row) res.status(404).send(notFoundPage());
-        else if (row.deleted || row.active_until.getTime() <= (await judgedOne(row)).getTime()) res.status(410).send(deactivatedPage());
-        else res.send(linkPage(row));
-      },
+      handler: (input) => paymentLinkPage(services, input),
     }),
     defineRoute({
       method: 'post', path: '/pay/:token/sessions', operationId: 'paymentLinkPageOpen', summary: 'Open a session from a link’s page',
@@ -446,14 +298,230 @@ export function checkoutRoutes(services: Services): AnyRoute[] {
         201: { description: 'the new session’s page', schema: hostedSessionOpenedSchema }, 404: linkNotFound,
         422: { description: 'the link is deactivated', schema: errorSchema },
       },
-      async handler({ params, req }) {
-        const link = await linkByToken(db, params.token);
-        const metadata = commandMetadata(req, { clientId: link.client_id, actor: 'payer' });
-        const { sessionId, readModels } = await openSessionFromLink(services, 'any', link.link_id, metadata);
-        await readModels;
-        const session = await ownedSession(db, 'any', sessionId);
-        return { status: 201, body: { url: `/checkout/${session.checkout_token}` } };
-      },
+      handler: (input) => paymentLinkPageOpen(services, input),
     }),
   ];
+}
+
+/** When each row is judged: at its test clock's time when it is bound to one (read model), else now. */
+async function judgedAtOf(services: Services, rows: ReadonlyArray<{ test_clock_id: string | null }>) {
+  const times = await clockTimes(services.readModels, rows.map((row) => row.test_clock_id));
+  const at = services.runtime.now();
+  return (row: { test_clock_id: string | null }) => (row.test_clock_id === null ? at : times.get(row.test_clock_id) ?? at);
+}
+
+async function judgedOne(services: Services, row: { test_clock_id: string | null }): Promise<Date> {
+  return (await judgedAtOf(services, [row]))(row);
+}
+
+async function sessionOf(services: Services, req: Request, sessionId: string) {
+  const row = await ownedSession(services.readModels, tenantOf(req), sessionId);
+  return sessionRecord(row, originOf(req), await judgedOne(services, row));
+}
+
+async function linkOf(services: Services, req: Request, linkId: string) {
+  const row = await ownedLink(services.readModels, tenantOf(req), linkId);
+  return linkRecord(row, originOf(req), await judgedOne(services, row));
+}
+
+/** The sessions with their payments embedded (v2), detailed as GET /payments/:id answers them. */
+async function withPayments(services: Services, rows: CheckoutSessionRow[], req: Request) {
+  const db = services.readModels;
+  const payments = await paymentsOfCheckoutSessions(db, clientIdOf(req), rows.map((row) => row.session_id));
+  const merchants = await merchantsOf(db, clientIdOf(req), payments.map((p) => p.identity_id));
+  const judged = await judgedAtOf(services, rows);
+  return rows.map((row) => ({
+    ...sessionRecord(row, originOf(req), judged(row)),
+    payments: payments.filter((p) => p.checkout_session_id === row.session_id)
+      .map((p) => detailedPayment(p, { providerName: services.provider.name, merchant: merchants.get(p.identity_id) ?? null })),
+  }));
+}
+
+/**
+ * The hosted page's body as the API's pay body: the method's fields become its origin node (the card's cvv too,
+ * which the card schema checks for shape and the payment never stores), validated by the API's schema; a refusal
+ * names the field as the page sent it (`fields.pin`).
+ */
+function apiPayBody(services: Services, body: HostedPay, sessionCurrency: string): PayCheckoutSession {
+  const nodeKey = services.catalog.nodeType(body.method)?.nodeKey;
+  const fields = body.fields ?? {};
+  if (!nodeKey && Object.keys(fields).length > 0) throw invalidParam(`body field fields: ${body.method} takes no fields`);
+  const currency = body.currency !== undefined && body.currency !== sessionCurrency ? { currency: body.currency } : {};
+  const origin = { type: body.method, ...currency, ...(nodeKey ? { [nodeKey]: fields } : {}) } as PaymentNodeInput;
+  const payBody = { origins: [origin], ...(body.customer ? { customer: body.customer } : {}) };
+  try {
+    return validatePayBody(payBody) as PayCheckoutSession;
+  } catch (error) {
+    if (error instanceof HttpError) throw new HttpError(error.statusCode, error.category, hostedField(error.message, nodeKey));
+    throw error;
+  }
+}
+
+async function listCheckoutSessions(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listCheckoutSessionsQuerySchema }>,
+): Promise<HandlerResult> {
+  const { from, before } = dayRange(query.startDate, query.endDate);
+  const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [SessionSortField, 'asc' | 'desc'];
+  const page = pageRequest(query);
+  const filters = { ...query, from, before };
+  const { rows, total } = await checkoutSessionsPage(services.readModels, clientIdOf(req), filters, { field, direction }, services.runtime.now(), page);
+  const judged = await judgedAtOf(services, rows);
+  const results = apiVersionOf(req) === 2
+    ? await withPayments(services, rows, req) : rows.map((row) => sessionRecord(row, originOf(req), judged(row)));
+  return { status: 200, body: pageOfResults<unknown>(results, total, page) };
+}
+
+async function getCheckoutSession(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  return { status: 200, body: await sessionOf(services, req, params.id) };
+}
+
+async function deleteCheckoutSession(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  await expireSession(services, tenantOf(req), params.id, 'DELETED', commandMetadata(req));
+  return { status: 200, body: await sessionOf(services, req, params.id) };
+}
+
+async function createCheckoutSession(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createCheckoutSessionSchema }>,
+): Promise<HandlerResult> {
+  const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, commandMetadata(req), testClockOf(req));
+  await readModels;
+  return { status: 201, body: await sessionOf(services, req, sessionId) };
+}
+
+async function payCheckoutSession(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof payCheckoutSessionSchema }>,
+): Promise<HandlerResult> {
+  const { row, readModels } = await paySession(services, tenantOf(req), params.id, body, commandMetadata(req));
+  return { status: 200, body: paymentRecord(row), readModels };
+}
+
+async function refreshCheckoutSession(
+  services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const row = await sessionByToken(db, params.token, clientIdOf(req));
+  await refreshSession(services, tenantOf(req), row.session_id, commandMetadata(req));
+  return { status: 200, body: await sessionOf(services, req, row.session_id) };
+}
+
+async function openCheckoutSessionFromLink(
+  services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const link = await linkByToken(db, params.token, clientIdOf(req));
+  const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, commandMetadata(req), testClockOf(req));
+  await readModels;
+  return { status: 201, body: await sessionOf(services, req, sessionId) };
+}
+
+async function listPaymentLinks(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listPaymentLinksQuerySchema }>,
+): Promise<HandlerResult> {
+  const page = pageRequest(query);
+  const filters = {
+    ids: listOf(query.ids), active: listOf(query.statuses)?.map((s) => s === 'true' || s === 'ACTIVE'), accountNumbers: listOf(query.accountNumbers),
+    customerEmails: listOf(query.customerEmails)?.map((e) => e.toLowerCase()), identityIds: listOf(query.identityIds),
+  };
+  const { rows, total } = await paymentLinksPage(services.readModels, clientIdOf(req), filters, services.runtime.now(), page);
+  const judged = await judgedAtOf(services, rows);
+  return { status: 200, body: pageOfResults(rows.map((row) => linkRecord(row, originOf(req), judged(row))), total, page) };
+}
+
+async function getPaymentLink(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  return { status: 200, body: await linkOf(services, req, params.id) };
+}
+
+async function createPaymentLink(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createPaymentLinkSchema }>,
+): Promise<HandlerResult> {
+  const { linkId, readModels } = await createLink(services, clientIdOf(req), body, commandMetadata(req), testClockOf(req));
+  await readModels;
+  return { status: 201, body: await linkOf(services, req, linkId) };
+}
+
+async function deletePaymentLink(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  await deleteLink(services, tenantOf(req), params.id, commandMetadata(req));
+  return { status: 200 };
+}
+
+async function activatePaymentLink(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  await activateLink(services, tenantOf(req), params.id, commandMetadata(req));
+  return { status: 200, body: await linkOf(services, req, params.id) };
+}
+
+async function checkoutPageAsset(
+  services: Services, { params, res }: HandlerInput<{ params: typeof pageAssetParamsSchema }>,
+): Promise<void> {
+  const asset = PAGE_ASSETS[params.file]!;
+  res.set({ 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-cache' }).type(asset.contentType).send(asset.text);
+}
+
+async function checkoutPage(services: Services, { params, res }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>): Promise<void> {
+  const db = services.readModels;
+  const row = await sessionOfCheckoutToken(db, params.token);
+  res.set(PAGE_HEADERS).type('html');
+  if (!row) res.status(404).send(notFoundPage());
+  else res.send(sessionPage(row, services.catalog, await judgedOne(services, row)));
+}
+
+async function checkoutPageStatus(
+  services: Services, { params }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const row = await sessionByToken(db, params.token);
+  const status = effectiveStatus(row.status, row.expires_at, await judgedOne(services, row));
+  const paymentStatus = row.payment_id ? await paymentStatusOf(db, row.payment_id) : undefined;
+  const redirectTo = status === 'FINISHED' ? row.success_url ?? row.redirect_url : status === 'FAILED' ? row.failed_url : null;
+  return { status: 200, body: { status, paymentStatus: paymentStatus ?? null, redirectTo }, headers: { 'Cache-Control': 'no-store' } };
+}
+
+async function checkoutPageMethod(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema; body: typeof hostedMethodSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const row = await sessionByToken(db, params.token);
+  await chooseSessionMethod(services, row.session_id, body.method, commandMetadata(req, { clientId: row.client_id, actor: 'payer' }));
+  const status = effectiveStatus((await ownedSession(db, 'any', row.session_id)).status, row.expires_at, await judgedOne(services, row));
+  return { status: 200, body: { status, paymentStatus: null, redirectTo: null } };
+}
+
+async function checkoutPagePay(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema; body: typeof hostedPaySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const row = await sessionByToken(db, params.token);
+  const metadata = commandMetadata(req, { clientId: row.client_id, actor: 'payer' });
+  const { row: payment, readModels } = await paySession(services, 'any', row.session_id, apiPayBody(services, body, row.currency), metadata, 'payer');
+  return { status: 200, body: { status: 'PROCESSING_PAYMENT', paymentStatus: payment.status, redirectTo: null }, readModels };
+}
+
+async function paymentLinkPage(
+  services: Services, { params, res }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<void> {
+  const db = services.readModels;
+  res.set(PAGE_HEADERS).type('html');
+  const row = await linkOfCheckoutToken(db, params.token);
+  if (!row) res.status(404).send(notFoundPage());
+  else if (row.deleted || row.active_until.getTime() <= (await judgedOne(services, row)).getTime()) res.status(410).send(deactivatedPage());
+  else res.send(linkPage(row));
+}
+
+async function paymentLinkPageOpen(
+  services: Services, { params, req }: HandlerInput<{ params: typeof checkoutTokenParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const link = await linkByToken(db, params.token);
+  const metadata = commandMetadata(req, { clientId: link.client_id, actor: 'payer' });
+  const { sessionId, readModels } = await openSessionFromLink(services, 'any', link.link_id, metadata);
+  await readModels;
+  const session = await ownedSession(db, 'any', sessionId);
+  return { status: 201, body: { url: `/checkout/${session.checkout_token}` } };
 }

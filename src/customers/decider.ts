@@ -80,6 +80,7 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
     isDocumented: false, documents: [],
   },
 
+  // Long as a switch with one case per command of the customer stream: the state machine reads whole in one place.
   decide(command, state) {
     const at = command.now.toISOString();
     refuseOtherTenants(command.tenant, state.clientId, NOT_FOUND);

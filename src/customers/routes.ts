@@ -6,10 +6,10 @@ import {
   uploadCustomerDocumentSchema,
 } from '../../schemas/customers.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import { customerDocumentRecord, customerRecords, type CustomerRow } from '../../projections/customers.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { customerDocument, customerDocumentRecord, customerRecords, customersPage, type CustomerRow } from '../../projections/customers.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { missingParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
@@ -21,36 +21,33 @@ const tags = ['Customers'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const notFoundResponse = { description: 'no such customer for this client; another client’s customer answers the same, and nothing changes', schema: errorSchema } as const;
 
-export function customerRoutes(services: Services): AnyRoute[] {
+/** A customer of this client, as the API shows it. */
+async function recordOf(services: Services, clientId: string, customerId: string) {
   const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-  const recordOf = async (clientId: string, customerId: string) =>
-    (await customerRecords(db, [await ownedCustomer(db, { clientId }, customerId)]))[0]!;
-  /** Operators act across clients: the customer is looked up by id alone, and its client recorded. */
-  const anyCustomer = (customerId: string) => ownedCustomer(db, 'any', customerId);
-  const documentRecordOf = async (customerId: string, documentId: string) => {
-    const row = await db.selectFrom('customer_documents').selectAll()
-      .where('customer_id', '=', customerId).where('document_id', '=', documentId).executeTakeFirst();
-    if (!row) throw notFound(`document ${documentId} not found`);
-    return customerDocumentRecord(row);
-  };
-  const operatorMeta = (req: Request, row: CustomerRow) => (commandMetadata(req, { clientId: row.client_id }));
+  return (await customerRecords(db, [await ownedCustomer(db, { clientId }, customerId)]))[0]!;
+}
 
+/** Operators act across clients: the customer is looked up by id alone, and its client recorded. */
+function anyCustomer(services: Services, customerId: string): Promise<CustomerRow> {
+  return ownedCustomer(services.readModels, 'any', customerId);
+}
+
+async function documentRecordOf(services: Services, customerId: string, documentId: string) {
+  const row = await customerDocument(services.readModels, customerId, documentId);
+  if (!row) throw notFound(`document ${documentId} not found`);
+  return customerDocumentRecord(row);
+}
+
+const operatorMeta = (req: Request, row: CustomerRow) => (commandMetadata(req, { clientId: row.client_id }));
+
+export function customerRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({
       method: 'get', path: '/customers', operationId: 'listCustomers', summary: 'List customers', tags, access: 'client',
       description: 'Newest first (createdAt, then id). Filters are exact matches (email case-insensitive).',
       schemas: { query: listCustomersQuerySchema },
       responses: { 200: { description: 'a page of customers', schema: customerPageSchema } },
-      async handler({ query, req }) {
-        let filtered = scopedTo(db, 'customers', clientIdOf(req));
-        if (query.documentNumber) filtered = filtered.where('document_number', '=', query.documentNumber);
-        if (query.email) filtered = filtered.where('email', '=', query.email.toLowerCase());
-        if (query.operationLevel) filtered = filtered.where('operation_level', '=', query.operationLevel);
-        const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage(filtered, 'customer_id', page);
-        return { status: 200, body: pageOfResults(await customerRecords(db, rows), total, page) };
-      },
+      handler: (input) => listCustomers(services, input),
     }),
     defineRoute({
       method: 'post', path: '/customers', operationId: 'createCustomer', summary: 'Create a customer (payer)',
@@ -61,22 +58,13 @@ export function customerRoutes(services: Services): AnyRoute[] {
         201: { description: 'the customer', schema: customerSchema },
         409: { description: 'another customer of this client has this documentNumber', schema: errorSchema },
       },
-      async handler({ body, req }) {
-        const fields = body;
-        if (fields.documentNumber === undefined && fields.email === undefined) {
-          throw missingParam('body field documentNumber or email is required');
-        }
-        const id = await createCustomer(services, clientIdOf(req), fields, meta(req));
-        return { status: 201, body: await recordOf(clientIdOf(req), id) };
-      },
+      handler: (input) => onCreateCustomer(services, input),
     }),
     defineRoute({
       method: 'get', path: '/customers/:id', operationId: 'getCustomer', summary: 'Get a customer', tags, access: 'client',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the customer', schema: customerSchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        return { status: 200, body: await recordOf(clientIdOf(req), params.id) };
-      },
+      handler: (input) => getCustomer(services, input),
     }),
     defineRoute({
       method: 'patch', path: '/customers/:id', operationId: 'updateCustomer', summary: 'Update a customer’s payer fields',
@@ -86,11 +74,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
         404: notFoundResponse,
         409: { description: 'another customer of this client has this documentNumber', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        await updateCustomer(services, clientIdOf(req), id, body, meta(req));
-        return { status: 200, body: await recordOf(clientIdOf(req), id) };
-      },
+      handler: (input) => onUpdateCustomer(services, input),
     }),
     defineRoute({
       method: 'post', path: '/customers/:id/documents', operationId: 'addCustomerDocument', summary: 'Add a document to a customer',
@@ -98,11 +82,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
         'approve or reject it. The first approved document makes the customer documented.',
       tags, access: 'client', schemas: { params: idParamSchema, body: addCustomerDocumentSchema },
       responses: { 201: { description: 'the document', schema: customerDocumentSchema }, 404: notFoundResponse },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const documentId = await addCustomerDocument(services, tenantOf(req), id, body, meta(req));
-        return { status: 201, body: await documentRecordOf(id, documentId) };
-      },
+      handler: (input) => onAddCustomerDocument(services, input),
     }),
     defineRoute({
       method: 'patch', path: '/customers/:id/documents/:documentId', operationId: 'uploadCustomerDocument',
@@ -116,11 +96,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such customer for this client, or no such document of it', schema: errorSchema },
         422: { description: 'the document is already APPROVED or REJECTED', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const { id, documentId } = params;
-        await uploadCustomerDocument(services, tenantOf(req), id, documentId, body, meta(req));
-        return { status: 200, body: await documentRecordOf(id, documentId) };
-      },
+      handler: (input) => onUploadCustomerDocument(services, input),
     }),
     defineRoute({
       method: 'post', path: '/operator/customers/:id/documents/:documentId/decision', operationId: 'decideCustomerDocument',
@@ -132,12 +108,7 @@ export function customerRoutes(services: Services): AnyRoute[] {
         200: { description: 'the customer', schema: customerSchema },
         404: { description: 'no such customer or document', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const { id, documentId } = params;
-        const row = await anyCustomer(id);
-        await decideCustomerDocument(services, 'any', id, documentId, body.decision, operatorMeta(req, row));
-        return { status: 200, body: await recordOf(row.client_id, id) };
-      },
+      handler: (input) => onDecideCustomerDocument(services, input),
     }),
     defineRoute({
       method: 'post', path: '/operator/customers/:id/operation-level', operationId: 'setCustomerOperationLevel',
@@ -145,12 +116,74 @@ export function customerRoutes(services: Services): AnyRoute[] {
       description: 'Each change records a level change (the customer.levelChanged webhook); setting the current level changes nothing.',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: operationLevelBodySchema },
       responses: { 200: { description: 'the customer', schema: customerSchema }, 404: { description: 'no such customer', schema: errorSchema } },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const row = await anyCustomer(id);
-        await changeCustomerOperationLevel(services, 'any', id, body.operationLevel, operatorMeta(req, row));
-        return { status: 200, body: await recordOf(row.client_id, id) };
-      },
+      handler: (input) => setCustomerOperationLevel(services, input),
     }),
   ];
+}
+
+async function listCustomers(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listCustomersQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const page = pageRequest(query);
+  const filters = { ...query, ...(query.email ? { email: query.email.toLowerCase() } : {}) };
+  const { rows, total } = await customersPage(db, clientIdOf(req), filters, page);
+  return { status: 200, body: pageOfResults(await customerRecords(db, rows), total, page) };
+}
+
+async function onCreateCustomer(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createCustomerSchema }>,
+): Promise<HandlerResult> {
+  const fields = body;
+  if (fields.documentNumber === undefined && fields.email === undefined) {
+    throw missingParam('body field documentNumber or email is required');
+  }
+  const id = await createCustomer(services, clientIdOf(req), fields, commandMetadata(req));
+  return { status: 201, body: await recordOf(services, clientIdOf(req), id) };
+}
+
+async function getCustomer(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  return { status: 200, body: await recordOf(services, clientIdOf(req), params.id) };
+}
+
+async function onUpdateCustomer(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateCustomerSchema }>,
+): Promise<HandlerResult> {
+  const { id } = params;
+  await updateCustomer(services, clientIdOf(req), id, body, commandMetadata(req));
+  return { status: 200, body: await recordOf(services, clientIdOf(req), id) };
+}
+
+async function onAddCustomerDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof addCustomerDocumentSchema }>,
+): Promise<HandlerResult> {
+  const { id } = params;
+  const documentId = await addCustomerDocument(services, tenantOf(req), id, body, commandMetadata(req));
+  return { status: 201, body: await documentRecordOf(services, id, documentId) };
+}
+
+async function onUploadCustomerDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof customerDocumentParamsSchema; body: typeof uploadCustomerDocumentSchema }>,
+): Promise<HandlerResult> {
+  const { id, documentId } = params;
+  await uploadCustomerDocument(services, tenantOf(req), id, documentId, body, commandMetadata(req));
+  return { status: 200, body: await documentRecordOf(services, id, documentId) };
+}
+
+async function onDecideCustomerDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof customerDocumentParamsSchema; body: typeof documentDecisionBodySchema }>,
+): Promise<HandlerResult> {
+  const { id, documentId } = params;
+  const row = await anyCustomer(services, id);
+  await decideCustomerDocument(services, 'any', id, documentId, body.decision, operatorMeta(req, row));
+  return { status: 200, body: await recordOf(services, row.client_id, id) };
+}
+
+async function setCustomerOperationLevel(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof operationLevelBodySchema }>,
+): Promise<HandlerResult> {
+  const { id } = params;
+  const row = await anyCustomer(services, id);
+  await changeCustomerOperationLevel(services, 'any', id, body.operationLevel, operatorMeta(req, row));
+  return { status: 200, body: await recordOf(services, row.client_id, id) };
 }

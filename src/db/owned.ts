@@ -2,7 +2,7 @@
  * Tenant-scoped reads of the read models, for commands that start from one: rows carry `client_id`, and
  * another client's row, like a missing one, is a DomainError notFound (the HTTP edge answers 404).
  */
-import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 
@@ -41,4 +41,21 @@ export async function findOwned<DB, T extends TenantTable<DB>>(
   const row = await query.where(`${name}.${idName}`, '=', id).executeTakeFirst();
   if (!row) throw domainNotFound(`${resource} ${id} not found`);
   return row as Selectable<DB[T]>;
+}
+
+/** The rows of one page: at most `limit` (rows), after skipping `offset` (rows). */
+export interface PageWindow { limit: number; offset: number }
+
+/**
+ * One page of a tenant query, newest first (`created_at`, then the id column, both descending), and the
+ * number of rows matching the filters.
+ */
+export async function newestFirstPage<DB, TB extends keyof DB, Row>(
+  filtered: SelectQueryBuilder<DB, TB, Row>, idColumn: string, page: PageWindow,
+): Promise<{ rows: Row[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered.orderBy(sql.ref('created_at'), 'desc').orderBy(sql.ref(idColumn), 'desc').limit(page.limit).offset(page.offset).execute(),
+    filtered.clearSelect().select(sql<string>`count(*)`.as('n')).executeTakeFirst(),
+  ]);
+  return { rows, total: Number((count as { n?: string } | undefined)?.n ?? 0) };
 }

@@ -4,7 +4,6 @@
  * routes (src/contexts.ts), so `/payments/unassigned` and `/accounts/unassigned` are not taken for ids.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Request } from 'express';
 import {
   assignDepositSchema, depositNotificationSchema, listUnassignedQuerySchema, unassignedDepositPageSchema, widgetQuerySchema, widgetSchema,
@@ -12,11 +11,10 @@ import {
 } from '../../schemas/deposits.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
 import { idParamSchema } from '../../schemas/common.ts';
-import type { DepositRow } from '../../projections/deposits.ts';
-import { judgedAt } from '../../projections/testClocks.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { awaitingAssignmentPage, awaitingInCurrency, awaitingPerCurrency, type DepositRow } from '../../projections/deposits.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, commandMetadata, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, commandMetadata, tenantOf } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../ledger/money.ts';
@@ -42,14 +40,6 @@ export function depositSignature(secret: string, body: Parameters<typeof deposit
   return createHmac('sha256', secret).update(depositSignedText(body)).digest('hex');
 }
 
-/**
- * `expires_at` at most `ms` after the instant the row is judged at: its test clock's time for a deposit bound to
- * one, `now` otherwise.
- */
-const expiringWithin = (now: Date, ms: number) => sql<Date>`${judgedAt(now)} + make_interval(secs => ${ms / 1000}::double precision)`;
-/** A row with the instant it is judged at (`judged_at`). */
-type JudgedDepositRow = DepositRow & { judged_at: Date };
-
 /** Hours until `expiresAt`, two decimals, rounded down (never more than is left), 0 once past. */
 const hoursRemaining = (expiresAt: Date, now: Date) => Math.max(0, Math.floor((expiresAt.getTime() - now.getTime()) / HOUR_MS * 100) / 100);
 const originanteName = (row: DepositRow) => [row.originator_first_name, row.originator_last_name].filter(Boolean).join(' ');
@@ -61,30 +51,8 @@ function scopeOf(req: Request, asked: string | undefined): string {
   return clientId;
 }
 
-/** `text` as a LIKE pattern matching it anywhere, its wildcards taken literally. */
-const containing = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-
+// A table of 5 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 export function depositRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-
-  const widgetOf = async (clientId: string, currency: string | null, now: Date) => {
-    if (currency === null) return { clientId, totalAmount: '0', currency: null, count: 0, urgent: [] };
-    const pending = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').where('currency', '=', currency);
-    const [sum, urgent] = await Promise.all([
-      pending.clearSelect().select([sql<string>`coalesce(sum(total_amount), 0)::text`.as('total'), sql<string>`count(*)::text`.as('n')]).executeTakeFirst(),
-      pending.where('expires_at', '<=', expiringWithin(now, URGENT_WINDOW_MS)).select(judgedAt(now).as('judged_at'))
-        .orderBy('expires_at').orderBy('payment_id').limit(MAX_URGENT_ITEMS).execute() as Promise<JudgedDepositRow[]>,
-    ]);
-    return {
-      clientId, totalAmount: formatAmount(sum!.total, currency), currency, count: Number(sum!.n),
-      urgent: urgent.map((row) => ({
-        paymentId: row.payment_id, originanteName: originanteName(row), amount: formatAmount(row.total_amount, row.currency),
-        currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
-      })),
-    };
-  };
-
   return [
     defineRoute({
       method: 'post', path: '/payments/deposits', operationId: 'depositReceived', summary: 'Provider notification: a deposit arrived',
@@ -113,11 +81,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         const given = Buffer.from(notification.signature, 'hex');
         if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized('provider signature does not match');
       },
-      async handler({ body, req }) {
-        const notification = body;
-        const result = await receiveDeposit(services, notification, commandMetadata(req, { clientId: notification.clientId }));
-        return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
-      },
+      handler: (input) => depositReceived(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payments/unassigned', operationId: 'listUnassignedPayments', summary: 'Deposits awaiting assignment',
@@ -130,36 +94,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         200: { description: 'a page of deposits awaiting assignment', schema: unassignedDepositPageSchema },
         404: { description: 'clientId is not the caller’s', schema: errorSchema },
       },
-      async handler({ query: input, req }) {
-        const query = input;
-        const clientId = scopeOf(req, query.clientId);
-        const now = services.runtime.now();
-        let filtered = scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED');
-        if (query.expiresWithin) filtered = filtered.where('expires_at', '<=', expiringWithin(now, WITHIN_MS[query.expiresWithin]!));
-        if (query.amountMin) filtered = filtered.where('total_amount', '>=', sql<string>`${query.amountMin}::numeric`);
-        if (query.amountMax) filtered = filtered.where('total_amount', '<=', sql<string>`${query.amountMax}::numeric`);
-        if (query.search) {
-          const pattern = containing(query.search);
-          filtered = filtered.where((eb) => eb.or([
-            eb('originator_first_name', 'ilike', pattern), eb('originator_last_name', 'ilike', pattern), eb('originator_document_number', 'ilike', pattern),
-          ]));
-        }
-        const page = pageRequest(query);
-        const [rows, count] = await Promise.all([
-          filtered.select(judgedAt(now).as('judged_at')).orderBy('expires_at').orderBy('payment_id').limit(page.limit).offset(page.offset)
-            .execute() as Promise<JudgedDepositRow[]>,
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        const results = rows.map((row) => ({
-          id: row.payment_id, externalId: row.external_id, type: 'LOCAL_DEPOSIT', status: 'CREATED',
-          totalAmount: formatAmount(row.total_amount, row.currency), currency: row.currency, reference: row.reference,
-          originator: { firstName: row.originator_first_name, lastName: row.originator_last_name, documentType: row.originator_document_type,
-            documentNumber: row.originator_document_number },
-          originanteName: originanteName(row), customerId: row.customer_id, createdAt: row.created_at.toISOString(),
-          expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
-        }));
-        return { status: 200, body: pageOfResults(results, Number((count as { n: string }).n), page) };
-      },
+      handler: (input) => listUnassignedPayments(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payments/:id/assign', operationId: 'assignPayment', summary: 'Assign a deposit to one of your accounts',
@@ -181,12 +116,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such deposit or account for this client (another client’s answers the same)', schema: errorSchema },
         422: { description: 'already assigned, being assigned, expired, not a deposit (a purchase, a companion, a refund), another currency, the account is not ACTIVE, or companionId names no amount still due owed to that account', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const input = body;
-        await assignDeposit(services, clientIdOf(req), id, input, meta(req));
-        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
-      },
+      handler: (input) => assignPayment(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payments/:id/cancel', operationId: 'cancelPayment', summary: 'Cancel the amount still due of an underpaid deposit',
@@ -200,11 +130,7 @@ export function depositRoutes(services: Services): AnyRoute[] {
         404: { description: 'no such payment for this client (another client’s answers the same)', schema: errorSchema },
         422: { description: 'not a companion holding an amount still due, or not CREATED any more', schema: errorSchema },
       },
-      async handler({ params, req }) {
-        const { id } = params;
-        await cancelCompanion(services, tenantOf(req), id, meta(req));
-        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
-      },
+      handler: (input) => cancelPayment(services, input),
     }),
     defineRoute({
       method: 'get', path: '/accounts/unassigned', operationId: 'getUnassignedBalance', summary: 'The unassigned balance widget',
@@ -218,18 +144,76 @@ export function depositRoutes(services: Services): AnyRoute[] {
         200: { description: 'the widget', schema: widgetSchema },
         404: { description: 'clientId is not the caller’s', schema: errorSchema },
       },
-      async handler({ query: input, req }) {
-        const query = input;
-        const clientId = scopeOf(req, query.clientId);
-        const now = services.runtime.now();
-        const held = await scopedTo(db, 'deposits', clientId).where('status', '=', 'CREATED').clearSelect()
-          .select(['currency', sql<string>`count(*)::text`.as('n')]).groupBy('currency').orderBy('currency').execute() as Array<{ currency: string; n: string }>;
-        const currencies = await Promise.all(held.map((row) => widgetOf(clientId, row.currency, now)));
-        const busiest = [...held].sort((a, b) => Number(b.n) - Number(a.n) || a.currency.localeCompare(b.currency))[0];
-        const main = query.currency !== undefined ? (currencies.find((w) => w.currency === query.currency) ?? await widgetOf(clientId, query.currency, now))
-          : currencies.find((w) => w.currency === busiest?.currency) ?? await widgetOf(clientId, null, now);
-        return { status: 200, body: { ...main, currencies } };
-      },
+      handler: (input) => getUnassignedBalance(services, input),
     }),
   ];
+}
+
+async function depositReceived(
+  services: Services, { body: notification, req }: HandlerInput<{ body: typeof depositNotificationSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const result = await receiveDeposit(services, notification, commandMetadata(req, { clientId: notification.clientId }));
+  return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
+}
+
+async function listUnassignedPayments(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listUnassignedQuerySchema }>,
+): Promise<HandlerResult> {
+  const clientId = scopeOf(req, query.clientId);
+  const page = pageRequest(query);
+  const filters = { ...query, ...(query.expiresWithin ? { expiresWithinMs: WITHIN_MS[query.expiresWithin]! } : {}) };
+  const { rows, total } = await awaitingAssignmentPage(services.readModels, clientId, filters, services.runtime.now(), page);
+  const results = rows.map((row) => ({
+    id: row.payment_id, externalId: row.external_id, type: 'LOCAL_DEPOSIT', status: 'CREATED',
+    totalAmount: formatAmount(row.total_amount, row.currency), currency: row.currency, reference: row.reference,
+    originator: { firstName: row.originator_first_name, lastName: row.originator_last_name, documentType: row.originator_document_type,
+      documentNumber: row.originator_document_number },
+    originanteName: originanteName(row), customerId: row.customer_id, createdAt: row.created_at.toISOString(),
+    expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
+  }));
+  return { status: 200, body: pageOfResults(results, total, page) };
+}
+
+async function assignPayment(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof assignDepositSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  await assignDeposit(services, clientIdOf(req), id, body, commandMetadata(req));
+  return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
+}
+
+async function cancelPayment(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  await cancelCompanion(services, tenantOf(req), id, commandMetadata(req));
+  return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
+}
+
+async function getUnassignedBalance(
+  services: Services, { query, req }: HandlerInput<{ query: typeof widgetQuerySchema }>,
+): Promise<HandlerResult> {
+  const clientId = scopeOf(req, query.clientId);
+  const now = services.runtime.now();
+  const held = await awaitingPerCurrency(services.readModels, clientId);
+  const currencies = await Promise.all(held.map((row) => widgetOf(services, clientId, row.currency, now)));
+  const busiest = [...held].sort((a, b) => Number(b.n) - Number(a.n) || a.currency.localeCompare(b.currency))[0];
+  const main = query.currency !== undefined
+    ? (currencies.find((w) => w.currency === query.currency) ?? await widgetOf(services, clientId, query.currency, now))
+    : currencies.find((w) => w.currency === busiest?.currency) ?? await widgetOf(services, clientId, null, now);
+  return { status: 200, body: { ...main, currencies } };
+}
+
+/** The widget of one currency (`null`: none asked and none awaiting, all zero). */
+async function widgetOf(services: Services, clientId: string, currency: string | null, now: Date) {
+  if (currency === null) return { clientId, totalAmount: '0', currency: null, count: 0, urgent: [] };
+  const { total, count, urgent } = await awaitingInCurrency(services.readModels, clientId, currency, now, URGENT_WINDOW_MS, MAX_URGENT_ITEMS);
+  return {
+    clientId, totalAmount: formatAmount(total, currency), currency, count,
+    urgent: urgent.map((row) => ({
+      paymentId: row.payment_id, originanteName: originanteName(row), amount: formatAmount(row.total_amount, row.currency),
+      currency: row.currency, expiresAt: row.expires_at.toISOString(), hoursRemaining: hoursRemaining(row.expires_at, new Date(row.judged_at)),
+    })),
+  };
 }

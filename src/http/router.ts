@@ -148,6 +148,7 @@ function admission(route: AnyRoute, deps: RouterDeps): (req: Request) => Promise
   };
 }
 
+// Long as one request's chain in the order it runs (admission, Idempotency-Key claim, handler, kept answer), read as one protocol.
 export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: RouterDeps): void {
   for (const route of routes) {
     const admit = admission(route, deps);

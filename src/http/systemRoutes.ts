@@ -1,7 +1,8 @@
 /** Operations: liveness, readiness, metrics, and the API's own description. */
 import { readFile } from 'node:fs/promises';
 import { comparePositions } from '../eventstore/position.ts';
-import { defineRoute, type AnyRoute } from './route.ts';
+import type { Request, Response } from 'express';
+import { defineRoute, type AnyRoute, type HandlerResult } from './route.ts';
 import type { Services } from './services.ts';
 import { DOCS_ASSETS, DOCS_ASSETS_PATH, DOCS_CONTENT_SECURITY_POLICY, operationsOf, renderDocsPage } from './docs.ts';
 import { sendStatic, staticBody, type StaticBody } from './staticBody.ts';
@@ -21,41 +22,67 @@ const statusSchema = {
   },
 } as const;
 
-export function systemRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
-  const { storage, projections, metrics } = services;
+/**
+ * Lag of each active projector (the read models readers see): events behind the head, and the age of the
+ * oldest one not yet applied. Reactors are left out: their effects are commands of their own, and one may run
+ * behind the head by design (the customers reactor waits for reservations to age).
+ */
+async function projectionLag({ storage, projections }: Services) {
+  const [head, states] = await Promise.all([storage.store.headPosition(), projections.status()]);
+  return Promise.all(states.filter((s) => s.kind === 'projector' && s.status === 'active').map(async (s) => {
+    const behind = head !== null && (s.checkpoint === null || comparePositions(s.checkpoint, head) < 0);
+    if (!behind) return { name: s.name, lagEvents: 0, lagSeconds: 0 };
+    const [oldest] = await storage.store.readAll({ after: s.checkpoint, limit: 1 });
+    return {
+      name: s.name,
+      // Exact on Postgres (a global sequence); an approximation on EventStoreDB (log offsets).
+      lagEvents: Math.max(1, Number(head.prepare - (s.checkpoint?.prepare ?? 0n))),
+      lagSeconds: oldest ? Math.max(0, (Date.now() - oldest.recordedAt.getTime()) / 1000) : 0,
+    };
+  }));
+}
 
-  /**
-   * Lag of each active projector (the read models readers see): events behind the head, and the age of the
-   * oldest one not yet applied. Reactors are left out: their effects are commands of their own, and one may run
-   * behind the head by design (the customers reactor waits for reservations to age).
-   */
-  async function projectionLag() {
-    const [head, states] = await Promise.all([storage.store.headPosition(), projections.status()]);
-    return Promise.all(states.filter((s) => s.kind === 'projector' && s.status === 'active').map(async (s) => {
-      const behind = head !== null && (s.checkpoint === null || comparePositions(s.checkpoint, head) < 0);
-      if (!behind) return { name: s.name, lagEvents: 0, lagSeconds: 0 };
-      const [oldest] = await storage.store.readAll({ after: s.checkpoint, limit: 1 });
-      return {
-        name: s.name,
-        // Exact on Postgres (a global sequence); an approximation on EventStoreDB (log offsets).
-        lagEvents: Math.max(1, Number(head.prepare - (s.checkpoint?.prepare ?? 0n))),
-        lagSeconds: oldest ? Math.max(0, (Date.now() - oldest.recordedAt.getTime()) / 1000) : 0,
-      };
-    }));
+/** The API's own description and reference page, each built on first use and kept. */
+class DocsBodies {
+  private html: string | null = null;
+  private documentBody: StaticBody | null = null;
+  // One per file of DOCS_ASSETS, read on first use: a fixed set, about 1.6 MB with their gzipped copies.
+  private readonly assets = new Map<string, StaticBody>();
+
+  constructor(private readonly document: () => Record<string, unknown>) {}
+
+  openApi(): StaticBody {
+    this.documentBody ??= staticBody(JSON.stringify(this.document()), 'application/json; charset=utf-8');
+    return this.documentBody;
   }
 
-  let docsHtml: string | null = null;
-  let documentBody: StaticBody | null = null;
-  // One per file of DOCS_ASSETS, read on first use: a fixed set, about 1.6 MB with their gzipped copies.
-  const assetBodies = new Map<string, StaticBody>();
+  page(): string {
+    if (this.html === null) {
+      const doc = this.document();
+      this.html = renderDocsPage(String((doc.info as { title?: string } | undefined)?.title ?? 'API'), operationsOf(doc));
+    }
+    return this.html;
+  }
+
+  async asset(file: string): Promise<StaticBody> {
+    let body = this.assets.get(file);
+    if (!body) {
+      const asset = DOCS_ASSETS[file]!;
+      body = staticBody(asset.text ?? await readFile(asset.file!), asset.contentType);
+      this.assets.set(file, body);
+    }
+    return body;
+  }
+}
+
+export function systemRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
+  const docs = new DocsBodies(document);
   return [
     defineRoute({
       method: 'get', path: '/health', operationId: 'health', summary: 'Liveness: the process answers',
       tags: ['Operations'], access: 'public', schemas: {},
       responses: { 200: { description: 'alive', schema: statusSchema } },
-      async handler() {
-        return { status: 200, body: { status: 'ok' } };
-      },
+      handler: health,
     }),
     defineRoute({
       method: 'get', path: '/ready', operationId: 'ready',
@@ -65,16 +92,7 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         200: { description: 'ready', schema: statusSchema },
         503: { description: 'not ready: database unreachable or projections catching up', schema: statusSchema },
       },
-      async handler() {
-        try {
-          const lagging = (await projectionLag()).filter((p) => p.lagSeconds * 1000 > READY_LAG_MS).map((p) => p.name);
-          return lagging.length === 0
-            ? { status: 200, body: { status: 'ready', lagging } }
-            : { status: 503, body: { status: 'catchingUp', lagging } };
-        } catch {
-          return { status: 503, body: { status: 'databaseUnreachable', lagging: [] } };
-        }
-      },
+      handler: () => ready(services),
     }),
     defineRoute({
       method: 'get', path: '/metrics', operationId: 'metrics', summary: 'Prometheus metrics',
@@ -83,17 +101,7 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         'per metric; more are counted under route="__other__".',
       tags: ['Operations'], access: 'public', schemas: {}, raw: true,
       responses: { 200: { description: 'Prometheus text format', contentType: 'text/plain', schema: { type: 'string' } } },
-      async handler({ res }) {
-        for (const lag of await projectionLag().catch(() => [])) {
-          metrics.setProjectionLag(lag.name, lag.lagEvents, lag.lagSeconds);
-        }
-        // Every projection this process runs shows its lease counters, at 0 until its first lease change.
-        for (const runner of projections.projectionRunners) {
-          metrics.countLeaseChange(runner.name, 'acquired', 0);
-          metrics.countLeaseChange(runner.name, 'lost', 0);
-        }
-        res.type(metrics.contentType).send(await metrics.render());
-      },
+      handler: ({ res }) => metricsText(services, res),
     }),
     defineRoute({
       method: 'get', path: '/openapi.json', operationId: 'openApiDocument', summary: 'This API as OpenAPI 3.1',
@@ -105,11 +113,7 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         200: { description: 'the OpenAPI document', schema: { type: 'object' } },
         304: { description: 'not modified: If-None-Match names the ETag of this document (no body)' },
       },
-      async handler({ req, res }) {
-        documentBody ??= staticBody(JSON.stringify(document()), 'application/json; charset=utf-8');
-        // Kept, and checked again on each use: a restart with another version answers another ETag at once.
-        sendStatic(req, res, documentBody, 'no-cache');
-      },
+      handler: ({ req, res }) => openApiDocument(docs, req, res),
     }),
     defineRoute({
       method: 'get', path: '/docs', operationId: 'apiReference',
@@ -118,14 +122,7 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         'service. The page loads its script and styles from /docs/assets only.',
       tags: ['Operations'], access: 'public', schemas: {}, raw: true,
       responses: { 200: { description: 'HTML', contentType: 'text/html', schema: { type: 'string' } } },
-      async handler({ res }) {
-        if (docsHtml === null) {
-          const doc = document();
-          docsHtml = renderDocsPage(String((doc.info as { title?: string } | undefined)?.title ?? 'API'), operationsOf(doc));
-        }
-        res.set({ 'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff',
-          'Referrer-Policy': 'no-referrer' }).type('html').send(docsHtml);
-      },
+      handler: ({ res }) => apiReference(docs, res),
     }),
     defineRoute({
       method: 'get', path: `${DOCS_ASSETS_PATH}/:file`, operationId: 'apiReferenceAsset',
@@ -141,15 +138,49 @@ export function systemRoutes(services: Services, document: () => Record<string, 
         200: { description: 'the file (CSS, JavaScript or PNG), gzipped when Accept-Encoding allows it', contentType: 'application/octet-stream' },
         304: { description: 'not modified: If-None-Match names the file’s ETag (no body)' },
       },
-      async handler({ params, req, res }) {
-        let body = assetBodies.get(params.file);
-        if (!body) {
-          const asset = DOCS_ASSETS[params.file]!;
-          body = staticBody(asset.text ?? await readFile(asset.file!), asset.contentType);
-          assetBodies.set(params.file, body);
-        }
-        sendStatic(req, res, body, `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}`);
-      },
+      handler: ({ params, req, res }) => apiReferenceAsset(docs, params.file, req, res),
     }),
   ];
+}
+
+async function health(): Promise<HandlerResult> {
+  return { status: 200, body: { status: 'ok' } };
+}
+
+async function ready(services: Services): Promise<HandlerResult> {
+  try {
+    const lagging = (await projectionLag(services)).filter((p) => p.lagSeconds * 1000 > READY_LAG_MS).map((p) => p.name);
+    return lagging.length === 0
+      ? { status: 200, body: { status: 'ready', lagging } }
+      : { status: 503, body: { status: 'catchingUp', lagging } };
+  } catch {
+    return { status: 503, body: { status: 'databaseUnreachable', lagging: [] } };
+  }
+}
+
+async function metricsText(services: Services, res: Response): Promise<void> {
+  const { metrics, projections } = services;
+  for (const lag of await projectionLag(services).catch(() => [])) {
+    metrics.setProjectionLag(lag.name, lag.lagEvents, lag.lagSeconds);
+  }
+  // Every projection this process runs shows its lease counters, at 0 until its first lease change.
+  for (const runner of projections.projectionRunners) {
+    metrics.countLeaseChange(runner.name, 'acquired', 0);
+    metrics.countLeaseChange(runner.name, 'lost', 0);
+  }
+  res.type(metrics.contentType).send(await metrics.render());
+}
+
+async function openApiDocument(docs: DocsBodies, req: Request, res: Response): Promise<void> {
+  // Kept, and checked again on each use: a restart with another version answers another ETag at once.
+  sendStatic(req, res, docs.openApi(), 'no-cache');
+}
+
+async function apiReference(docs: DocsBodies, res: Response): Promise<void> {
+  res.set({ 'Content-Security-Policy': DOCS_CONTENT_SECURITY_POLICY, 'X-Content-Type-Options': 'nosniff',
+    'Referrer-Policy': 'no-referrer' }).type('html').send(docs.page());
+}
+
+async function apiReferenceAsset(docs: DocsBodies, file: string, req: Request, res: Response): Promise<void> {
+  sendStatic(req, res, await docs.asset(file), `public, max-age=${DOCS_ASSET_MAX_AGE_MS / 1000}`);
 }

@@ -3,17 +3,16 @@
  * decision, and the auditor's history of a payment.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { sql } from 'kysely';
-import type { Request } from 'express';
 import {
   attachPaymentDocumentSchema, createPaymentSchema, detailedPaymentSchema, listPaymentsQuerySchema, paymentCustomerSchema,
   paymentDocumentSchema, paymentHistorySchema, paymentListSchema, paymentSchema, providerNotificationSchema, reviewDecisionSchema,
 } from '../../schemas/payments.ts';
-import { idParamSchema, type IdParams } from '../../schemas/common.ts';
-import { customerRecords } from '../../projections/customers.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { idParamSchema } from '../../schemas/common.ts';
+import { customerById, customerRecords } from '../../projections/customers.ts';
+import { paymentDocument, paymentsPage, type PaymentSortField } from '../../projections/payments.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
@@ -37,17 +36,6 @@ const illegalMove = {
   schema: errorSchema,
 } as const;
 
-/**
- * The ORDER BY of each sort field (ties are broken by id in the same direction, so pages never overlap). Only
- * `expires_at` can be absent, so only it says NULLS LAST: on the other columns that clause would not match the
- * indexes (built DESC, nulls first) and force a sort of every match.
- */
-const sortOrders: Record<string, (direction: 'asc' | 'desc') => string> = {
-  createdAt: (d) => `created_at ${d}`, updatedAt: (d) => `updated_at ${d}`, totalAmount: (d) => `total_amount ${d}`,
-  status: (d) => `status ${d}`, type: (d) => `type ${d}`, externalId: (d) => `external_id ${d}`,
-  expiresAt: (d) => `expires_at ${d} NULLS LAST`,
-};
-
 /** The provider signs the transaction id: hex HMAC-SHA256 under PROVIDER_SECRET, compared in constant time. */
 export function providerSignature(secret: string, transactionId: string): string {
   return createHmac('sha256', secret).update(transactionId).digest('hex');
@@ -59,17 +47,8 @@ function signatureMatches(secret: string, transactionId: string, signature: stri
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
+// A table of 10 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
 export function paymentRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-  const recordOf = async (clientId: string, paymentId: string) => paymentRecord(await ownedPayment(db, { clientId }, paymentId));
-  /** A client's move on its own payment (the command answers 404 for anyone else's), then the record. */
-  const clientMove = (move: typeof authorizePayment) => async ({ params, req }: { params: IdParams; req: Request }) => {
-    const { id } = params;
-    await move(services, tenantOf(req), id, meta(req));
-    return { status: 200, body: await recordOf(clientIdOf(req), id) };
-  };
-
   return [
     defineRoute({
       method: 'get', path: '/payments', operationId: 'listPayments', summary: 'List payments', tags, access: 'client',
@@ -81,30 +60,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         'the account that pays them out (null for a refund from suspense, such as an expired deposit’s); type=REFUND lists only them.',
       schemas: { query: listPaymentsQuerySchema }, headers: [apiVersionHeaderDoc],
       responses: { 200: { description: 'a page of payments (flat records in v1, detailed shapes in v2)', schema: paymentListSchema } },
-      async handler({ query, req }) {
-        const version = apiVersionOf(req);
-        const { from, before } = dayRange(query.startDate, query.endDate);
-        let filtered = scopedTo(db, 'payments', clientIdOf(req));
-        if (query.identityId) filtered = filtered.where('identity_id', '=', query.identityId);
-        if (query.type) filtered = filtered.where('type', '=', query.type);
-        if (query.accountNumber) filtered = filtered.where('account_number', '=', query.accountNumber);
-        if (query.status) filtered = filtered.where('status', '=', query.status);
-        if (query.checkoutSessionId) filtered = filtered.where('checkout_session_id', '=', query.checkoutSessionId);
-        if (from) filtered = filtered.where('created_at', '>=', from);
-        if (before) filtered = filtered.where('created_at', '<', before);
-        const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [string, 'asc' | 'desc'];
-        const page = pageRequest(query);
-        const [rows, count] = await Promise.all([
-          filtered.orderBy(sql.raw(sortOrders[field]!(direction))).orderBy('payment_id', direction)
-            .limit(page.limit).offset(page.offset).execute(),
-          filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
-        ]);
-        const merchants = version === 2 ? await merchantsOf(db, clientIdOf(req), rows.map((row) => row.identity_id)) : new Map();
-        const results = version === 2
-          ? rows.map((row) => detailedPayment(row, { providerName: services.provider.name, merchant: merchants.get(row.identity_id) ?? null }))
-          : rows.map(paymentRecord);
-        return { status: 200, body: pageOfResults<unknown>(results, Number((count as { n: string }).n), page) };
-      },
+      handler: (input) => listPayments(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payments', operationId: 'createPayment', summary: 'Create a payment',
@@ -118,10 +74,7 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         409: { description: 'externalId already used', schema: errorSchema },
         422: { description: 'the account is not ACTIVE', schema: errorSchema },
       },
-      async handler({ body, req }) {
-        const { row, readModels } = await createPayment(services, clientIdOf(req), body, meta(req), { clock: { testClockId: testClockOf(req) } });
-        return { status: 200, body: paymentRecord(row), readModels };
-      },
+      handler: (input) => onCreatePayment(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payments/received', operationId: 'paymentReceived', summary: 'Provider notification: the funds arrived',
@@ -139,64 +92,39 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         const { transactionId, signature } = body;
         if (!signatureMatches(services.config.providerSecret, transactionId, signature)) throw unauthorized('provider signature does not match');
       },
-      async handler({ body, req }) {
-        const { transactionId } = body;
-        // The provider notifies of any client's payment.
-        const row = await anyPayment(db, transactionId);
-        await receivePayment(services, 'any', transactionId, commandMetadata(req, { clientId: row.client_id }));
-        return { status: 200, body: paymentRecord(await anyPayment(db, transactionId)) };
-      },
+      handler: (input) => paymentReceived(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payments/:id', operationId: 'getPayment', summary: 'Get a payment (detailed transaction shape)',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payment', schema: detailedPaymentSchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        const row = await ownedPayment(db, tenantOf(req), params.id);
-        const merchant = (await merchantsOf(db, row.client_id, [row.identity_id])).get(row.identity_id) ?? null;
-        return { status: 200, body: detailedPayment(row, { providerName: services.provider.name, merchant }) };
-      },
+      handler: (input) => getPayment(services, input),
     }),
     defineRoute({
       method: 'post', path: '/payments/:id/authorized', operationId: 'authorizePayment', summary: 'Authorize a card payment',
       description: 'The provider is asked; a declined card fails the payment (200, status FAILED). From any status but CREATED, or on a push rail, 422.',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
-      handler: clientMove(authorizePayment),
+      handler: (input) => movePayment(services, authorizePayment, input),
     }),
     defineRoute({
       method: 'post', path: '/payments/:id/captured', operationId: 'capturePayment', summary: 'Capture an authorized card payment',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: notFoundResponse, 422: illegalMove },
-      handler: clientMove(capturePayment),
+      handler: (input) => movePayment(services, capturePayment, input),
     }),
     defineRoute({
       method: 'post', path: '/payments/:id/documents', operationId: 'attachPaymentDocument', summary: 'Attach a review document',
       description: 'Only while the payment is REQUIRES_REVIEW (otherwise 422); at most 20 per payment.',
       tags, access: 'client', schemas: { params: idParamSchema, body: attachPaymentDocumentSchema },
       responses: { 201: { description: 'the document', schema: paymentDocumentSchema }, 404: notFoundResponse, 422: illegalMove },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const documentId = await attachPaymentDocument(services, tenantOf(req), id, body, meta(req));
-        const row = await db.selectFrom('payment_documents').selectAll().where('document_id', '=', documentId).executeTakeFirstOrThrow();
-        return { status: 201, body: {
-          id: row.document_id, paymentId: row.payment_id, type: row.type, url: row.url, contentType: row.content_type,
-          createdAt: row.created_at.toISOString(),
-        } };
-      },
+      handler: (input) => onAttachPaymentDocument(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payments/:id/customer', operationId: 'getPaymentCustomer', summary: 'The customer (payer) of a payment',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the payer, or attached false', schema: paymentCustomerSchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        const row = await ownedPayment(db, tenantOf(req), params.id);
-        const customer = row.customer_id
-          ? await db.selectFrom('customers').selectAll().where('customer_id', '=', row.customer_id).executeTakeFirst()
-          : undefined;
-        const record = customer ? (await customerRecords(db, [customer]))[0]! : null;
-        return { status: 200, body: { paymentId: row.payment_id, attached: record !== null, customer: record } };
-      },
+      handler: (input) => getPaymentCustomer(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payments/:id/events', operationId: 'getPaymentEvents', summary: 'The immutable history of a payment',
@@ -206,32 +134,112 @@ export function paymentRoutes(services: Services): AnyRoute[] {
         'only under a test clock.',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the events', schema: paymentHistorySchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        const { id } = params;
-        const row = await ownedPayment(db, tenantOf(req), id);
-        // A refund child's lifecycle is recorded on its own stream (src/payments/refunds/events.ts).
-        const stream = row.type === 'REFUND' && row.parent_payment_id !== null ? refundStream(id) : paymentStream(id);
-        const events = await services.storage.store.readStream(stream, { limit: MAX_READ_LIMIT });
-        return { status: 200, body: { paymentId: id, events: events.map((event) => ({
-          revision: Number(event.revision), type: event.type,
-          // The business time: the test clock's for an event recorded under one, else when it was recorded.
-          occurredAt: typeof event.metadata?.businessTime === 'string' ? event.metadata.businessTime : event.recordedAt.toISOString(),
-          recordedAt: event.recordedAt.toISOString(),
-          actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: event.data as Record<string, unknown>,
-        })) } };
-      },
+      handler: (input) => getPaymentEvents(services, input),
     }),
     defineRoute({
       method: 'post', path: '/operator/payments/:id/review', operationId: 'reviewPayment', summary: 'Approve or reject a payment under review',
       description: 'APPROVED returns the payment to the status it had before the review; REJECTED fails it. Operators act on the payments of every client.',
       tags: ['Operator'], access: 'operator', schemas: { params: idParamSchema, body: reviewDecisionSchema },
       responses: { 200: { description: 'the payment', schema: paymentSchema }, 404: { description: 'no such payment (of any client)', schema: errorSchema }, 422: illegalMove },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const row = await anyPayment(db, id);
-        await resolvePaymentReview(services, 'any', id, body.decision, commandMetadata(req, { clientId: row.client_id }));
-        return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
-      },
+      handler: (input) => reviewPayment(services, input),
     }),
   ];
+}
+
+async function listPayments(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listPaymentsQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { from, before } = dayRange(query.startDate, query.endDate);
+  const [field, direction] = (query.sort ?? 'createdAt:desc').split(':') as [PaymentSortField, 'asc' | 'desc'];
+  const page = pageRequest(query);
+  const { rows, total } = await paymentsPage(db, clientIdOf(req), { ...query, from, before }, { field, direction }, page);
+  if (apiVersionOf(req) !== 2) return { status: 200, body: pageOfResults<unknown>(rows.map(paymentRecord), total, page) };
+  const merchants = await merchantsOf(db, clientIdOf(req), rows.map((row) => row.identity_id));
+  const results = rows.map((row) => detailedPayment(row, { providerName: services.provider.name, merchant: merchants.get(row.identity_id) ?? null }));
+  return { status: 200, body: pageOfResults<unknown>(results, total, page) };
+}
+
+/** A client's move on its own payment (the command answers 404 for anyone else's), then the record. */
+async function movePayment(
+  services: Services, move: typeof authorizePayment, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  await move(services, tenantOf(req), params.id, commandMetadata(req));
+  return { status: 200, body: paymentRecord(await ownedPayment(services.readModels, { clientId: clientIdOf(req) }, params.id)) };
+}
+
+async function onCreatePayment(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createPaymentSchema }>,
+): Promise<HandlerResult> {
+  const { row, readModels } = await createPayment(services, clientIdOf(req), body, commandMetadata(req), { clock: { testClockId: testClockOf(req) } });
+  return { status: 200, body: paymentRecord(row), readModels };
+}
+
+async function paymentReceived(
+  services: Services, { body, req }: HandlerInput<{ body: typeof providerNotificationSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { transactionId } = body;
+  // The provider notifies of any client's payment.
+  const row = await anyPayment(db, transactionId);
+  await receivePayment(services, 'any', transactionId, commandMetadata(req, { clientId: row.client_id }));
+  return { status: 200, body: paymentRecord(await anyPayment(db, transactionId)) };
+}
+
+async function getPayment(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  const db = services.readModels;
+  const row = await ownedPayment(db, tenantOf(req), params.id);
+  const merchant = (await merchantsOf(db, row.client_id, [row.identity_id])).get(row.identity_id) ?? null;
+  return { status: 200, body: detailedPayment(row, { providerName: services.provider.name, merchant }) };
+}
+
+async function onAttachPaymentDocument(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof attachPaymentDocumentSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  const documentId = await attachPaymentDocument(services, tenantOf(req), id, body, commandMetadata(req));
+  const row = await paymentDocument(db, documentId);
+  return { status: 201, body: {
+    id: row.document_id, paymentId: row.payment_id, type: row.type, url: row.url, contentType: row.content_type,
+    createdAt: row.created_at.toISOString(),
+  } };
+}
+
+async function getPaymentCustomer(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const row = await ownedPayment(db, tenantOf(req), params.id);
+  const customer = row.customer_id ? await customerById(db, row.customer_id) : undefined;
+  const record = customer ? (await customerRecords(db, [customer]))[0]! : null;
+  return { status: 200, body: { paymentId: row.payment_id, attached: record !== null, customer: record } };
+}
+
+async function getPaymentEvents(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  const row = await ownedPayment(db, tenantOf(req), id);
+  // A refund child's lifecycle is recorded on its own stream (src/payments/refunds/events.ts).
+  const stream = row.type === 'REFUND' && row.parent_payment_id !== null ? refundStream(id) : paymentStream(id);
+  const events = await services.storage.store.readStream(stream, { limit: MAX_READ_LIMIT });
+  return { status: 200, body: { paymentId: id, events: events.map((event) => ({
+    revision: Number(event.revision), type: event.type,
+    // The business time: the test clock's for an event recorded under one, else when it was recorded.
+    occurredAt: typeof event.metadata?.businessTime === 'string' ? event.metadata.businessTime : event.recordedAt.toISOString(),
+    recordedAt: event.recordedAt.toISOString(),
+    actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: event.data as Record<string, unknown>,
+  })) } };
+}
+
+async function reviewPayment(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof reviewDecisionSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  const row = await anyPayment(db, id);
+  await resolvePaymentReview(services, 'any', id, body.decision, commandMetadata(req, { clientId: row.client_id }));
+  return { status: 200, body: paymentRecord(await anyPayment(db, id)) };
 }

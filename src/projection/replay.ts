@@ -131,6 +131,7 @@ async function replayLock(database: Database, projector: Projector): Promise<() 
   return () => client.end();
 }
 
+// Long as one replay's protocol (lock, rebuild, swap with bounded retries, clean-up); its swap closes over the rebuild's state.
 /** Rebuilds `projector`'s active version beside it and swaps it in; see the top of this file. */
 export async function replayProjector(
   database: Database, store: EventStore, projector: Projector, progress: ReplayProgress = {},

@@ -11,12 +11,12 @@ import {
   type TestClockRecord,
 } from '../../schemas/testClocks.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
-import type { TestClockRow } from '../../projections/testClocks.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { liveClock, liveClocksPage, type TestClockRow } from '../../projections/testClocks.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { clientIdOf, commandMetadata, newestFirstPage, scopedTo, tenantOf } from '../http/tenancy.ts';
+import { clientIdOf, commandMetadata, tenantOf } from '../http/tenancy.ts';
 import { createdId } from '../eventstore/deterministicId.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { depositSignature } from '../deposits/routes.ts';
@@ -39,15 +39,12 @@ function clockRecord(row: TestClockRow): TestClockRecord {
 }
 
 async function ownedClock(db: Kysely<ReadModels>, req: Request, clockId: string): Promise<TestClockRow> {
-  const row = await scopedTo(db, 'test_clocks', clientIdOf(req)).where('clock_id', '=', clockId).where('deleted', '=', false).executeTakeFirst();
+  const row = await liveClock(db, clientIdOf(req), clockId);
   if (!row) throw notFound(`test clock ${clockId} not found`);
   return row;
 }
 
 export function testClockRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-
   return [
     defineRoute({
       method: 'post', path: '/test-clocks', operationId: 'createTestClock', summary: 'Create a test clock', tags, access: 'client',
@@ -61,28 +58,19 @@ export function testClockRoutes(services: Services): AnyRoute[] {
         400: { description: 'frozenTime in the past or more than 365 days ahead', schema: errorRef },
         422: { description: 'the client already has the most clocks it may have', schema: errorRef },
       },
-      async handler({ body, req }) {
-        const clockId = await createClock(services, clientIdOf(req), body ?? {}, meta(req));
-        return { status: 201, body: clockRecord(await ownedClock(db, req, clockId)) };
-      },
+      handler: (input) => createTestClock(services, input),
     }),
     defineRoute({
       method: 'get', path: '/test-clocks', operationId: 'listTestClocks', summary: 'List your test clocks', tags, access: 'client',
       description: 'Newest first; deleted clocks are not listed.', schemas: { query: listTestClocksQuerySchema },
       responses: { 200: { description: 'a page of clocks', schema: testClockPageSchema } },
-      async handler({ query, req }) {
-        const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage(scopedTo(db, 'test_clocks', clientIdOf(req)).where('deleted', '=', false), 'clock_id', page);
-        return { status: 200, body: pageOfResults(rows.map(clockRecord), total, page) };
-      },
+      handler: (input) => listTestClocks(services, input),
     }),
     defineRoute({
       method: 'get', path: '/test-clocks/:id', operationId: 'getTestClock', summary: 'Get a test clock', tags, access: 'client',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the clock', schema: testClockSchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        return { status: 200, body: clockRecord(await ownedClock(db, req, params.id)) };
-      },
+      handler: (input) => getTestClock(services, input),
     }),
     defineRoute({
       method: 'delete', path: '/test-clocks/:id', operationId: 'deleteTestClock', summary: 'Delete a test clock', tags, access: 'client',
@@ -91,10 +79,7 @@ export function testClockRoutes(services: Services): AnyRoute[] {
         'what you do to them (assign, refund, pay) still works as at that time.',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        await deleteClock(services, tenantOf(req), params.id, meta(req));
-        return { status: 200 };
-      },
+      handler: (input) => deleteTestClock(services, input),
     }),
     defineRoute({
       method: 'post', path: '/test-clocks/:id/advance', operationId: 'advanceTestClock', summary: 'Advance a test clock',
@@ -111,11 +96,7 @@ export function testClockRoutes(services: Services): AnyRoute[] {
         404: notFoundResponse,
         422: { description: 'the clock is still advancing', schema: errorRef },
       },
-      async handler({ params, body, req }) {
-        await ownedClock(db, req, params.id);
-        await advanceClock(services, tenantOf(req), params.id, body.frozenTime, meta(req));
-        return { status: 200, body: clockRecord(await ownedClock(db, req, params.id)) };
-      },
+      handler: (input) => advanceTestClock(services, input),
     }),
     defineRoute({
       method: 'post', path: '/sandbox/deposits', operationId: 'simulateDeposit', summary: 'Simulate a deposit (sandbox)',
@@ -129,15 +110,58 @@ export function testClockRoutes(services: Services): AnyRoute[] {
         404: { description: 'the Test-Clock is not one of your clocks (nothing is recorded)', schema: errorRef },
         422: { description: 'below the minimum or above the maximum deposit of the currency', schema: errorRef },
       },
-      async handler({ body, req }) {
-        const clientId = clientIdOf(req);
-        const metadata = commandMetadata(req, { actor: 'provider' });
-        // Sent again under the same Idempotency-Key, it is the same deposit (its id derives from the key).
-        const unsigned = { ...body, clientId, depositId: createdId(services.runtime, metadata, 'sandbox deposit') };
-        const notification = { ...unsigned, signature: depositSignature(services.config.providerSecret, unsigned) };
-        const result = await receiveDeposit(services, notification, metadata, testClockOf(req));
-        return { status: 201, body: paymentRecord(await anyPayment(db, result.paymentId)) };
-      },
+      handler: (input) => simulateDeposit(services, input),
     }),
   ];
+}
+
+async function createTestClock(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createTestClockSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const clockId = await createClock(services, clientIdOf(req), body ?? {}, commandMetadata(req));
+  return { status: 201, body: clockRecord(await ownedClock(db, req, clockId)) };
+}
+
+async function listTestClocks(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listTestClocksQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const page = pageRequest(query);
+  const { rows, total } = await liveClocksPage(db, clientIdOf(req), page);
+  return { status: 200, body: pageOfResults(rows.map(clockRecord), total, page) };
+}
+
+async function getTestClock(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  const db = services.readModels;
+  return { status: 200, body: clockRecord(await ownedClock(db, req, params.id)) };
+}
+
+async function deleteTestClock(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  await deleteClock(services, tenantOf(req), params.id, commandMetadata(req));
+  return { status: 200 };
+}
+
+async function advanceTestClock(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof advanceTestClockSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  await ownedClock(db, req, params.id);
+  await advanceClock(services, tenantOf(req), params.id, body.frozenTime, commandMetadata(req));
+  return { status: 200, body: clockRecord(await ownedClock(db, req, params.id)) };
+}
+
+async function simulateDeposit(
+  services: Services, { body, req }: HandlerInput<{ body: typeof simulatedDepositSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const clientId = clientIdOf(req);
+  const metadata = commandMetadata(req, { actor: 'provider' });
+  // Sent again under the same Idempotency-Key, it is the same deposit (its id derives from the key).
+  const unsigned = { ...body, clientId, depositId: createdId(services.runtime, metadata, 'sandbox deposit') };
+  const notification = { ...unsigned, signature: depositSignature(services.config.providerSecret, unsigned) };
+  const result = await receiveDeposit(services, notification, metadata, testClockOf(req));
+  return { status: 201, body: paymentRecord(await anyPayment(db, result.paymentId)) };
 }

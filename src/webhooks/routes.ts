@@ -1,18 +1,19 @@
 /** Webhook endpoints, their delivery log, and the events feed (DESIGN section 16). */
 import type { Request } from 'express';
 import type { Kysely } from 'kysely';
-import { sql } from 'kysely';
 import { idParamSchema } from '../../schemas/common.ts';
 import {
   createWebhookSchema, deliveryPageSchema, deliveryParamsSchema, deliverySchema, eventsPageSchema, listDeliveriesQuerySchema,
   listEventsQuerySchema, listWebhooksQuerySchema, rotateSecretSchema, updateWebhookSchema, webhookPageSchema, webhookSchema,
   type DeliveryRecord, type WebhookRecord,
 } from '../../schemas/webhooks.ts';
-import type { WebhookDeliveryRow, WebhookEndpointRow } from '../../projections/webhooks.ts';
+import {
+  deliveriesPage, deliveryOfEndpoint, feedEventsAfter, webhookEndpointsPage, type WebhookDeliveryRow, type WebhookEndpointRow,
+} from '../../projections/webhooks.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
-import { defineRoute, type AnyRoute } from '../http/route.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { HttpError, invalidParam, notFound } from '../http/errors.ts';
 import {
@@ -61,18 +62,18 @@ const RETENTION = 'Delivered and dropped deliveries, and the events of GET /even
   'until they end, however old.';
 
 async function deliveryOf(db: Kysely<ReadModels>, endpointId: string, deliveryId: string): Promise<DeliveryRecord> {
-  const row = await db.selectFrom('webhook_deliveries').selectAll()
-    .where('endpoint_id', '=', endpointId).where('delivery_id', '=', deliveryId).executeTakeFirst();
+  const row = await deliveryOfEndpoint(db, endpointId, deliveryId);
   if (!row) throw notFound(`delivery ${deliveryId} of webhook ${endpointId} not found`);
   return deliveryRecord(row);
 }
 
-export function webhookRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const meta = (req: Request) => commandMetadata(req);
-  const recordOf = async (req: Request, endpointId: string, secretKey?: string) =>
-    webhookRecord(await ownedWebhook(db, tenantOf(req), endpointId), secretKey);
+/** An endpoint of this client, as the API shows it (with its secretKey when it is shown this once). */
+async function recordOf(services: Services, req: Request, endpointId: string, secretKey?: string): Promise<WebhookRecord> {
+  return webhookRecord(await ownedWebhook(services.readModels, tenantOf(req), endpointId), secretKey);
+}
 
+// A table of 10 routes, long only by the documentation the OpenAPI document shows (descriptions, responses).
+export function webhookRoutes(services: Services): AnyRoute[] {
   return [
     defineRoute({
       method: 'post', path: '/webhooks', operationId: 'createWebhook', summary: 'Register a webhook endpoint', tags, access: 'client',
@@ -80,50 +81,33 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         'again (see rotate-secret). A client may register several endpoints.',
       schemas: { body: createWebhookSchema }, secretFields: ['secretKey'],
       responses: { 201: { description: 'the webhook, with its secretKey', schema: webhookSchema } },
-      async handler({ body, req }) {
-        const { endpointId, secretKey } = await registerWebhook(services, clientIdOf(req), body, meta(req));
-        return { status: 201, body: await recordOf(req, endpointId, secretKey) };
-      },
+      handler: (input) => createWebhook(services, input),
     }),
     defineRoute({
       method: 'get', path: '/webhooks', operationId: 'listWebhooks', summary: 'List webhook endpoints', tags, access: 'client',
       description: 'Newest first; secrets are never shown.', schemas: { query: listWebhooksQuerySchema },
       responses: { 200: { description: 'a page of webhooks', schema: webhookPageSchema } },
-      async handler({ query, req }) {
-        const page = pageRequest(query);
-        const filtered = scopedTo(db, 'webhook_endpoints', clientIdOf(req));
-        const { rows, total } = await newestFirstPage(filtered, 'endpoint_id', page);
-        return { status: 200, body: pageOfResults(rows.map((row) => webhookRecord(row)), total, page) };
-      },
+      handler: (input) => listWebhooks(services, input),
     }),
     defineRoute({
       method: 'get', path: '/webhooks/:id', operationId: 'getWebhook', summary: 'Get a webhook endpoint', tags, access: 'client',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'the webhook', schema: webhookSchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        return { status: 200, body: await recordOf(req, params.id) };
-      },
+      handler: (input) => getWebhook(services, input),
     }),
     defineRoute({
       method: 'patch', path: '/webhooks/:id', operationId: 'updateWebhook', summary: 'Change a webhook’s URL, events, description, or enable/disable it',
       tags, access: 'client', schemas: { params: idParamSchema, body: updateWebhookSchema },
       description: 'A disabled endpoint gets no deliveries for events recorded while it is disabled; its pending ones wait.',
       responses: { 200: { description: 'the webhook', schema: webhookSchema }, 404: notFoundResponse },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        await updateWebhook(services, tenantOf(req), id, body, meta(req));
-        return { status: 200, body: await recordOf(req, id) };
-      },
+      handler: (input) => onUpdateWebhook(services, input),
     }),
     defineRoute({
       method: 'delete', path: '/webhooks/:id', operationId: 'deleteWebhook', summary: 'Delete a webhook endpoint', tags, access: 'client',
       description: 'Its pending deliveries are dropped.',
       schemas: { params: idParamSchema },
       responses: { 200: { description: 'deleted (no body)' }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        await deleteWebhook(services, tenantOf(req), params.id, meta(req));
-        return { status: 200 };
-      },
+      handler: (input) => onDeleteWebhook(services, input),
     }),
     defineRoute({
       method: 'post', path: '/webhooks/:id/rotate-secret', operationId: 'rotateWebhookSecret', summary: 'Replace a webhook’s secret',
@@ -131,11 +115,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         'signed with it, also those of deliveries queued before.',
       tags, access: 'client', schemas: { params: idParamSchema, body: rotateSecretSchema }, secretFields: ['secretKey'],
       responses: { 200: { description: 'the webhook, with its new secretKey', schema: webhookSchema }, 404: notFoundResponse },
-      async handler({ params, body, req }) {
-        const { id } = params;
-        const secretKey = await rotateWebhookSecret(services, tenantOf(req), id, body ?? {}, meta(req));
-        return { status: 200, body: await recordOf(req, id, secretKey) };
-      },
+      handler: (input) => onRotateWebhookSecret(services, input),
     }),
     defineRoute({
       method: 'get', path: '/webhooks/:id/deliveries', operationId: 'listWebhookDeliveries', summary: 'The delivery log of a webhook',
@@ -144,16 +124,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         'the end is empty.',
       tags, access: 'client', schemas: { params: idParamSchema, query: listDeliveriesQuerySchema },
       responses: { 200: { description: 'a page of deliveries', schema: deliveryPageSchema }, 404: notFoundResponse },
-      async handler({ params, query, req }) {
-        const { id } = params;
-        await ownedWebhook(db, tenantOf(req), id);
-        let filtered = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', id);
-        if (query.status) filtered = filtered.where('status', '=', query.status);
-        if (query.eventType) filtered = filtered.where('event_type', '=', query.eventType);
-        const page = pageRequest(query);
-        const { rows, total } = await newestFirstPage(filtered, 'delivery_id', page);
-        return { status: 200, body: pageOfResults(rows.map(deliveryRecord), total, page) };
-      },
+      handler: (input) => listWebhookDeliveries(services, input),
     }),
     defineRoute({
       method: 'post', path: '/webhooks/:id/deliveries/:deliveryId/retry', operationId: 'retryWebhookDelivery',
@@ -162,11 +133,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         'a new 24-hour window).',
       tags, access: 'client', schemas: { params: deliveryParamsSchema },
       responses: { 202: { description: 'queued; the delivery as it is now', schema: deliverySchema }, 404: { description: 'no such webhook or delivery for this client', schema: errorRef } },
-      async handler({ params, req }) {
-        const { id, deliveryId } = params;
-        await retryWebhookDelivery(services, tenantOf(req), id, deliveryId);
-        return { status: 202, body: await deliveryOf(db, id, deliveryId) };
-      },
+      handler: (input) => onRetryWebhookDelivery(services, input),
     }),
     defineRoute({
       method: 'post', path: '/webhooks/:id/test', operationId: 'testWebhook', summary: 'Send a signed test ping',
@@ -174,11 +141,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         'follow it in the delivery log.',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 202: { description: 'queued', schema: deliverySchema }, 404: notFoundResponse },
-      async handler({ params, req }) {
-        const { id } = params;
-        const deliveryId = await pingWebhook(services, tenantOf(req), id);
-        return { status: 202, body: await deliveryOf(db, id, deliveryId) };
-      },
+      handler: (input) => testWebhook(services, input),
     }),
     defineRoute({
       method: 'get', path: '/events', operationId: 'listEvents', summary: 'The events feed: every webhook event of the client, in order',
@@ -191,32 +154,7 @@ export function webhookRoutes(services: Services): AnyRoute[] {
         200: { description: 'a page of events', schema: eventsPageSchema },
         410: { description: 'the cursor is older than what the feed keeps (events after it were purged): read again without a cursor', schema: errorRef },
       },
-      async handler({ query, req }) {
-        const limit = query.limit ?? 50;
-        const [commit, prepare, ordinal] = feedCursorOf(query.cursor);
-        const cut = await webhookEventsCut(services.storage.database);
-        if (cut && query.cursor !== undefined && before([commit, prepare, ordinal], cut)) throw cursorPurged(cut);
-        // Events at or before the cut are gone, and hidden where a rebuild brought them back until the next purge.
-        const [fromCommit, fromPrepare, fromOrdinal] = cut && before([commit, prepare, ordinal], cut)
-          ? [cut.commit, cut.prepare, String(cut.ordinal)] : [commit, prepare, ordinal];
-        let filtered = db.selectFrom('webhook_events').selectAll().where('client_id', '=', clientIdOf(req))
-          .where(sql<boolean>`(feed_commit, feed_prepare, ordinal) > (${fromCommit}::bigint, ${fromPrepare}::bigint, ${fromOrdinal}::int)`);
-        if (query.type) filtered = filtered.where('event_type', '=', query.type);
-        const rows = await filtered.orderBy('feed_commit').orderBy('feed_prepare').orderBy('ordinal').limit(limit + 1).execute();
-        const page = rows.slice(0, limit);
-        const last = page[page.length - 1];
-        return {
-          status: 200,
-          body: {
-            results: page.map((row) => ({
-              id: row.event_id, eventType: row.event_type, sequence: Number(row.sequence), occurredAt: iso(row.occurred_at)!,
-              payload: JSON.parse(row.body),
-            })),
-            next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${fromCommit}-${fromPrepare}-${fromOrdinal}`,
-            hasMore: rows.length > limit,
-          },
-        };
-      },
+      handler: (input) => listEvents(services, input),
     }),
   ];
 }
@@ -245,4 +183,102 @@ function feedCursorOf(cursor: string | undefined): [string, string, string] {
     throw invalidParam(`cursor: its positions are at most ${MAX_FEED_POSITION}; pass the \`next\` of a previous page`);
   }
   return [commit, prepare, ordinal];
+}
+
+async function createWebhook(
+  services: Services, { body, req }: HandlerInput<{ body: typeof createWebhookSchema }>,
+): Promise<HandlerResult> {
+  const { endpointId, secretKey } = await registerWebhook(services, clientIdOf(req), body, commandMetadata(req));
+  return { status: 201, body: await recordOf(services, req, endpointId, secretKey) };
+}
+
+async function listWebhooks(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listWebhooksQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const page = pageRequest(query);
+  const { rows, total } = await webhookEndpointsPage(db, clientIdOf(req), page);
+  return { status: 200, body: pageOfResults(rows.map((row) => webhookRecord(row)), total, page) };
+}
+
+async function getWebhook(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  return { status: 200, body: await recordOf(services, req, params.id) };
+}
+
+async function onUpdateWebhook(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof updateWebhookSchema }>,
+): Promise<HandlerResult> {
+  const { id } = params;
+  await updateWebhook(services, tenantOf(req), id, body, commandMetadata(req));
+  return { status: 200, body: await recordOf(services, req, id) };
+}
+
+async function onDeleteWebhook(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  await deleteWebhook(services, tenantOf(req), params.id, commandMetadata(req));
+  return { status: 200 };
+}
+
+async function onRotateWebhookSecret(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof rotateSecretSchema }>,
+): Promise<HandlerResult> {
+  const { id } = params;
+  const secretKey = await rotateWebhookSecret(services, tenantOf(req), id, body ?? {}, commandMetadata(req));
+  return { status: 200, body: await recordOf(services, req, id, secretKey) };
+}
+
+async function listWebhookDeliveries(
+  services: Services, { params, query, req }: HandlerInput<{ params: typeof idParamSchema; query: typeof listDeliveriesQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  await ownedWebhook(db, tenantOf(req), id);
+  const page = pageRequest(query);
+  const { rows, total } = await deliveriesPage(db, id, query, page);
+  return { status: 200, body: pageOfResults(rows.map(deliveryRecord), total, page) };
+}
+
+async function onRetryWebhookDelivery(
+  services: Services, { params, req }: HandlerInput<{ params: typeof deliveryParamsSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id, deliveryId } = params;
+  await retryWebhookDelivery(services, tenantOf(req), id, deliveryId);
+  return { status: 202, body: await deliveryOf(db, id, deliveryId) };
+}
+
+async function testWebhook(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { id } = params;
+  const deliveryId = await pingWebhook(services, tenantOf(req), id);
+  return { status: 202, body: await deliveryOf(db, id, deliveryId) };
+}
+
+async function listEvents(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listEventsQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const limit = query.limit ?? 50;
+  const [commit, prepare, ordinal] = feedCursorOf(query.cursor);
+  const cut = await webhookEventsCut(services.storage.database);
+  if (cut && query.cursor !== undefined && before([commit, prepare, ordinal], cut)) throw cursorPurged(cut);
+  // Events at or before the cut are gone, and hidden where a rebuild brought them back until the next purge.
+  const [fromCommit, fromPrepare, fromOrdinal] = cut && before([commit, prepare, ordinal], cut)
+    ? [cut.commit, cut.prepare, String(cut.ordinal)] : [commit, prepare, ordinal];
+  // One more than the page: whether there are more.
+  const rows = await feedEventsAfter(db, clientIdOf(req), [fromCommit, fromPrepare, fromOrdinal], query.type, limit + 1);
+  const page = rows.slice(0, limit);
+  const last = page[page.length - 1];
+  return {
+    status: 200,
+    body: {
+      results: page.map((row) => ({
+        id: row.event_id, eventType: row.event_type, sequence: Number(row.sequence), occurredAt: iso(row.occurred_at)!,
+        payload: JSON.parse(row.body),
+      })),
+      next: last ? `${last.feed_commit}-${last.feed_prepare}-${last.ordinal}` : `${fromCommit}-${fromPrepare}-${fromOrdinal}`,
+      hasMore: rows.length > limit,
+    },
+  };
 }

@@ -3,16 +3,15 @@
  * cross-parent listing, and the provider's signed notification of a refund's end.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { sql } from 'kysely';
 import { idParamSchema } from '../../../schemas/common.ts';
 import {
   createRefundSchema, listRefundsQuerySchema, refundListSchema, refundNotificationSchema, refundSchema, refundSummarySchema,
   type RefundRecord,
 } from '../../../schemas/refunds.ts';
-import type { RefundRow } from '../../../projections/refunds.ts';
-import { defineRoute, type AnyRoute } from '../../http/route.ts';
+import { refundsOfParent, refundsPage, refundTotalsOfParent, type RefundRow } from '../../../projections/refunds.ts';
+import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../../http/route.ts';
 import type { Services } from '../../http/services.ts';
-import { clientIdOf, newestFirstPage, scopedTo, tenantOf, commandMetadata } from '../../http/tenancy.ts';
+import { clientIdOf, tenantOf, commandMetadata } from '../../http/tenancy.ts';
 import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
 import { Decimal, formatAmount, toDecimal } from '../../ledger/money.ts';
 import { ownedPayment } from '../handlers.ts';
@@ -53,9 +52,6 @@ function bound(value: string | undefined, edge: 'from' | 'to', name: string): { 
 }
 
 export function refundRoutes(services: Services): AnyRoute[] {
-  const db = services.readModels;
-  const childrenOf = (parentId: string) => db.selectFrom('refunds').selectAll().where('parent_payment_id', '=', parentId);
-
   return [
     defineRoute({
       method: 'post', path: '/payments/:id/refund', operationId: 'refundPayment', summary: 'Refund a SETTLED payment',
@@ -74,30 +70,14 @@ export function refundRoutes(services: Services): AnyRoute[] {
         404: paymentNotFound,
         422: { description: 'the parent is not SETTLED, the amount exceeds what is left to refund, or the account cannot pay it out', schema: errorSchema },
       },
-      async handler({ params, body, req }) {
-        const clientId = clientIdOf(req);
-        // A refund of a payment bound to a test clock is made at the clock's time.
-        const clockId = await clockOfPayment(services, params.id);
-        const { refundId, readModels } = await requestRefund(await platformOn(services, clockId), tenantOf(req), params.id, body,
-          onClockMetadata(commandMetadata(req), clockId, await timeOf(services, clockId)));
-        // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
-        const refund = (await loadRefund(services, refundId)).refund!;
-        return { status: 201, readModels, body: {
-          id: refund.refundId, parentPaymentId: refund.parentPaymentId, status: 'RECEIVED', totalAmount: refund.totalAmount,
-          currency: refund.currency, createdAt: refund.createdAt, description: refund.description,
-        } satisfies RefundRecord };
-      },
+      handler: (input) => refundPayment(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payments/:id/refund', operationId: 'listPaymentRefunds', summary: 'The refund children of a payment',
       description: 'Every refund child of the payment, oldest first.',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the children', schema: refundListSchema }, 404: paymentNotFound },
-      async handler({ params, req }) {
-        const parent = await ownedPayment(db, tenantOf(req), params.id);
-        const rows = await childrenOf(parent.payment_id).orderBy('created_at').orderBy('refund_id').execute();
-        return { status: 200, body: { total: rows.length, refunds: rows.map(refundRecord) } };
-      },
+      handler: (input) => listPaymentRefunds(services, input),
     }),
     defineRoute({
       method: 'get', path: '/payments/:id/refunds', operationId: 'getPaymentRefundSummary', summary: 'The refund summary of a payment',
@@ -106,28 +86,7 @@ export function refundRoutes(services: Services): AnyRoute[] {
         '(a payment not SETTLED, such as a deposit awaiting assignment or a FAILED purchase; a refund; a deposit’s companion).',
       tags, access: 'client', schemas: { params: idParamSchema },
       responses: { 200: { description: 'the summary', schema: refundSummarySchema }, 404: paymentNotFound },
-      async handler({ params, req }) {
-        const parent = await ownedPayment(db, tenantOf(req), params.id);
-        const { rows } = await sql<{ status: string; total: string; n: string }>`
-          SELECT status, sum(total_amount)::text AS total, count(*)::text AS n
-            FROM refunds WHERE parent_payment_id = ${parent.payment_id} GROUP BY status`.execute(db);
-        const sumOf = (statuses: string[]) => rows.filter((r) => statuses.includes(r.status))
-          .reduce((acc, r) => ({ total: acc.total.plus(toDecimal(r.total)), n: acc.n + Number(r.n) }), { total: new Decimal(0), n: 0 });
-        const refunded = sumOf(['SETTLED']);
-        const inProgress = sumOf(['RECEIVED']);
-        const failed = sumOf(['FAILED', 'EXPIRED', 'UNSETTLED']);
-        const { currency } = parent;
-        const parentAmount = toDecimal(parent.total_amount);
-        // As POST /payments/:id/refund decides: only a SETTLED payment that is no child (a refund, a companion) is refunded.
-        const refundable = parent.status === 'SETTLED' && parent.parent_payment_id === null;
-        return { status: 200, body: {
-          parentPaymentId: parent.payment_id, parentAmount: formatAmount(parentAmount, currency), currency,
-          totalRefunded: formatAmount(refunded.total, currency), totalInProgress: formatAmount(inProgress.total, currency),
-          totalFailed: formatAmount(failed.total, currency),
-          maxRefundable: formatAmount(refundable ? parentAmount.minus(refunded.total).minus(inProgress.total) : new Decimal(0), currency),
-          completedCount: refunded.n, inProgressCount: inProgress.n, failedCount: failed.n,
-        } };
-      },
+      handler: (input) => getPaymentRefundSummary(services, input),
     }),
     defineRoute({
       method: 'get', path: '/refunds', operationId: 'listRefunds', summary: 'List refunds across payments',
@@ -135,18 +94,7 @@ export function refundRoutes(services: Services): AnyRoute[] {
         'dateFrom and dateTo bound createdAt, both inclusive: an ISO 8601 instant, or a day (from its start, to its end, UTC).',
       tags, access: 'client', schemas: { query: listRefundsQuerySchema },
       responses: { 200: { description: 'a page of refunds', schema: refundListSchema }, 404: { description: 'clientId names another client', schema: errorSchema } },
-      async handler({ query, req }) {
-        const clientId = clientIdOf(req);
-        if (query.clientId !== undefined && query.clientId !== clientId) throw notFound(`client ${query.clientId} not found`);
-        const from = bound(query.dateFrom, 'from', 'dateFrom');
-        const to = bound(query.dateTo, 'to', 'dateTo');
-        let filtered = scopedTo(db, 'refunds', clientId);
-        if (query.status) filtered = filtered.where('status', '=', query.status);
-        if (from) filtered = filtered.where('created_at', '>=', from.at);
-        if (to) filtered = filtered.where('created_at', to.inclusive ? '<=' : '<', to.at);
-        const { rows, total } = await newestFirstPage(filtered, 'refund_id', { limit: query.limit ?? 50, offset: query.offset ?? 0 });
-        return { status: 200, body: { total, refunds: rows.map(refundRecord) } };
-      },
+      handler: (input) => listRefunds(services, input),
     }),
     defineRoute({
       method: 'post', path: '/refunds/notifications', operationId: 'refundNotification', summary: 'Provider notification: a refund ended',
@@ -167,14 +115,81 @@ export function refundRoutes(services: Services): AnyRoute[] {
         const { refundId, outcome, signature } = body;
         if (!signatureMatches(services.config.providerSecret, refundId, outcome, signature)) throw unauthorized('provider signature does not match');
       },
-      async handler({ body, req }) {
-        const { refundId, outcome } = body;
-        // From the child's stream, not the read model: a refund notified the moment it was created is known.
-        const { refund } = await loadRefund(services, refundId);
-        if (!refund) throw notFound(`refund ${refundId} not found`);
-        await endRefund(services, 'any', refundId, outcome, commandMetadata(req, { clientId: refund.clientId }));
-        return { status: 200, body: refundRecord(await ownedRefund(db, 'any', refundId)) };
-      },
+      handler: (input) => refundNotification(services, input),
     }),
   ];
+}
+
+async function refundPayment(
+  services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof createRefundSchema }>,
+): Promise<HandlerResult> {
+  const clientId = clientIdOf(req);
+  // A refund of a payment bound to a test clock is made at the clock's time.
+  const clockId = await clockOfPayment(services, params.id);
+  const { refundId, readModels } = await requestRefund(await platformOn(services, clockId), tenantOf(req), params.id, body,
+    onClockMetadata(commandMetadata(req), clockId, await timeOf(services, clockId)));
+  // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
+  const refund = (await loadRefund(services, refundId)).refund!;
+  return { status: 201, readModels, body: {
+    id: refund.refundId, parentPaymentId: refund.parentPaymentId, status: 'RECEIVED', totalAmount: refund.totalAmount,
+    currency: refund.currency, createdAt: refund.createdAt, description: refund.description,
+  } satisfies RefundRecord };
+}
+
+async function listPaymentRefunds(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const parent = await ownedPayment(db, tenantOf(req), params.id);
+  const rows = await refundsOfParent(db, parent.payment_id);
+  return { status: 200, body: { total: rows.length, refunds: rows.map(refundRecord) } };
+}
+
+async function getPaymentRefundSummary(
+  services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const parent = await ownedPayment(db, tenantOf(req), params.id);
+  const rows = await refundTotalsOfParent(db, parent.payment_id);
+  const sumOf = (statuses: string[]) => rows.filter((r) => statuses.includes(r.status))
+    .reduce((acc, r) => ({ total: acc.total.plus(toDecimal(r.total)), n: acc.n + Number(r.n) }), { total: new Decimal(0), n: 0 });
+  const refunded = sumOf(['SETTLED']);
+  const inProgress = sumOf(['RECEIVED']);
+  const failed = sumOf(['FAILED', 'EXPIRED', 'UNSETTLED']);
+  const { currency } = parent;
+  const parentAmount = toDecimal(parent.total_amount);
+  // As POST /payments/:id/refund decides: only a SETTLED payment that is no child (a refund, a companion) is refunded.
+  const refundable = parent.status === 'SETTLED' && parent.parent_payment_id === null;
+  return { status: 200, body: {
+    parentPaymentId: parent.payment_id, parentAmount: formatAmount(parentAmount, currency), currency,
+    totalRefunded: formatAmount(refunded.total, currency), totalInProgress: formatAmount(inProgress.total, currency),
+    totalFailed: formatAmount(failed.total, currency),
+    maxRefundable: formatAmount(refundable ? parentAmount.minus(refunded.total).minus(inProgress.total) : new Decimal(0), currency),
+    completedCount: refunded.n, inProgressCount: inProgress.n, failedCount: failed.n,
+  } };
+}
+
+async function listRefunds(
+  services: Services, { query, req }: HandlerInput<{ query: typeof listRefundsQuerySchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const clientId = clientIdOf(req);
+  if (query.clientId !== undefined && query.clientId !== clientId) throw notFound(`client ${query.clientId} not found`);
+  const from = bound(query.dateFrom, 'from', 'dateFrom');
+  const to = bound(query.dateTo, 'to', 'dateTo');
+  const page = { limit: query.limit ?? 50, offset: query.offset ?? 0 };
+  const { rows, total } = await refundsPage(db, clientId, { ...(query.status ? { status: query.status } : {}), from, to }, page);
+  return { status: 200, body: { total, refunds: rows.map(refundRecord) } };
+}
+
+async function refundNotification(
+  services: Services, { body, req }: HandlerInput<{ body: typeof refundNotificationSchema }>,
+): Promise<HandlerResult> {
+  const db = services.readModels;
+  const { refundId, outcome } = body;
+  // From the child's stream, not the read model: a refund notified the moment it was created is known.
+  const { refund } = await loadRefund(services, refundId);
+  if (!refund) throw notFound(`refund ${refundId} not found`);
+  await endRefund(services, 'any', refundId, outcome, commandMetadata(req, { clientId: refund.clientId }));
+  return { status: 200, body: refundRecord(await ownedRefund(db, 'any', refundId)) };
 }
