@@ -3,14 +3,30 @@
  * - the platform (event store, projection runner, database, domain primitives) knows no context and no HTTP;
  * - a context (src/<context>/) knows no HTTP, except its routes and its manifest, which declare its endpoints;
  * - the read side (projections/) knows no HTTP;
- * - the contracts (schemas/) know nothing of the code.
- * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts) may see
- * everything, and so may src/storedEvents/, which gathers every context's stored event contracts.
+ * - the contracts (schemas/) know nothing of the code;
+ * - data flows one way: of src/, only a context's routes and manifest (which declare its endpoints and read models)
+ *   and the composition root import projections/; handlers, deciders, records, jobs, reactors and the HTTP edge
+ *   ask the read models through the narrow port their context declares (src/<context>/ports.ts).
+ * The composition root (src/assemble.ts, src/platform.ts, src/contexts.ts, src/module.ts, src/main.ts, the CLI
+ * src/cli.ts and src/cli/, and the HTTP edge's src/http/services.ts) may see everything, and so may
+ * src/storedEvents/, which gathers every context's stored event contracts.
  */
+/** The files that wire the service together: they may import any layer. */
+const compositionRoot = ['^src/(assemble|platform|contexts|module|main|cli)\\.ts$', '^src/cli/', '^src/http/services\\.ts$'];
+
 const contexts = '(accounts|attempts|catalog|checkout|clients|customers|deposits|identities|integrity|ledger|payments|testClocks|webhooks)';
 
 module.exports = {
   forbidden: [
+    {
+      name: 'commands-read-through-ports',
+      comment: 'Data flows one way (routes → handlers → deciders → store → feed → projectors): of src/, only routes.ts and '
+        + 'module.ts of a context, and the composition root, import projections/. Everything else asks the read models '
+        + 'through its context\'s port (ports.ts), implemented in projections/ and wired in src/platform.ts.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: ['/routes\\.ts$', '/module\\.ts$', ...compositionRoot] },
+      to: { path: '^projections/' },
+    },
     {
       name: 'platform-knows-no-context',
       comment: 'The event store, projections runner, database and domain primitives serve every context; none may depend on one.',

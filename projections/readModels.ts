@@ -1,6 +1,6 @@
 /**
- * Every read model's tables, as the contexts query them (`Platform.readModels`): each projector declares its
- * own beside its CREATE TABLE, and this unites them.
+ * Every read model's tables, as the read side's queries (projections/*.queries.ts, the routes' answers through
+ * `Services.readModels`) read them: each projector declares its own beside its CREATE TABLE, and this unites them.
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/database.ts';

@@ -34,7 +34,7 @@ import { ReplayRefusedError, replayableProjectors, replayProjector } from './pro
 import { allProjectors } from './contexts.ts';
 import type { Projector } from './projection/projector.ts';
 import { readModelsOf } from '../projections/readModels.ts';
-import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from './ledger/statements.ts';
+import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../projections/statements.ts';
 import { paymentStream } from './payments/events.ts';
 import { currencyScale, formatAmount, toDecimal } from './ledger/money.ts';
 import { progressOnStderr, type Progress } from './cli/progress.ts';

@@ -3,7 +3,6 @@
  * Built once per process by the composition root (src/assemble.ts); the HTTP edge's own parts (credentials,
  * idempotency, rate limits, metrics) are added on top of it in src/http/services.ts.
  */
-import type { Kysely } from 'kysely';
 import type { Config } from './config.ts';
 import type { Logger } from './logging.ts';
 import type { Runtime } from './domain/runtime.ts';
@@ -13,15 +12,47 @@ import type { Position } from './eventstore/position.ts';
 import { loadCatalog, type Catalog } from './catalog/catalog.ts';
 import type { PaymentProvider } from './payments/provider.ts';
 import { SandboxProvider } from './payments/sandbox/provider.ts';
-import { readModelsOf, type ReadModels } from '../projections/readModels.ts';
+import type { AccountReads } from './accounts/ports.ts';
+import type { AttemptReads } from './attempts/ports.ts';
+import type { CheckoutReads } from './checkout/ports.ts';
+import type { ClientReads } from './clients/ports.ts';
+import type { DepositReads } from './deposits/ports.ts';
+import type { IdentityReads } from './identities/ports.ts';
+import type { PaymentReads } from './payments/ports.ts';
+import type { WebhookReads } from './webhooks/ports.ts';
+import { readModelsOf } from '../projections/readModels.ts';
+import { accountReads } from '../projections/accounts.queries.ts';
+import { attemptReads } from '../projections/attempts.queries.ts';
+import { checkoutReads } from '../projections/checkout.queries.ts';
+import { clientReads } from '../projections/clients.queries.ts';
+import { depositReads } from '../projections/deposits.queries.ts';
+import { identityReads } from '../projections/identities.queries.ts';
+import { paymentReads } from '../projections/payments.queries.ts';
+import { webhookReads } from '../projections/webhooks.queries.ts';
+
+/**
+ * The read models as the contexts' commands, jobs and reactors may ask them: the narrow port each context
+ * declares (src/<context>/ports.ts: typed lookups in its own terms, never a table), implemented beside the tables
+ * it reads (projections/<context>.queries.ts). A read model answers questions; it never judges a write.
+ */
+export interface Reads {
+  accounts: AccountReads;
+  attempts: AttemptReads;
+  checkout: CheckoutReads;
+  clients: ClientReads;
+  deposits: DepositReads;
+  identities: IdentityReads;
+  payments: PaymentReads;
+  webhooks: WebhookReads;
+}
 
 export interface Platform {
   config: Config;
   logger: Logger;
   runtime: Runtime;
   storage: Storage;
-  /** The read models' tables as the contexts query them (typed: projections/readModels.ts). */
-  readModels: Kysely<ReadModels>;
+  /** The read models, through each context's port. */
+  reads: Reads;
   projections: ProjectionDaemon;
   /** The payment catalog (node types, banks, FX rates), loaded and checked once. */
   catalog: Catalog;
@@ -42,7 +73,7 @@ export function createPlatform(deps: {
   const { config, logger, projections } = deps;
   return {
     config, logger, runtime: deps.runtime, storage: deps.storage, projections,
-    readModels: readModelsOf(deps.storage.database),
+    reads: readsOf(deps.storage),
     catalog: loadCatalog(),
     provider: new SandboxProvider(config.quoteTtlSeconds),
     // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer
@@ -59,5 +90,20 @@ export function createPlatform(deps: {
           'read models did not catch up within READ_YOUR_WRITES_TIMEOUT_MS; answering anyway, marked stale');
       }
     },
+  };
+}
+
+/** Each context's port over the read models of `storage`'s database. */
+export function readsOf(storage: Storage): Reads {
+  const db = readModelsOf(storage.database);
+  return {
+    accounts: accountReads(db),
+    attempts: attemptReads(),
+    checkout: checkoutReads(db),
+    clients: clientReads(db),
+    deposits: depositReads(db),
+    identities: identityReads(db),
+    payments: paymentReads(db),
+    webhooks: webhookReads(db),
   };
 }

@@ -19,6 +19,7 @@ import { adjustAccount, closeAccount, openAccount, updateAccount } from '../src/
 import { addChildren, createIdentity, deleteIdentity } from '../src/identities/handlers.ts';
 import { createPayment, loadPayment, receivePayment } from '../src/payments/handlers.ts';
 import { balancesOf } from '../projections/ledger.ts';
+import { readModelsOf } from '../projections/readModels.ts';
 import { databaseTargets } from './support/targets.ts';
 
 async function refusal(work: Promise<unknown>): Promise<DomainError> {
@@ -94,7 +95,7 @@ for (const target of databaseTargets()) {
       await receivePayment(platform, 'any', row.payment_id, { ...metadata, actor: 'provider' });
       expect((await loadPayment(platform, row.payment_id)).status).to.equal('SETTLED');
       expect((await store.readStream(accountStream(accountId))).map((e) => e.type)).to.deep.equal(['AccountOpened', 'AccountCredited']);
-      expect((await balancesOf(platform.readModels, [{ accountId, currency: 'CLP' }])).get(accountId)!.balance).to.equal('2500');
+      expect((await balancesOf(readModelsOf(database), [{ accountId, currency: 'CLP' }])).get(accountId)!.balance).to.equal('2500');
     });
   });
 }

@@ -314,7 +314,7 @@ for (const target of databaseTargets()) {
         const eve = await service.createClient('Eve');
         expect((await service.operator('DELETE', `/operator/clients/${eve.clientId}`)).status).to.equal(200);
         const verified: string[] = [];
-        const directory = new ClientDirectory(service.services.readModels, async (secret, storedHash) => {
+        const directory = new ClientDirectory(service.services.reads.clients, async (secret, storedHash) => {
           verified.push(storedHash);
           return verifySecret(secret, storedHash);
         });

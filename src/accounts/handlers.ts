@@ -1,30 +1,20 @@
 /** Commands on accounts. */
 import { createdId, deterministicId, requestKeyOf } from '../eventstore/deterministicId.ts';
 import { randomInt } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { CreateAccount, UpdateAccount } from '../../schemas/accounts.ts';
-import type { AccountRow } from '../../projections/accounts.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainInvalid, domainNotFound } from '../domain/errors.ts';
-import { findOwned } from '../db/owned.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
-import { ownedIdentity } from '../identities/handlers.ts';
 import {
   accountNumberStreamType, accountStreamType, holdOf, settlementAnswerOf, type SettlementAnswer,
 } from './decider.ts';
 import { accountNumberStream, accountStream, type AccountHoldRefusedData } from './events.ts';
 import type { Position } from '../eventstore/position.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
 
 const ACCOUNT_NUMBER_ATTEMPTS = 10;
-
-/** The account's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedAccount(db: Kysely<ReadModels>, tenant: Tenant, accountId: string): Promise<AccountRow> {
-  return findOwned(db, 'accounts', tenant, 'account_id', accountId, 'account');
-}
 
 /**
  * The account whose history (statement, balance at an instant) `tenant` may read: an open one from the read
@@ -34,8 +24,7 @@ export function ownedAccount(db: Kysely<ReadModels>, tenant: Tenant, accountId: 
 export async function accountWithHistory(
   platform: Platform, tenant: Tenant, accountId: string,
 ): Promise<{ accountId: string; currency: string }> {
-  const row = await platform.readModels.selectFrom('accounts').select(['account_id', 'client_id', 'currency'])
-    .where('account_id', '=', accountId).executeTakeFirst();
+  const row = await platform.reads.accounts.open(accountId);
   if (row && visibleTo(tenant, row.client_id)) return { accountId: row.account_id, currency: row.currency };
   const state = await streamState(platform, accountStreamType, accountStream(accountId));
   if (!row && state.account && state.closed && visibleTo(tenant, state.account.clientId)) {
@@ -77,11 +66,10 @@ async function reserveAccountNumber(platform: Platform, accountId: string, metad
 }
 
 export async function openAccount(platform: Platform, clientId: string, input: CreateAccount, metadata: EventMetadata): Promise<string> {
-  const db = platform.readModels;
   const tenant = { clientId };
-  const identity = await ownedIdentity(db, tenant, input.identityId);
+  const identity = await platform.reads.identities.owned(tenant, input.identityId);
   if (input.parentId) {
-    const parent = await ownedAccount(db, tenant, input.parentId);
+    const parent = await platform.reads.accounts.owned(tenant, input.parentId);
     if (parent.identity_id !== input.identityId) throw domainInvalid('parentId: a sub-account must belong to the parent’s identity');
     if (parent.currency !== input.currency) {
       throw domainInvalid(`currency: a sub-account must have its parent’s currency ${parent.currency}`);

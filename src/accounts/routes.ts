@@ -6,7 +6,7 @@ import {
 } from '../../schemas/accounts.ts';
 import { once } from 'node:events';
 import type { Response } from 'express';
-import { balanceAt, STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../ledger/statements.ts';
+import { balanceAt, STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../../projections/statements.ts';
 import { idParamSchema } from '../../schemas/common.ts';
 import { accountsPage, type AccountRow } from '../../projections/accounts.ts';
 import { balancesOf } from '../../projections/ledger.ts';
@@ -17,8 +17,9 @@ import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { invalidParam } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
-import { accountWithHistory, adjustAccount, closeAccount, openAccount, ownedAccount, updateAccount } from './handlers.ts';
+import { accountWithHistory, adjustAccount, closeAccount, openAccount, updateAccount } from './handlers.ts';
 import type { ReadModels } from '../../projections/readModels.ts';
+import { ownedAccount } from '../../projections/accounts.queries.ts';
 
 const tags = ['Accounts'];
 const notFoundResponse = { description: 'no such account for this client; another client’s account answers the same, and nothing changes', schema: { $ref: '#/components/schemas/Error' } } as const;

@@ -4,16 +4,11 @@
  * Nothing runs: no customer is created, no provider is asked, no money moves.
  */
 import { createdId } from '../eventstore/deterministicId.ts';
-import type { Kysely } from 'kysely';
 import type { AttemptNodeInput, CreateAttempt } from '../../schemas/attempts.ts';
 import { paymentInitiationType, type PaymentNodeInput } from '../../schemas/paymentNodes.ts';
-import { attemptRowOf, type AttemptRow } from '../../projections/attempts.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
 import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
 import { customerOfClient } from '../customers/handlers.ts';
-import { findOwned } from '../db/owned.ts';
 import { domainInvalid, domainNotFound } from '../domain/errors.ts';
-import type { Tenant } from '../domain/tenancy.ts';
 import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
@@ -24,12 +19,8 @@ import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
 import type { Platform } from '../platform.ts';
 import { attemptStreamType } from './decider.ts';
 import { attemptStream, type StoredAttemptNode } from './events.ts';
+import type { AttemptView } from './ports.ts';
 import { creatingOn } from '../testClocks/binding.ts';
-
-/** The attempt's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedAttempt(db: Kysely<ReadModels>, tenant: Tenant, attemptId: string): Promise<AttemptRow> {
-  return findOwned(db, 'payment_attempts', tenant, 'attempt_id', attemptId, 'payment attempt');
-}
 
 /** The pay-in method a payment initiation names: a catalog type by its name (FINTOC) or node key (fintoc). */
 function initiatedMethod(catalog: Catalog, origin: string, path: string): CatalogNodeType {
@@ -107,7 +98,7 @@ function totalOf(input: CreateAttempt): string {
 /** Checks and records an attempt; answers its read-model row and the read models catching up. */
 export async function createAttempt(
   wallPlatform: Platform, clientId: string, input: CreateAttempt, wallMetadata: EventMetadata, testClockId: string | null = null,
-): Promise<{ row: AttemptRow; readModels: Promise<void> }> {
+): Promise<{ row: AttemptView; readModels: Promise<void> }> {
   refuseRefundType(input.type);
   const attemptId = createdId(wallPlatform.runtime, wallMetadata, 'attempt');
   // Bound first: a clock that is not the client's is a 404 with nothing recorded; its quotes follow the clock.
@@ -115,7 +106,7 @@ export async function createAttempt(
   const { catalog, provider } = platform;
   const now = platform.runtime.now();
   const [{ account }, customer] = await Promise.all([
-    destinationOf(platform.readModels, clientId, input),
+    destinationOf(platform, clientId, input),
     input.customerId ? customerOfClient(platform, clientId, input.customerId) : Promise.resolve(null),
   ]);
   if (input.customerId && !customer) throw domainNotFound(`customer ${input.customerId} not found`);
@@ -129,7 +120,7 @@ export async function createAttempt(
   const origins = attemptNodes(catalog, input.origins, 'origins', { ...charged, now });
   checkOriginAmounts(input.origins, origins, charged);
   const destinations = attemptNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
-  await checkNodeAccounts(platform.readModels, clientId, { origins, destinations });
+  await checkNodeAccounts(platform, clientId, { origins, destinations });
   const first = origins[0];
   const method = first ? catalog.nodeType(first.paymentInitiation?.method ?? first.type) : undefined;
   const fees = feesFor(catalog, method, totalAmount, input.currency);
@@ -150,5 +141,5 @@ export async function createAttempt(
       ...(clockId ? { testClockId: clockId } : {}),
     },
   }, metadata, { expectNewStream: true });
-  return { row: attemptRowOf(events[0]!.data), readModels };
+  return { row: platform.reads.attempts.viewOf(events[0]!.data), readModels };
 }

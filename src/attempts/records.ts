@@ -1,9 +1,9 @@
 /** An attempt's read-model row → the attempt record: the detailed transaction shape payments answer, status ATTEMPT. */
-import type { AttemptRow } from '../../projections/attempts.ts';
+import type { AttemptView } from './ports.ts';
 import { formatAmount } from '../ledger/money.ts';
 import { detailedTransaction, type DetailContext, type TransactionNode } from '../payments/records.ts';
 
-export function attemptRecord(row: AttemptRow, context: DetailContext) {
+export function attemptRecord(row: AttemptView, context: DetailContext) {
   return {
     externalId: row.external_id,
     ...detailedTransaction({

@@ -9,11 +9,12 @@ import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
-import { merchantsOf } from '../payments/records.ts';
 import { attemptsPage, type AttemptRow } from '../../projections/attempts.ts';
-import { createAttempt, ownedAttempt } from './handlers.ts';
+import { createAttempt } from './handlers.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { attemptRecord } from './records.ts';
+import { ownedAttempt } from '../../projections/attempts.queries.ts';
+import { merchantsOf } from '../../projections/payments.queries.ts';
 
 const tags = ['Payment attempts'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;

@@ -6,12 +6,8 @@
  * moves the session on from the payment's events.
  */
 import { randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
 import type { CreateCheckoutSession, PayCheckoutSession } from '../../schemas/checkout.ts';
 import type { CreatePayment } from '../../schemas/payments.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
-import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
-import type { PaymentRow } from '../../projections/payments.ts';
 import { ranBefore } from '../eventstore/commandHandler.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import { failpoint } from '../failpoints.ts';
@@ -19,11 +15,11 @@ import { deterministicId, createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
-import { findOwned } from '../db/owned.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
 import type { Platform } from '../platform.ts';
 import { customerOfClient } from '../customers/handlers.ts';
 import { amountIn, createPayment, loadPayment } from '../payments/handlers.ts';
+import type { PaymentView } from '../payments/ports.ts';
 import { paymentIdFor } from '../payments/events.ts';
 import { validateNodes } from '../payments/nodes.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
@@ -45,34 +41,6 @@ const MAX_RELEASE_REASON_CHARS = 500;
 const CHECKOUT_TOKEN_BYTES = 24;
 
 const newToken = () => randomBytes(CHECKOUT_TOKEN_BYTES).toString('base64url');
-
-export function ownedSession(db: Kysely<ReadModels>, tenant: Tenant, sessionId: string): Promise<CheckoutSessionRow> {
-  return findOwned(db, 'checkout_sessions', tenant, 'session_id', sessionId, 'checkout session');
-}
-
-/** A link the tenant may see and that is not deleted (a deleted link is not found). */
-export async function ownedLink(db: Kysely<ReadModels>, tenant: Tenant, linkId: string): Promise<PaymentLinkRow> {
-  const row = await findOwned(db, 'payment_links', tenant, 'link_id', linkId, 'payment link');
-  if (row.deleted) throw domainNotFound(`payment link ${linkId} not found`);
-  return row;
-}
-
-export async function sessionByToken(db: Kysely<ReadModels>, token: string, clientId?: string): Promise<CheckoutSessionRow> {
-  let query = db.selectFrom('checkout_sessions').selectAll().where('checkout_token', '=', token);
-  if (clientId !== undefined) query = query.where('client_id', '=', clientId);
-  const row = await query.executeTakeFirst();
-  if (!row) throw domainNotFound('checkout session not found');
-  return row;
-}
-
-/** The link of a token, deleted or not (the hosted page shows a deleted link as deactivated). */
-export async function linkByToken(db: Kysely<ReadModels>, token: string, clientId?: string): Promise<PaymentLinkRow> {
-  let query = db.selectFrom('payment_links').selectAll().where('checkout_token', '=', token);
-  if (clientId !== undefined) query = query.where('client_id', '=', clientId);
-  const row = await query.executeTakeFirst();
-  if (!row) throw domainNotFound('payment link not found');
-  return row;
-}
 
 export function loadSession(platform: Platform, sessionId: string): Promise<SessionState> {
   return streamState(platform, sessionStreamType, sessionStream(sessionId));
@@ -126,8 +94,7 @@ async function checkDestinations(platform: Platform, clientId: string, input: Cr
   }
   validateNodes(platform.catalog, destinations.map((d) => destinationNode(d, d.amount, currency)), 'destinations', { currency, amount: totalAmount });
   const accountNumber = destinations[0]!.account!.accountNumber;
-  const account = await platform.readModels.selectFrom('accounts').select(['currency', 'status']).where('client_id', '=', clientId)
-    .where('account_number', '=', accountNumber).executeTakeFirst();
+  const account = await platform.reads.checkout.account(clientId, accountNumber);
   if (!account) throw domainNotFound(`account ${accountNumber} not found`);
   if (account.currency !== currency) {
     throw domainInvalid(`destinations[0].account.currency: account ${accountNumber} holds ${account.currency}; the session is in ${currency}`);
@@ -155,12 +122,11 @@ export function paymentDestinations(session: Pick<CheckoutTerms, 'destinations' 
  * client's identities), the destinations (see checkDestinations), the customer (one of the client's).
  */
 async function checkedTerms(platform: Platform, clientId: string, input: CreateCheckoutSession): Promise<CheckoutTerms> {
-  const db = platform.readModels;
   const { currency } = input;
   const totals = computeTotals(input.items, currency, input);
   checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
   payableConfigs(platform.catalog, currency, totals.totalAmount, input.paymentMethodsAllowed);
-  await findOwned(db, 'identities', { clientId }, 'identity_id', input.owner.identityId, 'identity');
+  await platform.reads.identities.owned({ clientId }, input.owner.identityId);
   await checkDestinations(platform, clientId, input, totals.totalAmount);
   if (input.customer?.id && !(await customerOfClient(platform, clientId, input.customer.id))) {
     throw domainNotFound(`customer ${input.customer.id} not found`);
@@ -365,7 +331,7 @@ function payerOf(customer: PayerFields): Pick<CreatePayment, 'customerId' | 'cus
  */
 export async function paySession(
   wallPlatform: Platform, tenant: Tenant, sessionId: string, input: PayCheckoutSession, metadata: EventMetadata, source: PayerSource = 'client',
-): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
+): Promise<{ row: PaymentView; readModels: Promise<void> }> {
   const state = await loadSession(wallPlatform, sessionId);
   if (!state.session || !visibleTo(tenant, state.session.clientId)) throw domainNotFound('checkout session not found');
   // A session bound to a test clock is paid at its clock's time, and its payment follows that clock.
@@ -394,8 +360,7 @@ export async function paySession(
   if (missing.length > 0) throw domainInvalid(`customer: missing required fields ${missing.join(', ')}`);
   const destinations = paymentDestinations(session);
   const credited = (destinations[0]!.account as { accountNumber: string }).accountNumber;
-  const account = await platform.readModels.selectFrom('accounts').select(['identity_id', 'account_number'])
-    .where('client_id', '=', session.clientId).where('account_number', '=', credited).executeTakeFirst();
+  const account = await platform.reads.checkout.account(session.clientId, credited);
   if (!account) throw domainPrecondition(`account ${credited} of the session no longer exists`);
   const purchase = chosenConfig(session, origin.type, origin.currency ?? session.currency);
   const clientId = session.clientId;
@@ -405,7 +370,7 @@ export async function paySession(
     { type: 'ReservePayment', tenant: 'any', paymentId, method: origin.type, now: platform.runtime.now() }, metadata);
   // A process that dies here leaves the session reserved with no payment: the release job gives it back.
   await failpoint('checkout.afterReservation');
-  let payment: { row: PaymentRow; readModels: Promise<void> };
+  let payment: { row: PaymentView; readModels: Promise<void> };
   try {
     payment = await createPayment(platform, clientId, {
       externalId, identityId: account.identity_id, accountNumber: account.account_number,

@@ -24,11 +24,8 @@ export const RELEASE_BATCH_SIZE = 500;
 export const RELEASE_CRON = '*/5 * * * * *';
 
 export async function expireDueSessions(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<{ expired: number }> {
-  const due = await platform.readModels.selectFrom('checkout_sessions').select(['session_id', 'client_id', 'expires_at'])
-    .where('status', 'in', ['ATTEMPT', 'ACTIVE']).where('expires_at', '<=', scope.until)
-    .where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
-    .orderBy('expires_at').limit(EXPIRY_BATCH_SIZE).execute();
-  await eachDue(scope, due, ({ session_id: sessionId, client_id: clientId, expires_at: dueAt }) =>
+  const due = await platform.reads.checkout.expiring(scope, EXPIRY_BATCH_SIZE);
+  await eachDue(scope, due, ({ sessionId, clientId, expiresAt: dueAt }) =>
     expireSession(scope.platformFor(dueAt), 'any', sessionId, 'EXPIRES_AT', scope.metadataFor(clientId, 'checkout-expiry-job', dueAt)));
   return { expired: due.length };
 }
@@ -41,12 +38,9 @@ export async function expireDueSessions(platform: Platform, scope: TimeScope = w
  */
 export async function releaseStalledReservations(platform: Platform): Promise<{ released: number }> {
   const cutoff = new Date(platform.runtime.now().getTime() - platform.config.checkoutReservationTimeoutSeconds * 1000);
-  const due = await platform.readModels.selectFrom('checkout_sessions as s').select(['s.session_id', 's.client_id', 's.payment_id'])
-    .where('s.status', '=', 'PROCESSING_PAYMENT').where('s.payment_started_at', '<=', cutoff)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('payments as p').select('p.payment_id').whereRef('p.payment_id', '=', 's.payment_id'))))
-    .orderBy('s.payment_started_at').limit(RELEASE_BATCH_SIZE).execute();
+  const due = await platform.reads.checkout.stalledReservations(cutoff, RELEASE_BATCH_SIZE);
   let released = 0;
-  for (const { session_id: sessionId, client_id: clientId, payment_id: paymentId } of due) {
+  for (const { sessionId, clientId, paymentId } of due) {
     if (paymentId && await releaseStalledReservation(platform, sessionId, paymentId, { clientId, actor: 'checkout-release-job' })) released++;
   }
   return { released };

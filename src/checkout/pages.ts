@@ -9,7 +9,7 @@
  * the colours keep a contrast ratio of at least 7:1 on white.
  */
 import type { Catalog } from '../catalog/catalog.ts';
-import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
+import type { CheckoutSessionView, PaymentLinkView } from './ports.ts';
 import { formatAmount } from '../ledger/money.ts';
 import { effectiveStatus } from './decider.ts';
 
@@ -82,19 +82,19 @@ export const expiredPage = () => messagePage('This checkout has expired', 'Ask t
 export const deactivatedPage = () => messagePage('This payment link is deactivated', 'The link no longer accepts payments. Ask the shop for a new one.');
 export const notFoundPage = () => messagePage('Checkout not found', 'This address does not lead to a checkout.');
 
-export function finishedPage(row: CheckoutSessionRow): string {
+export function finishedPage(row: CheckoutSessionView): string {
   const next = row.success_url ?? row.redirect_url;
   return messagePage('Payment complete', `Thank you: ${formatAmount(row.total_amount, row.currency)} ${row.currency} paid.`,
     next ? { href: next, text: 'Return to the shop' } : undefined);
 }
 
-export function failedPage(row: CheckoutSessionRow): string {
+export function failedPage(row: CheckoutSessionView): string {
   return messagePage('Payment failed', 'The payment did not go through. No money was taken.',
     row.failed_url ? { href: row.failed_url, text: 'Return to the shop' } : undefined);
 }
 
 /** The page of a link that opens sessions: one button, which opens a new session and goes to it. */
-export function linkPage(row: PaymentLinkRow): string {
+export function linkPage(row: PaymentLinkView): string {
   const amount = `${formatAmount(row.total_amount, row.currency)} ${row.currency}`;
   return layout(`Pay ${amount}`, `<h1>Pay ${escapeHtml(amount)}</h1>
 <ul class="items">${row.items.map((item) => `<li>${escapeHtml(item.description)}: ${escapeHtml(item.totalAmount)} ${escapeHtml(row.currency)}</li>`).join('')}</ul>
@@ -108,7 +108,7 @@ export function linkPage(row: PaymentLinkRow): string {
  * The session page: what is bought, taxes and totals, the methods with what each costs in every currency the
  * session offers (its paymentConfigs: the session's own first), the payer's required fields, and pay.
  */
-export function sessionPage(row: CheckoutSessionRow, catalog: Catalog, now: Date): string {
+export function sessionPage(row: CheckoutSessionView, catalog: Catalog, now: Date): string {
   const status = effectiveStatus(row.status, row.expires_at, now);
   if (status === 'EXPIRED') return expiredPage();
   if (status === 'FINISHED') return finishedPage(row);

@@ -2,7 +2,7 @@
  * Read-model rows as the API answers them. A session's status and a link's are judged against `now`: an open
  * session past expiresAt is EXPIRED, a link past its active period is inactive, before any job records it.
  */
-import type { CheckoutSessionRow, PaymentLinkRow } from '../../projections/checkout.ts';
+import type { CheckoutSessionView, PaymentLinkView } from './ports.ts';
 import { formatAmount } from '../ledger/money.ts';
 import { effectiveStatus } from './decider.ts';
 
@@ -10,7 +10,7 @@ import { effectiveStatus } from './decider.ts';
 export const SESSION_PAGE_PATH = '/checkout';
 export const LINK_PAGE_PATH = '/pay';
 
-function terms(row: CheckoutSessionRow | PaymentLinkRow) {
+function terms(row: CheckoutSessionView | PaymentLinkView) {
   return {
     checkoutToken: row.checkout_token,
     currency: row.currency,
@@ -29,7 +29,7 @@ function terms(row: CheckoutSessionRow | PaymentLinkRow) {
   };
 }
 
-export function sessionRecord(row: CheckoutSessionRow, origin: string, now: Date) {
+export function sessionRecord(row: CheckoutSessionView, origin: string, now: Date) {
   return {
     id: row.session_id,
     paymentLinkId: row.payment_link_id,
@@ -43,7 +43,7 @@ export function sessionRecord(row: CheckoutSessionRow, origin: string, now: Date
   };
 }
 
-export function linkRecord(row: PaymentLinkRow, origin: string, now: Date) {
+export function linkRecord(row: PaymentLinkView, origin: string, now: Date) {
   return {
     id: row.link_id,
     ...terms(row),

@@ -24,16 +24,18 @@ import { compileValidator } from '../http/validation.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
-import { merchantsOf, detailedPayment, paymentRecord } from '../payments/records.ts';
+import { detailedPayment, paymentRecord } from '../payments/records.ts';
 import { effectiveStatus } from './decider.ts';
 import {
-  activateLink, chooseSessionMethod, createLink, createSession, deleteLink, expireSession, linkByToken, openSessionFromLink, ownedLink, ownedSession,
-  paySession, refreshSession, sessionByToken,
+  activateLink, chooseSessionMethod, createLink, createSession, deleteLink, expireSession, openSessionFromLink,
+  paySession, refreshSession,
 } from './handlers.ts';
 import { linkRecord, sessionRecord } from './records.ts';
 import { deactivatedPage, linkPage, notFoundPage, PAGE_ASSETS, PAGE_ASSETS_PATH, PAGE_HEADERS, sessionPage } from './pages.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { clockTimes } from '../../projections/testClocks.ts';
+import { linkByToken, ownedLink, ownedSession, sessionByToken } from '../../projections/checkout.queries.ts';
+import { merchantsOf } from '../../projections/payments.queries.ts';
 
 const sessionTags = ['Checkout sessions'];
 const linkTags = ['Payment links'];

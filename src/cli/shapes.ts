@@ -7,7 +7,7 @@
 import type { ClientCredentials } from '../../schemas/clients.ts';
 import type { FeedDigestRecordedData } from '../integrity/events.ts';
 import type { IntegrityReport } from '../integrity/integrity.ts';
-import type { StatementHeader, StatementLine } from '../ledger/statements.ts';
+import type { StatementHeader, StatementLine } from '../../projections/statements.ts';
 import type { ReplayResult } from '../projection/replay.ts';
 import type { ReadModelCheck } from '../projection/verify.ts';
 

@@ -11,11 +11,9 @@
  * is not active, is verified against a dummy hash of the same scrypt parameters.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import type { Kysely } from 'kysely';
-import type { ClientRow } from '../../projections/clients.ts';
 import { hashSecret, parseApiKey, verifySecret } from './credentials.ts';
 import { Coalescer } from '../db/coalescer.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
+import type { ClientReads, ClientView } from './ports.ts';
 
 const VERIFIED_TTL_MS = 5 * 60_000;
 /** Verified keys remembered at most (entries); past it the oldest goes. */
@@ -35,13 +33,13 @@ export class ClientDirectory {
   private readonly dummyHash: Promise<string>;
 
   /** Lookups of concurrent requests share one round trip (see Coalescer). */
-  private readonly rowsByKeyId = new Coalescer<string, ClientRow | undefined>(async (keyIds) => {
-    const rows = await this.db.selectFrom('clients').selectAll().where('api_key_id', 'in', [...new Set(keyIds)]).execute();
+  private readonly rowsByKeyId = new Coalescer<string, ClientView | undefined>(async (keyIds) => {
+    const rows = await this.reads.byApiKeyIds([...new Set(keyIds)]);
     const byKeyId = new Map(rows.map((row) => [row.api_key_id, row]));
     return keyIds.map((keyId) => byKeyId.get(keyId));
   });
 
-  constructor(private readonly db: Kysely<ReadModels>, private readonly verify: SecretVerifier = verifySecret) {
+  constructor(private readonly reads: ClientReads, private readonly verify: SecretVerifier = verifySecret) {
     this.dummyHash = hashSecret(randomBytes(24).toString('base64url'));
   }
 
@@ -49,7 +47,7 @@ export class ClientDirectory {
    * The active client owning this API key, or null. `beforeVerifying` runs before each scrypt verification
    * (not for a key verified before) and may throw to refuse the request instead.
    */
-  async byApiKey(apiKey: string, beforeVerifying: () => void = () => undefined): Promise<ClientRow | null> {
+  async byApiKey(apiKey: string, beforeVerifying: () => void = () => undefined): Promise<ClientView | null> {
     const parsed = parseApiKey(apiKey);
     if (!parsed) return null; // the key format is public: refusing it at once tells nothing about any client
     const row = await this.rowsByKeyId.submit(parsed.keyId);
@@ -80,9 +78,8 @@ export class ClientDirectory {
     return matches && active !== undefined;
   }
 
-  async byId(clientId: string): Promise<ClientRow | null> {
-    const row = await this.db.selectFrom('clients').selectAll().where('client_id', '=', clientId).executeTakeFirst();
-    return row ?? null;
+  async byId(clientId: string): Promise<ClientView | null> {
+    return (await this.reads.byId(clientId)) ?? null;
   }
 }
 

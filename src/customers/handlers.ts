@@ -3,27 +3,18 @@
  * document number is reserved in its own stream before a customer takes it, and released once it moves on.
  */
 import { createdId } from '../eventstore/deterministicId.ts';
-import type { Kysely } from 'kysely';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
-import type { CustomerRow } from '../../projections/customers.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
-import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import {
   customerStreamType, documentNumberStreamType, type CustomerState, type DocumentNumberState,
 } from './decider.ts';
 import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
-
-/** The customer's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedCustomer(db: Kysely<ReadModels>, tenant: Tenant, customerId: string): Promise<CustomerRow> {
-  return findOwned(db, 'customers', tenant, 'customer_id', customerId, 'customer');
-}
 
 /**
  * How long a lookup by document number waits for the customer its reservation names: that customer's creation

@@ -13,9 +13,10 @@ import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { missingParam, notFound } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
-  addCustomerDocument, changeCustomerOperationLevel, createCustomer, decideCustomerDocument, ownedCustomer, updateCustomer,
+  addCustomerDocument, changeCustomerOperationLevel, createCustomer, decideCustomerDocument, updateCustomer,
   uploadCustomerDocument,
 } from './handlers.ts';
+import { ownedCustomer } from '../../projections/customers.queries.ts';
 
 const tags = ['Customers'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;

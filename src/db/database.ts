@@ -18,7 +18,7 @@ export type DatabaseKind = 'pglite' | 'postgres';
 /**
  * The tables the platform's own handle knows: none. Its code (event store, projection runner) writes SQL; a
  * reader of tables sees the handle with the tables it reads (kysely's `withTables`): a projector its own
- * (src/projection/projector.ts), the contexts every read model (`Storage.readModels`).
+ * (src/projection/projector.ts), the read side's queries every read model (projections/readModels.ts).
  */
 export type NoTables = {};
 

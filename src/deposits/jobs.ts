@@ -17,14 +17,10 @@ export const DEPOSIT_EXPIRY_BATCH_SIZE = 500;
 export async function expireUnassignedDeposits(
   platform: Platform, scope: TimeScope = wallClockScope(platform),
 ): Promise<{ expired: number; skipped: number }> {
-  const db = platform.readModels;
-  const due = await db.selectFrom('deposits').select(['payment_id', 'client_id', 'expires_at'])
-    .where('status', '=', 'CREATED').where('expires_at', '<=', scope.until)
-    .where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
-    .orderBy('expires_at').orderBy('payment_id').limit(DEPOSIT_EXPIRY_BATCH_SIZE).execute();
+  const due = await platform.reads.deposits.unassignedDue(scope, DEPOSIT_EXPIRY_BATCH_SIZE);
   let expired = 0;
   let skipped = 0;
-  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, expires_at: dueAt }) => {
+  await eachDue(scope, due, async ({ paymentId, clientId, expiresAt: dueAt }) => {
     try {
       await expireDeposit(scope.platformFor(dueAt), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt));
       expired++;
@@ -46,13 +42,10 @@ export const COMPANION_EXPIRY_BATCH_SIZE = 500;
  * companion follows its deposit's clock).
  */
 export async function expireDueCompanions(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<{ expired: number }> {
-  const due = await platform.readModels.selectFrom('payments').select(['payment_id', 'client_id', 'expires_at'])
-    .where('status', '=', 'CREATED').where('type', '=', 'LOCAL_DEPOSIT').where('parent_payment_id', 'is not', null)
-    .where('expires_at', '<=', scope.until).where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
-    .orderBy('expires_at').limit(COMPANION_EXPIRY_BATCH_SIZE).execute();
+  const due = await platform.reads.deposits.companionsDue(scope, COMPANION_EXPIRY_BATCH_SIZE);
   let expired = 0;
-  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, expires_at: dueAt }) => {
-    if (await expireCompanion(scope.platformFor(dueAt!), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt!))) expired++;
+  await eachDue(scope, due, async ({ paymentId, clientId, expiresAt: dueAt }) => {
+    if (await expireCompanion(scope.platformFor(dueAt), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt))) expired++;
   });
   return { expired };
 }

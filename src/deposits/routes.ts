@@ -18,9 +18,9 @@ import { clientIdOf, commandMetadata, tenantOf } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { formatAmount } from '../ledger/money.ts';
-import { anyPayment } from '../payments/handlers.ts';
 import { paymentRecord } from '../payments/records.ts';
 import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
+import { anyPayment } from '../../projections/payments.queries.ts';
 
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const HOUR_MS = 60 * 60 * 1000;

@@ -7,7 +7,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import type { ClientDirectory } from '../clients/directory.ts';
 import type { TokenSigner } from '../clients/tokens.ts';
-import type { ClientRow } from '../../projections/clients.ts';
+import type { ClientView } from '../clients/ports.ts';
 import { forbidden, HttpError, unauthorized } from './errors.ts';
 import type { Access } from './route.ts';
 
@@ -23,7 +23,7 @@ function requireUserAgent(req: Request): void {
   }
 }
 
-async function clientOfApiKey(req: Request, deps: AuthenticationDeps, beforeVerifying?: () => void): Promise<ClientRow> {
+async function clientOfApiKey(req: Request, deps: AuthenticationDeps, beforeVerifying?: () => void): Promise<ClientView> {
   const apiKey = req.get('x-api-key');
   if (!apiKey) throw unauthorized('header x-api-key is required');
   const client = await deps.clients.byApiKey(apiKey, beforeVerifying);

@@ -1,5 +1,7 @@
 /** Everything a route needs, built once per process: the platform and the HTTP edge's parts. */
+import type { Kysely } from 'kysely';
 import type { Platform } from '../platform.ts';
+import { readModelsOf, type ReadModels } from '../../projections/readModels.ts';
 import { ClientDirectory } from '../clients/directory.ts';
 import { TokenSigner } from '../clients/tokens.ts';
 import { loadSigningKey } from '../clients/signingKey.ts';
@@ -10,6 +12,11 @@ import type { ReadModelFreshness } from './readModelFreshness.ts';
 
 /** The platform (src/platform.ts) and the HTTP edge's own parts. */
 export interface Services extends Platform {
+  /**
+   * The read models' tables, for the routes' answers (lists, records: what a GET shows). Commands never get them:
+   * they ask their context's port (`Platform.reads`).
+   */
+  readModels: Kysely<ReadModels>;
   metrics: Metrics;
   /** Which requests in progress answer before the read models include their writes. */
   freshness: ReadModelFreshness;
@@ -31,7 +38,8 @@ export async function createServices(platform: Platform, edge: { metrics: Metric
   return {
     ...platform,
     ...edge,
-    clients: new ClientDirectory(platform.readModels),
+    readModels: readModelsOf(storage.database),
+    clients: new ClientDirectory(platform.reads.clients),
     tokens: new TokenSigner(key, config.tokenTtlSeconds, () => runtime.now()),
     idempotency,
     rateLimiter: new RateLimiter(config.rateLimitPerSecond, config.rateLimitBurst),

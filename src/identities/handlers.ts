@@ -3,16 +3,13 @@
  * identity's own, and the client's identity graph for links and deletions.
  */
 import { createdId } from '../eventstore/deterministicId.ts';
-import type { Kysely } from 'kysely';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import type { CommandResult } from '../eventstore/commandHandler.ts';
 import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { findOwned } from '../db/owned.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
-import type { IdentityRow } from '../../projections/identities.ts';
 import {
   identityGraphStreamType, identityStreamType, type GraphMember, type IdentityGraphCommand, type IdentityGraphState,
 } from './decider.ts';
@@ -20,12 +17,6 @@ import {
   identityGraphStream, identityStream, type GraphLink, type IdentityChanges, type IdentityFields, type IdentityGraphEvent,
   type IdentityStatus,
 } from './events.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
-
-/** The identity's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedIdentity(db: Kysely<ReadModels>, tenant: Tenant, identityId: string): Promise<IdentityRow> {
-  return findOwned(db, 'identities', tenant, 'identity_id', identityId, 'identity');
-}
 
 /**
  * What the request's fields become in the stored event, field by field: a field added to the request schema
@@ -145,12 +136,7 @@ async function linksBeforeTheGraph(platform: Platform, clientId: string): Promis
     throw new Error(`the identities read model did not reach the head of the feed within ${platform.config.readYourWritesTimeoutMs} ms; ` +
       `the identity graph of client ${clientId} cannot start without the links made before it`);
   }
-  const rows = await platform.readModels.selectFrom('identities as child')
-    .innerJoin('identities as parent', 'parent.identity_id', 'child.parent_id')
-    .select(['child.identity_id as childId', 'child.parent_id as parentId'])
-    .where('child.client_id', '=', clientId).where('parent.client_id', '=', clientId)
-    .orderBy('child.identity_id').execute();
-  return rows.map((row) => ({ parentId: row.parentId as string, childId: row.childId as string }));
+  return platform.reads.identities.linksBeforeTheGraph(clientId);
 }
 
 /** The events that made links before the graph had a stream. */

@@ -10,9 +10,10 @@ import type { Services } from '../http/services.ts';
 import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import {
-  addAccessRule, addChildren, changeIdentityStatus, createIdentity, deleteIdentity, ownedIdentity, removeAccessRule,
-  removeChildren, updateIdentity,
+  addAccessRule, addChildren, changeIdentityStatus, createIdentity, deleteIdentity, removeAccessRule, removeChildren,
+  updateIdentity,
 } from './handlers.ts';
+import { ownedIdentity } from '../../projections/identities.queries.ts';
 
 /** The ids a children body names, in either of its forms: the interface's bare array, or `{children: [...]}`. */
 const childIdsOf = (body: ChildrenBody): string[] => (Array.isArray(body) ? body : body.children);

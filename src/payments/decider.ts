@@ -125,6 +125,11 @@ function reconcile(state: PaymentState, command: Extract<PaymentCommand, { type:
     creditEventId: command.account.creditEventId } };
 }
 
+/** Whether an event of the payment's stream is the payment's own (not its refunds', a deposit's or a companion's). */
+export function isPaymentEvent(event: { type: string; data: unknown }): event is PaymentEvent {
+  return Object.hasOwn(paymentEventSchemas, event.type);
+}
+
 export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState> = {
   initialState: { payment: null, status: null, resumeStatus: null, receivedAmount: null, documents: 0 },
 
@@ -211,7 +216,7 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
 
   evolve(state, event) {
     // A parent's refunds are recorded on its stream too (./refunds/decider.ts): they leave its own state alone.
-    if (!Object.hasOwn(paymentEventSchemas, event.type)) return state;
+    if (!isPaymentEvent(event)) return state;
     switch (event.type) {
       case 'PaymentCreated':
         return { ...state, payment: event.data, status: 'CREATED' };

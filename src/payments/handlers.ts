@@ -3,26 +3,18 @@
  * on the payment's stream, and wait (bounded) for the read models.
  */
 import { createdId } from '../eventstore/deterministicId.ts';
-import { sql, type Kysely } from 'kysely';
 import type { CreatePayment } from '../../schemas/payments.ts';
-import { paymentRowOf, type PaymentRow } from '../../projections/payments.ts';
-import type { AccountRow } from '../../projections/accounts.ts';
-import type { ClientRow } from '../../projections/clients.ts';
 import { recordedByRequest } from '../eventstore/commandHandler.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
-import { Coalescer } from '../db/coalescer.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
-import { findOwned } from '../db/owned.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
-import type { IdentityRow } from '../../projections/identities.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
 import type { CustomerState } from '../customers/decider.ts';
-import type { CustomerRow } from '../../projections/customers.ts';
 import type { OperationLevel } from '../customers/events.ts';
-import { needsAccountAnswer, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
+import { isPaymentEvent, needsAccountAnswer, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
 import { paymentStreamType, type PaymentStreamState } from './stream.ts';
 import { paymentIdFor, paymentStream, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
@@ -30,17 +22,12 @@ import type { Position } from '../eventstore/position.ts';
 import { checkOriginAmounts, validateNodes, type NodeSide } from './nodes.ts';
 import { feesFor, purchaseFor, totalFee } from './pricing.ts';
 import { screenPayment } from './screening.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
+import type { PayerAndAccount, PaymentKind, PaymentView } from './ports.ts';
 import { creatingOn } from '../testClocks/binding.ts';
 import { onClockMetadata, platformOn } from '../testClocks/time.ts';
 
-/** The payment's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedPayment(db: Kysely<ReadModels>, tenant: Tenant, paymentId: string): Promise<PaymentRow> {
-  return findOwned(db, 'payments', tenant, 'payment_id', paymentId, 'payment');
-}
-
 /** What a payment kept on a stream of its own kind is, as a refusal names it. */
-export function paymentKindOf(row: Pick<PaymentRow, 'type' | 'parent_payment_id'>): string {
+export function paymentKindOf(row: Pick<PaymentKind, 'type' | 'parent_payment_id'>): string {
   if (row.type === 'REFUND' && row.parent_payment_id !== null) return `a refund of payment ${row.parent_payment_id}`;
   if (row.parent_payment_id !== null) return `the companion of deposit ${row.parent_payment_id}`;
   if (row.type === 'LOCAL_DEPOSIT') return 'a deposit';
@@ -59,16 +46,10 @@ export async function refusingOtherKinds<T>(
     return await act();
   } catch (error) {
     if (!(error instanceof DomainError && error.kind === 'notFound')) throw error;
-    const row = await platform.readModels.selectFrom('payments').select(['client_id', 'type', 'parent_payment_id'])
-      .where('payment_id', '=', paymentId).executeTakeFirst();
+    const row = await platform.reads.payments.kindOf(paymentId);
     if (!row || !visibleTo(tenant, row.client_id)) throw error;
     throw domainPrecondition(`payment ${paymentId} is ${paymentKindOf(row)}; ${rule}`);
   }
-}
-
-/** Operators and the provider act across clients: the payment by its id alone. */
-export function anyPayment(db: Kysely<ReadModels>, paymentId: string): Promise<PaymentRow> {
-  return ownedPayment(db, 'any', paymentId);
 }
 
 /** The payment folded from its stream: the truth, even before the read models have caught up. */
@@ -96,53 +77,14 @@ export function amountIn(field: string, text: string, currency: string): string 
   }
 }
 
-type PayerAndAccount = {
-  identity: Pick<IdentityRow, 'identity_id' | 'email'> | null;
-  account: Pick<AccountRow, 'account_id' | 'account_number' | 'identity_id' | 'currency' | 'status'> | null;
-  /** The client's own review thresholds (USD), each null where the environment's default applies. */
-  thresholds: Pick<ClientRow, 'review_threshold_basic_usd' | 'review_threshold_standard_usd'> | null;
-};
-type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumber: string };
-
-/**
- * The identity and the account each create names, both its client's, and the client's review thresholds: one
- * statement for all the creates that queued meanwhile (see Coalescer), since a create's throughput is made of
- * its round trips.
- */
-function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
-  return new Coalescer(async (queries) => {
-    const { rows } = await sql<{ n: string } & PayerAndAccount>`
-      SELECT x.n::text AS n,
-             (SELECT json_build_object('review_threshold_basic_usd', c.review_threshold_basic_usd,
-                                       'review_threshold_standard_usd', c.review_threshold_standard_usd)
-                FROM clients c WHERE c.client_id = x.client_id) AS thresholds,
-             (SELECT json_build_object('identity_id', i.identity_id, 'email', i.email)
-                FROM identities i WHERE i.client_id = x.client_id AND i.identity_id = x.identity_id) AS identity,
-             (SELECT json_build_object('account_id', a.account_id, 'account_number', a.account_number,
-                                       'identity_id', a.identity_id, 'currency', a.currency, 'status', a.status)
-                FROM accounts a WHERE a.client_id = x.client_id AND a.account_number = x.account_number) AS account
-        FROM jsonb_to_recordset(${JSON.stringify(queries.map((q, n) => ({ n, client_id: q.clientId, identity_id: q.identityId, account_number: q.accountNumber })))}::jsonb)
-             AS x(n integer, client_id text, identity_id text, account_number text)`.execute(db);
-    const byIndex = new Map(rows.map((row) => [Number(row.n), { identity: row.identity, account: row.account, thresholds: row.thresholds }]));
-    return queries.map((_, n) => byIndex.get(n)!);
-  });
-}
-const payerLookups = new WeakMap<Kysely<ReadModels>, Coalescer<PayerAndAccountQuery, PayerAndAccount>>();
-
-function payerAndAccount(db: Kysely<ReadModels>, clientId: string, identityId: string, accountNumber: string): Promise<PayerAndAccount> {
-  let lookups = payerLookups.get(db);
-  if (!lookups) payerLookups.set(db, lookups = lookUpPayersAndAccounts(db));
-  return lookups.submit({ clientId, identityId, accountNumber });
-}
-
 /**
  * The identity paid and its account, both the client's (404 otherwise): the account must be the identity's, in
  * the transaction's currency, and ACTIVE. A payment and an attempt check the same.
  */
 export async function destinationOf(
-  db: Kysely<ReadModels>, clientId: string, input: { identityId: string; accountNumber: string; currency: string },
+  platform: Platform, clientId: string, input: { identityId: string; accountNumber: string; currency: string },
 ): Promise<{ identity: NonNullable<PayerAndAccount['identity']>; account: NonNullable<PayerAndAccount['account']>; thresholds: PayerAndAccount['thresholds'] }> {
-  const { identity, account, thresholds } = await payerAndAccount(db, clientId, input.identityId, input.accountNumber);
+  const { identity, account, thresholds } = await platform.reads.payments.payerAndAccount({ clientId, identityId: input.identityId, accountNumber: input.accountNumber });
   if (!identity) throw domainNotFound(`identity ${input.identityId} not found`);
   if (!account) throw domainNotFound(`account ${input.accountNumber} not found`);
   if (account.identity_id !== identity.identity_id) {
@@ -161,7 +103,7 @@ export async function destinationOf(
  * unknown as none. A payment and an attempt check the same; each refusal is a 400 naming the node's field.
  */
 export async function checkNodeAccounts(
-  db: Kysely<ReadModels>, clientId: string, sides: Record<NodeSide, ReadonlyArray<{ type: string; currency: string; account?: unknown }>>,
+  platform: Platform, clientId: string, sides: Record<NodeSide, ReadonlyArray<{ type: string; currency: string; account?: unknown }>>,
 ): Promise<void> {
   const named = (Object.entries(sides) as Array<[NodeSide, ReadonlyArray<{ type: string; currency: string; account?: unknown }>]>)
     .flatMap(([side, nodes]) => nodes.flatMap((node, n) => {
@@ -169,8 +111,7 @@ export async function checkNodeAccounts(
       return accountNumber ? [{ path: `${side}[${n}].account.accountNumber`, accountNumber, currency: node.currency }] : [];
     }));
   if (named.length === 0) return;
-  const rows = await db.selectFrom('accounts').select(['account_number', 'currency', 'status']).where('client_id', '=', clientId)
-    .where('account_number', 'in', named.map((node) => node.accountNumber)).execute();
+  const rows = await platform.reads.payments.nodeAccounts(clientId, named.map((node) => node.accountNumber));
   const byNumber = new Map(rows.map((row) => [row.account_number, row]));
   for (const { path, accountNumber, currency } of named) {
     const account = byNumber.get(accountNumber);
@@ -181,7 +122,10 @@ export async function checkNodeAccounts(
 }
 
 /** The payer as a payment needs it: who, and the operation level its review follows. */
-type Payer = Pick<CustomerRow, 'customer_id' | 'operation_level'>;
+interface Payer {
+  customer_id: string;
+  operation_level: OperationLevel;
+}
 
 function payerOf(customer: CustomerState): Payer {
   return { customer_id: customer.customerId!, operation_level: customer.operationLevel };
@@ -258,17 +202,16 @@ export async function createPayment(
    * own, and one whose document number is another customer's pays with none (BASIC).
    */
   origin: { checkoutSessionId?: string; selfDeclaredPayer?: boolean; clock?: PaymentClock } = {},
-): Promise<{ row: PaymentRow; readModels: Promise<void> }> {
+): Promise<{ row: PaymentView; readModels: Promise<void> }> {
   refuseRefundType(input.type);
   const paymentId = paymentIdFor(clientId, input.externalId);
   const { platform, metadata, clockId } = origin.clock?.inherited
     ? { platform: await platformOn(wallPlatform, origin.clock.testClockId), metadata: wallMetadata, clockId: origin.clock.testClockId }
     : await creatingOn(wallPlatform, clientId, origin.clock?.testClockId, 'payment', paymentId, wallMetadata);
   const { catalog, config, provider } = platform;
-  const db = platform.readModels;
   const now = platform.runtime.now();
   const [{ identity, account, thresholds }, knownCustomer] = await Promise.all([
-    destinationOf(db, clientId, input),
+    destinationOf(platform, clientId, input),
     knownPayer(platform, clientId, input, origin.selfDeclaredPayer === true),
   ]);
   if (input.expiresAt !== undefined && Date.parse(input.expiresAt) <= now.getTime()) {
@@ -284,7 +227,7 @@ export async function createPayment(
   const origins = validateNodes(catalog, input.origins, 'origins', { ...charged, now });
   checkOriginAmounts(input.origins, origins, charged);
   const destinations = validateNodes(catalog, input.destinations, 'destinations', { currency: input.currency, amount: totalAmount, now });
-  await checkNodeAccounts(db, clientId, { origins, destinations });
+  await checkNodeAccounts(platform, clientId, { origins, destinations });
   const method = origins[0] ? catalog.nodeType(origins[0].type) : undefined;
   const fees = feesFor(catalog, method, totalAmount, input.currency);
   const feeAmount = totalFee(fees, input.currency);
@@ -317,7 +260,7 @@ export async function createPayment(
       checkoutSessionId: origin.checkoutSessionId ?? null, ...(clockId ? { testClockId: clockId } : {}),
     },
   }, clockId ? onClockMetadata(metadata, clockId, now) : metadata, { expectNewStream: true });
-  return { row: paymentRowOf(events), readModels };
+  return { row: platform.reads.payments.viewOf(events.filter(isPaymentEvent)), readModels };
 }
 
 /**

@@ -6,9 +6,7 @@
  * runs them for that clock's payments, each effect at the instant it fell due on the clock
  * (src/testClocks/time.ts).
  */
-import { sql } from 'kysely';
 import type { Platform } from '../platform.ts';
-import { EXPIRABLE_STATUSES } from '../../projections/payments.ts';
 import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
 import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
 import type { SettlementPeriod } from './events.ts';
@@ -35,21 +33,12 @@ export interface SettlementBatchResult {
  * the clock has reached, each settled at that date.
  */
 export async function runSettlementBatch(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<SettlementBatchResult> {
-  const db = platform.readModels;
-  const settlesAt = sql<Date>`received_at + make_interval(days => CASE settlement WHEN 'T+1' THEN ${SETTLEMENT_DAYS['T+1']}::int
-    ELSE ${SETTLEMENT_DAYS['T+2']}::int END)`;
-  let query = db.selectFrom('payments').select(['payment_id', 'client_id', settlesAt.as('settles_at')])
-    .where('status', '=', 'RECEIVED').where('settlement', '<>', 'INSTANT');
-  query = scope.clockId === null
-    ? query.where('test_clock_id', 'is', null).orderBy('received_at')
-    : query.where('test_clock_id', '=', scope.clockId).where(settlesAt, '<=', scope.until).orderBy(settlesAt).orderBy('payment_id');
-  const due = await query.limit(JOB_BATCH_SIZE).execute();
+  const due = await platform.reads.payments.awaitingSettlement(scope, SETTLEMENT_DAYS, JOB_BATCH_SIZE);
   const result: SettlementBatchResult = { batchId: null, settled: 0, unsettled: 0, skipped: 0 };
   if (due.length === 0) return result;
   const batchId = platform.runtime.newId();
   result.batchId = batchId;
-  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, settles_at: settlesAtValue }) => {
-    const dueAt = new Date(settlesAtValue);
+  await eachDue(scope, due, async ({ paymentId, clientId, settlesAt: dueAt }) => {
     const status = await settlePayment(scope.platformFor(dueAt), paymentId, batchId,
       { ...scope.metadataFor(clientId, 'settlement-batch', dueAt), correlationId: batchId });
     if (status === 'SETTLED') result.settled++;
@@ -61,15 +50,10 @@ export async function runSettlementBatch(platform: Platform, scope: TimeScope = 
 
 /** Expires every payment whose `expiresAt` or quote has passed before it was received (at that instant, on a test clock). */
 export async function expireDuePayments(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<{ expired: number; skipped: number }> {
-  const db = platform.readModels;
-  const due = await db.selectFrom('payments').select(['payment_id', 'client_id', 'payable_until'])
-    .where('status', 'in', EXPIRABLE_STATUSES).where('payable_until', '<=', scope.until)
-    .where('test_clock_id', scope.clockId === null ? 'is' : '=', scope.clockId)
-    .orderBy('payable_until').limit(JOB_BATCH_SIZE).execute();
+  const due = await platform.reads.payments.payableUntilDue(scope, JOB_BATCH_SIZE);
   let expired = 0;
   let skipped = 0;
-  await eachDue(scope, due, async ({ payment_id: paymentId, client_id: clientId, payable_until: payableUntil }) => {
-    const dueAt = payableUntil!;
+  await eachDue(scope, due, async ({ paymentId, clientId, payableUntil: dueAt }) => {
     try {
       await expirePayment(scope.platformFor(dueAt), paymentId, scope.metadataFor(clientId, 'expiry-job', dueAt));
       expired++;

@@ -3,18 +3,15 @@
  * detailed shape of a payment attempt (src/attempts/) is mapped by the same `detailedTransaction`.
  */
 import type { DetailedPayment, PaymentRecord } from '../../schemas/payments.ts';
-import type { PaymentRow } from '../../projections/payments.ts';
-import type { Kysely } from 'kysely';
 import { formatAmount, toDecimal } from '../ledger/money.ts';
-import type { IdentityRow } from '../../projections/identities.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
+import type { PaymentView } from './ports.ts';
 import { nodeKeyOf, type PaymentNode } from '../../schemas/paymentNodes.ts';
 import type { PaymentExchange, PaymentFee } from './events.ts';
 import { cardMaskedAsNow } from './events/nodes.ts';
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
 
-function lifecycle(row: PaymentRow) {
+function lifecycle(row: PaymentView) {
   return {
     status: row.status,
     accountNumber: row.account_number,
@@ -43,7 +40,7 @@ function lifecycle(row: PaymentRow) {
   };
 }
 
-export function paymentRecord(row: PaymentRow): PaymentRecord {
+export function paymentRecord(row: PaymentView): PaymentRecord {
   return {
     id: row.payment_id,
     externalId: row.external_id,
@@ -62,19 +59,11 @@ export function paymentRecord(row: PaymentRow): PaymentRecord {
   } as PaymentRecord;
 }
 
-/** The merchant a transaction pays: its identity, as the read model has it. */
-export type Merchant = Pick<IdentityRow, 'identity_id' | 'name' | 'country'>;
-
-/** The merchants of these identities (of one client), by id: one query for a page of transactions. */
-export async function merchantsOf(
-  db: Kysely<ReadModels>, clientId: string, identityIds: readonly (string | null)[],
-): Promise<Map<string | null, Merchant>> {
-  // A deposit awaiting assignment pays no identity yet (null): it has no merchant.
-  const ids = [...new Set(identityIds.filter((id): id is string => id !== null))];
-  if (ids.length === 0) return new Map();
-  const rows = await db.selectFrom('identities').select(['identity_id', 'name', 'country'])
-    .where('client_id', '=', clientId).where('identity_id', 'in', ids).execute();
-  return new Map(rows.map((row) => [row.identity_id, row]));
+/** The merchant a transaction pays: its identity, as the read model has it (projections/payments.queries.ts, merchantsOf). */
+export interface Merchant {
+  identity_id: string;
+  name: string;
+  country: string | null;
 }
 
 /** What the detailed shape needs of a transaction: a payment and an attempt alike. */
@@ -202,7 +191,7 @@ export function detailedTransaction(tx: Transaction, context: DetailContext) {
   };
 }
 
-export function detailedPayment(row: PaymentRow, context: DetailContext): DetailedPayment {
+export function detailedPayment(row: PaymentView, context: DetailContext): DetailedPayment {
   const exchangeStatus = row.status === 'SETTLED' ? 'EXECUTED' : row.status === 'EXPIRED' ? 'EXPIRED'
     : row.status === 'FAILED' || row.status === 'UNSETTLED' ? 'CANCELLED' : 'CREATED';
   return {

@@ -20,12 +20,12 @@ import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
 import { MAX_READ_LIMIT } from '../eventstore/port.ts';
 import { paymentStream } from './events.ts';
 import { refundStream } from './refunds/events.ts';
-import { detailedPayment, merchantsOf, paymentRecord } from './records.ts';
+import { detailedPayment, paymentRecord } from './records.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import {
-  anyPayment, attachPaymentDocument, authorizePayment, capturePayment, createPayment, ownedPayment, receivePayment,
-  resolvePaymentReview,
+  attachPaymentDocument, authorizePayment, capturePayment, createPayment, receivePayment, resolvePaymentReview,
 } from './handlers.ts';
+import { anyPayment, merchantsOf, ownedPayment } from '../../projections/payments.queries.ts';
 
 const tags = ['Payments'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;

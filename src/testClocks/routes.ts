@@ -21,10 +21,11 @@ import { createdId } from '../eventstore/deterministicId.ts';
 import { testClockHeaderDoc, testClockOf } from '../http/testClockHeader.ts';
 import { depositSignature } from '../deposits/routes.ts';
 import { receiveDeposit } from '../deposits/handlers.ts';
-import { anyPayment } from '../payments/handlers.ts';
+
 import { paymentRecord } from '../payments/records.ts';
 import { MAX_CLOCKS_PER_CLIENT, MAX_OBJECTS_PER_CLOCK } from './decider.ts';
 import { advanceClock, createClock, deleteClock } from './handlers.ts';
+import { anyPayment } from '../../projections/payments.queries.ts';
 
 const tags = ['Test clocks'];
 const errorRef = { $ref: '#/components/schemas/Error' } as const;

@@ -4,15 +4,11 @@
  * client's first, from the read model.
  */
 import { createdId } from '../eventstore/deterministicId.ts';
-import type { Kysely } from 'kysely';
 import type { CreateWebhook, RotateSecret, UpdateWebhook } from '../../schemas/webhooks.ts';
-import type { WebhookEndpointRow } from '../../projections/webhooks.ts';
-import type { ReadModels } from '../../projections/readModels.ts';
 import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
-import { findOwned } from '../db/owned.ts';
 import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import { webhookStreamType } from './decider.ts';
@@ -20,11 +16,6 @@ import { webhookStream } from './events.ts';
 import { enqueueTestPing, retryDelivery } from './outbox.ts';
 import { generateWebhookSecret, webhookSecretBox, type SecretBox } from './secrets.ts';
 import { standardSecretProblem } from './signing.ts';
-
-/** The endpoint's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedWebhook(db: Kysely<ReadModels>, tenant: Tenant, endpointId: string): Promise<WebhookEndpointRow> {
-  return findOwned(db, 'webhook_endpoints', tenant, 'endpoint_id', endpointId, 'webhook');
-}
 
 export function secretBoxOf(platform: Platform): Promise<SecretBox> {
   return webhookSecretBox(platform.storage.database, platform.config.webhookSecretsKey);
@@ -82,7 +73,7 @@ export async function deleteWebhook(platform: Platform, tenant: Tenant, endpoint
 
 /** Sends one of the endpoint's deliveries again (see retryDelivery). */
 export async function retryWebhookDelivery(platform: Platform, tenant: Tenant, endpointId: string, deliveryId: string): Promise<void> {
-  await ownedWebhook(platform.readModels, tenant, endpointId);
+  await platform.reads.webhooks.owned(tenant, endpointId);
   if (!(await retryDelivery(platform.storage.database, endpointId, deliveryId, platform.runtime.now()))) {
     throw domainNotFound(`delivery ${deliveryId} of webhook ${endpointId} not found (deliveries delivered or dropped longer ago than the `
       + 'retention, WEBHOOK_DELIVERY_RETENTION_DAYS, are purged)');
@@ -91,6 +82,6 @@ export async function retryWebhookDelivery(platform: Platform, tenant: Tenant, e
 
 /** Queues a signed ping to the endpoint; answers the delivery's id. */
 export async function pingWebhook(platform: Platform, tenant: Tenant, endpointId: string): Promise<string> {
-  const endpoint = await ownedWebhook(platform.readModels, tenant, endpointId);
+  const endpoint = await platform.reads.webhooks.owned(tenant, endpointId);
   return enqueueTestPing(platform.storage.database, endpointId, endpoint.client_id, platform.runtime.now());
 }

@@ -17,9 +17,10 @@ import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { HttpError, invalidParam, notFound } from '../http/errors.ts';
 import {
-  deleteWebhook, ownedWebhook, pingWebhook, registerWebhook, retryWebhookDelivery, rotateWebhookSecret, updateWebhook,
+  deleteWebhook, pingWebhook, registerWebhook, retryWebhookDelivery, rotateWebhookSecret, updateWebhook,
 } from './handlers.ts';
 import { webhookEventsCut, type FeedCut } from './retention.ts';
+import { ownedWebhook } from '../../projections/webhooks.queries.ts';
 
 const tags = ['Webhooks'];
 const errorRef = { $ref: '#/components/schemas/Error' } as const;

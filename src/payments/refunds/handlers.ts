@@ -18,8 +18,6 @@
  * deploy) leaves nothing half done.
  */
 import { createdId } from '../../eventstore/deterministicId.ts';
-import type { Kysely } from 'kysely';
-import type { ReadModels } from '../../../projections/readModels.ts';
 import { runCommand, streamState } from '../../eventstore/streams.ts';
 import type { EventMetadata } from '../../eventstore/port.ts';
 import { comparePositions, type Position } from '../../eventstore/position.ts';
@@ -27,18 +25,11 @@ import { domainNotFound, domainPrecondition } from '../../domain/errors.ts';
 import type { Tenant } from '../../domain/tenancy.ts';
 import type { Platform } from '../../platform.ts';
 import { endHold, requestHold } from '../../accounts/handlers.ts';
-import { findOwned } from '../../db/owned.ts';
-import type { RefundRow } from '../../../projections/refunds.ts';
 import { paymentStream } from '../events.ts';
 import { refusingOtherKinds } from '../handlers.ts';
 import { refundStreamType, type HoldAnswer, type ParentRefundState, type RefundState } from './decider.ts';
 import { paymentStreamType } from '../stream.ts';
 import { OUTCOME_EVENTS, refundStream, type RefundCreatedData, type RefundOutcome } from './events.ts';
-
-/** The refund child's read-model row, if `tenant` may see it (notFound otherwise). */
-export function ownedRefund(db: Kysely<ReadModels>, tenant: Tenant, refundId: string): Promise<RefundRow> {
-  return findOwned(db, 'refunds', tenant, 'refund_id', refundId, 'refund');
-}
 
 /** The refund side of a payment, folded from its stream. */
 export async function loadParent(platform: Platform, paymentId: string): Promise<ParentRefundState> {

@@ -14,9 +14,10 @@ import type { Services } from '../../http/services.ts';
 import { clientIdOf, tenantOf, commandMetadata } from '../../http/tenancy.ts';
 import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
 import { Decimal, formatAmount, toDecimal } from '../../ledger/money.ts';
-import { ownedPayment } from '../handlers.ts';
-import { endRefund, loadRefund, ownedRefund, requestRefund } from './handlers.ts';
+import { endRefund, loadRefund, requestRefund } from './handlers.ts';
 import { clockOfPayment, onClockMetadata, platformOn, timeOf } from '../../testClocks/time.ts';
+import { ownedPayment } from '../../../projections/payments.queries.ts';
+import { ownedRefund } from '../../../projections/refunds.queries.ts';
 
 const tags = ['Refunds'];
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;

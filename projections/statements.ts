@@ -8,8 +8,8 @@
  * length costs bounded memory: callers get them through `forEachLine`.
  */
 import { sql, type Kysely } from 'kysely';
-import type { ReadModels } from '../../projections/readModels.ts';
-import { Decimal, formatAmount, toDecimal } from './money.ts';
+import type { ReadModels } from './readModels.ts';
+import { Decimal, formatAmount, toDecimal } from '../src/ledger/money.ts';
 
 /** Postings read per round trip while a statement is written. */
 const STATEMENT_PAGE_ROWS = 1_000;
