@@ -7,7 +7,6 @@
  * assignment reactor (./reactor.ts) re-runs the steps for a process that stopped in between.
  */
 import type { DepositNotification } from '../../schemas/deposits.ts';
-import { readState } from '../eventstore/commandHandler.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
@@ -18,7 +17,7 @@ import type { Platform } from '../platform.ts';
 import { accountNumberStreamType, accountStreamType, settlementAnswerOf, type AccountState } from '../accounts/decider.ts';
 import { accountNumberStream, accountStream } from '../accounts/events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
-import { clientDecider } from '../clients/decider.ts';
+import { clientStreamType } from '../clients/decider.ts';
 import { clientStream } from '../clients/events.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
@@ -211,7 +210,7 @@ export async function receiveDeposit(
   let platform = wallPlatform;
   let metadata = wallMetadata;
   const { clientId, currency } = input;
-  const client = await readState(platform.storage.store, clientStream(clientId), clientDecider);
+  const client = await streamState(platform, clientStreamType, clientStream(clientId));
   if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
   const totalAmount = amountIn(input.amount, currency);
   const minimum = minimumDeposit(platform, currency);

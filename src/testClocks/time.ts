@@ -5,10 +5,10 @@
  */
 import type { EventMetadata } from '../eventstore/port.ts';
 import { comparePositions, type Position } from '../eventstore/position.ts';
-import { readState } from '../eventstore/commandHandler.ts';
+import { streamState } from '../eventstore/streams.ts';
 import type { Platform } from '../platform.ts';
 import { paymentStream } from '../payments/events.ts';
-import { testClockDecider } from './decider.ts';
+import { testClockStreamType } from './decider.ts';
 import { testClockStream } from './events.ts';
 
 /**
@@ -17,7 +17,7 @@ import { testClockStream } from './events.ts';
  */
 export async function timeOf(platform: Platform, clockId: string | null | undefined): Promise<Date> {
   if (!clockId) return platform.runtime.now();
-  const state = await readState(platform.storage.store, testClockStream(clockId), testClockDecider);
+  const state = await streamState(platform, testClockStreamType, testClockStream(clockId));
   return state.frozenTime ? new Date(state.frozenTime) : platform.runtime.now();
 }
 
