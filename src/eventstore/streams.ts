@@ -40,8 +40,7 @@ export interface StreamType<Command extends { type: string }, Event extends AnyE
   prefix: string;
 }
 
-/** A stream type of any decider, as the list of every stream type sees it. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a list of stream types of different deciders
+/** A stream type of any decider, as the list of every stream type sees it (`any`: the deciders differ). */
 export type AnyStreamType = StreamType<any, any, any>;
 
 export function streamType<Command extends { type: string }, Event extends AnyEvent, State>(
@@ -51,7 +50,7 @@ export function streamType<Command extends { type: string }, Event extends AnyEv
   return { prefix, decider: part.decider, readModels: part.readModels };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the parts' own types are recovered below
+/** A part of any decider (`any`: the parts differ; their own types are recovered below). */
 type AnyPart = StreamPart<any, any, any>;
 type CommandOf<P> = P extends StreamPart<infer C, AnyEvent, unknown> ? C : never;
 type EventOf<P> = P extends StreamPart<{ type: string }, infer E, unknown> ? E : never;
