@@ -66,7 +66,7 @@ async function timed(writers: number, work: (writer: number, i: number) => Promi
 type BenchTables = { bench_balances: { stream: string; deposits: number; total: ColumnType<string, number, number> } };
 
 /** A read model written the way a throughput-minded projector should: one multi-row upsert per batch. */
-const benchProjector: Projector = defineProjector<BenchTables>({
+const benchProjector: Projector = defineProjector<BenchTables, { BenchDeposited: { amount: number } }>({
   name: 'bench_balances',
   version: 1,
   handles: ['BenchDeposited'],
@@ -79,7 +79,7 @@ const benchProjector: Projector = defineProjector<BenchTables>({
     for (const event of events) {
       const row = byStream.get(event.stream) ?? { deposits: 0, total: 0 };
       row.deposits++;
-      row.total += (event.data as { amount: number }).amount;
+      row.total += event.data.amount;
       byStream.set(event.stream, row);
     }
     const rows = [...byStream].map(([stream, r]) => ({ stream, deposits: r.deposits, total: r.total }));

@@ -2,10 +2,9 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { AccountEvent, AccountStatus } from '../src/accounts/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { AccountStatus } from '../src/accounts/events.ts';
 import type { Instant } from './columns.ts';
-
-type Data<T extends AccountEvent['type']> = Extract<AccountEvent, { type: T }>['data'];
 
 /** The accounts table: one row per open account (a closed one is deleted). */
 export interface AccountsTable {
@@ -28,7 +27,7 @@ export interface AccountsTable {
 export type AccountTables = { accounts: AccountsTable };
 export type AccountRow = Selectable<AccountsTable>;
 
-export const accountsProjector = defineProjector<AccountTables>({
+export const accountsProjector = defineProjector<AccountTables, StoredEventData>({
   name: 'accounts',
   version: 1,
   tables: ['accounts'],
@@ -57,7 +56,7 @@ export const accountsProjector = defineProjector<AccountTables>({
   },
   handlers: {
     async AccountOpened(trx, event) {
-      const d = event.data as Data<'AccountOpened'>;
+      const d = event.data;
       await trx.insertInto('accounts').values({
         account_id: d.accountId, client_id: d.clientId, identity_id: d.identityId, external_id: d.externalId, type: d.type,
         custody: d.custody, currency: d.currency, name: d.name, account_number: d.accountNumber, account_holder: d.accountHolder,
@@ -65,7 +64,7 @@ export const accountsProjector = defineProjector<AccountTables>({
       }).execute();
     },
     async AccountUpdated(trx, event) {
-      const d = event.data as Data<'AccountUpdated'>;
+      const d = event.data;
       await trx.updateTable('accounts').set({
         ...(d.changes.name !== undefined ? { name: d.changes.name } : {}),
         ...(d.changes.externalId !== undefined ? { external_id: d.changes.externalId } : {}),
@@ -73,11 +72,11 @@ export const accountsProjector = defineProjector<AccountTables>({
       }).where('account_id', '=', d.accountId).execute();
     },
     async AccountStatusChanged(trx, event) {
-      const d = event.data as Data<'AccountStatusChanged'>;
+      const d = event.data;
       await trx.updateTable('accounts').set({ status: d.to, updated_at: d.changedAt }).where('account_id', '=', d.accountId).execute();
     },
     async AccountClosed(trx, event) {
-      const d = event.data as Data<'AccountClosed'>;
+      const d = event.data;
       await trx.deleteFrom('accounts').where('account_id', '=', d.accountId).execute();
     },
   },

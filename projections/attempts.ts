@@ -5,6 +5,7 @@
 import { sql, type ColumnType, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { defineProjector } from '../src/projection/projector.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { PaymentAttemptCreatedData, StoredAttemptNode } from '../src/attempts/events.ts';
 import type { PaymentExchange, PaymentFee, SettlementPeriod } from '../src/payments/events.ts';
 import type { Instant, Json } from './columns.ts';
@@ -56,7 +57,7 @@ export function attemptRowOf(d: PaymentAttemptCreatedData): AttemptRow {
   } as AttemptRow;
 }
 
-export const attemptsProjector = defineProjector<AttemptTables>({
+export const attemptsProjector = defineProjector<AttemptTables, StoredEventData>({
   name: 'payment_attempts',
   version: 1,
   tables: ['payment_attempts'],
@@ -95,7 +96,7 @@ export const attemptsProjector = defineProjector<AttemptTables>({
   },
   handlers: {
     async PaymentAttemptCreated(trx, event) {
-      await trx.insertInto('payment_attempts').values(insertable(event.data as PaymentAttemptCreatedData)).execute();
+      await trx.insertInto('payment_attempts').values(insertable(event.data)).execute();
     },
   },
 });

@@ -8,13 +8,11 @@
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { CheckoutTerms, CurrencyConfig, LinkEvent, SessionEvent, SessionItem, SessionStatus } from '../src/checkout/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { CheckoutTerms, CurrencyConfig, SessionItem, SessionStatus } from '../src/checkout/events.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { judgedAt } from './testClocks.ts';
 import { scopedTo, type PageWindow } from '../src/db/owned.ts';
-
-type SessionData<T extends SessionEvent['type']> = Extract<SessionEvent, { type: T }>['data'];
-type LinkData<T extends LinkEvent['type']> = Extract<LinkEvent, { type: T }>['data'];
 
 /** Columns a session and a link share: what they sell and to whom. */
 interface TermsColumns {
@@ -118,7 +116,7 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
   await sql.raw(`CREATE INDEX ${table}_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL`).execute(trx);
 }
 
-export const checkoutProjector = defineProjector<CheckoutTables>({
+export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData>({
   name: 'checkout',
   // 2: the test clock of a session or link (test_clock_id).
   // 3: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
@@ -143,53 +141,53 @@ export const checkoutProjector = defineProjector<CheckoutTables>({
   },
   handlers: {
     async CheckoutSessionCreated(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionCreated'>;
+      const d = event.data;
       await trx.insertInto('checkout_sessions').values({
         ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
         payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
       }).execute();
     },
     async CheckoutSessionPaymentStarted(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionPaymentStarted'>;
+      const d = event.data;
       // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
       await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: event.recordedAt.toISOString(), updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionPaymentReleased(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionPaymentReleased'>;
+      const d = event.data;
       await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, payment_started_at: null, updated_at: d.at })
         .where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionMethodChosen(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionMethodChosen'>;
+      const d = event.data;
       await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionFinished(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionFinished'>;
+      const d = event.data;
       await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionFailed(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionFailed'>;
+      const d = event.data;
       await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionExpired(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionExpired'>;
+      const d = event.data;
       await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
     },
     async CheckoutSessionRefreshed(trx, event) {
-      const d = event.data as SessionData<'CheckoutSessionRefreshed'>;
+      const d = event.data;
       await trx.updateTable('checkout_sessions').set({ expires_at: d.expiresAt, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
     },
     async PaymentLinkCreated(trx, event) {
-      const d = event.data as LinkData<'PaymentLinkCreated'>;
+      const d = event.data;
       await trx.insertInto('payment_links').values({ ...termsColumns(d), link_id: d.linkId, active_until: d.activeUntil, deleted: false }).execute();
     },
     async PaymentLinkActivated(trx, event) {
-      const d = event.data as LinkData<'PaymentLinkActivated'>;
+      const d = event.data;
       await trx.updateTable('payment_links').set({ active_until: d.activeUntil, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
     },
     async PaymentLinkDeleted(trx, event) {
-      const d = event.data as LinkData<'PaymentLinkDeleted'>;
+      const d = event.data;
       await trx.updateTable('payment_links').set({ deleted: true, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
     },
   },

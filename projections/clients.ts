@@ -3,10 +3,8 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { ClientEvent } from '../src/clients/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { Instant, NullableInstant } from './columns.ts';
-
-type Data<T extends ClientEvent['type']> = Extract<ClientEvent, { type: T }>['data'];
 
 export interface ClientsTable {
   client_id: string;
@@ -24,7 +22,7 @@ export interface ClientsTable {
 export type ClientTables = { clients: ClientsTable };
 export type ClientRow = Selectable<ClientsTable>;
 
-export const clientsProjector = defineProjector<ClientTables>({
+export const clientsProjector = defineProjector<ClientTables, StoredEventData>({
   name: 'clients',
   // 2: the client's review thresholds.
   version: 2,
@@ -45,19 +43,19 @@ export const clientsProjector = defineProjector<ClientTables>({
   },
   handlers: {
     async ClientRegistered(trx, event) {
-      const data = event.data as Data<'ClientRegistered'>;
+      const data = event.data;
       await trx.insertInto('clients').values({
         client_id: data.clientId, name: data.name, status: 'ACTIVE', api_key_id: data.apiKeyId,
         api_key_hash: data.apiKeyHash, secret_hash: data.secretHash, created_at: data.registeredAt,
       }).execute();
     },
     async ClientDeleted(trx, event) {
-      const data = event.data as Data<'ClientDeleted'>;
+      const data = event.data;
       await trx.updateTable('clients').set({ status: 'DELETED', deleted_at: data.deletedAt })
         .where('client_id', '=', data.clientId).execute();
     },
     async ClientReviewThresholdsSet(trx, event) {
-      const data = event.data as Data<'ClientReviewThresholdsSet'>;
+      const data = event.data;
       await trx.updateTable('clients').set({ review_threshold_basic_usd: data.basicUsd, review_threshold_standard_usd: data.standardUsd })
         .where('client_id', '=', data.clientId).execute();
     },

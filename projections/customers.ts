@@ -3,13 +3,11 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { CustomerEvent, DocumentStatus, OperationLevel } from '../src/customers/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { DocumentStatus, OperationLevel } from '../src/customers/events.ts';
 import type { CustomerRecord } from '../schemas/customers.ts';
 import type { Instant, NullableInstant } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
-import type { ReadModels } from './readModels.ts';
-
-type Data<T extends CustomerEvent['type']> = Extract<CustomerEvent, { type: T }>['data'];
 
 export interface CustomersTable {
   customer_id: string;
@@ -47,13 +45,13 @@ export type CustomerTables = { customers: CustomersTable; customer_documents: Cu
 export type CustomerRow = Selectable<CustomersTable>;
 export type CustomerDocumentRow = Selectable<CustomerDocumentsTable>;
 
-async function decide(trx: Kysely<CustomerTables>, data: Data<'CustomerDocumentApproved'>, status: DocumentStatus): Promise<void> {
+async function decide(trx: Kysely<CustomerTables>, data: StoredEventData['CustomerDocumentApproved' | 'CustomerDocumentRejected'], status: DocumentStatus): Promise<void> {
   await trx.updateTable('customer_documents').set({ status })
     .where('customer_id', '=', data.customerId).where('document_id', '=', data.documentId).execute();
   await trx.updateTable('customers').set({ updated_at: data.decidedAt }).where('customer_id', '=', data.customerId).execute();
 }
 
-export const customersProjector = defineProjector<CustomerTables>({
+export const customersProjector = defineProjector<CustomerTables, StoredEventData>({
   name: 'customers',
   version: 1,
   tables: ['customers', 'customer_documents'],
@@ -95,7 +93,7 @@ export const customersProjector = defineProjector<CustomerTables>({
   },
   handlers: {
     async CustomerCreated(trx, event) {
-      const d = event.data as Data<'CustomerCreated'>;
+      const d = event.data;
       await trx.insertInto('customers').values({
         customer_id: d.customerId, client_id: d.clientId, first_name: d.firstName ?? null, last_name: d.lastName ?? null,
         email: d.email ?? null, phone_number: d.phoneNumber ?? null, phone_number_prefix: d.phoneNumberPrefix ?? null,
@@ -105,7 +103,7 @@ export const customersProjector = defineProjector<CustomerTables>({
       }).execute();
     },
     async CustomerUpdated(trx, event) {
-      const d = event.data as Data<'CustomerUpdated'>;
+      const d = event.data;
       const c = d.changes;
       // Fields the update did not change are undefined, which kysely leaves out of the SET.
       await trx.updateTable('customers').set({
@@ -115,7 +113,7 @@ export const customersProjector = defineProjector<CustomerTables>({
       }).where('customer_id', '=', d.customerId).execute();
     },
     async CustomerDocumentAdded(trx, event) {
-      const d = event.data as Data<'CustomerDocumentAdded'>;
+      const d = event.data;
       const customer = await trx.selectFrom('customers').select('client_id').where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
       const count = await trx.selectFrom('customer_documents').select((eb) => eb.fn.countAll<string>().as('n'))
         .where('customer_id', '=', d.customerId).executeTakeFirstOrThrow();
@@ -127,20 +125,20 @@ export const customersProjector = defineProjector<CustomerTables>({
       await trx.updateTable('customers').set({ updated_at: d.addedAt }).where('customer_id', '=', d.customerId).execute();
     },
     async CustomerDocumentUploaded(trx, event) {
-      const d = event.data as Data<'CustomerDocumentUploaded'>;
+      const d = event.data;
       await trx.updateTable('customer_documents')
         .set({ url: d.url, content_type: d.contentType, status: 'UPLOADED', uploaded_at: d.uploadedAt })
         .where('customer_id', '=', d.customerId).where('document_id', '=', d.documentId).execute();
       await trx.updateTable('customers').set({ updated_at: d.uploadedAt }).where('customer_id', '=', d.customerId).execute();
     },
     async CustomerDocumentApproved(trx, event) {
-      await decide(trx, event.data as Data<'CustomerDocumentApproved'>, 'APPROVED');
+      await decide(trx, event.data, 'APPROVED');
     },
     async CustomerDocumentRejected(trx, event) {
-      await decide(trx, event.data as Data<'CustomerDocumentRejected'>, 'REJECTED');
+      await decide(trx, event.data, 'REJECTED');
     },
     async CustomerLevelChanged(trx, event) {
-      const d = event.data as Data<'CustomerLevelChanged'>;
+      const d = event.data;
       await trx.updateTable('customers')
         .set({ operation_level: d.operationLevel, is_documented: d.isDocumented, updated_at: d.changedAt })
         .where('customer_id', '=', d.customerId).execute();
@@ -154,7 +152,7 @@ export const customerDocumentRecord = (row: CustomerDocumentRow) => ({
 });
 
 /** The API shape of customers, with their documents (one query for the documents of the whole page). */
-export async function customerRecords(db: Kysely<ReadModels>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
+export async function customerRecords(db: Pick<Kysely<CustomerTables>, 'selectFrom'>, rows: CustomerRow[]): Promise<CustomerRecord[]> {
   if (rows.length === 0) return [];
   const documents = await db.selectFrom('customer_documents').selectAll()
     .where('customer_id', 'in', rows.map((r) => r.customer_id))

@@ -4,18 +4,14 @@
  * the unassigned balance widget sums. Every value comes from the events, so a rebuild gives identical rows.
  *
  * The deposits (and their companion children) are payments too: the payments projector writes their rows in
- * `payments` with the row builders below (`depositPaymentRows`).
+ * `payments` (projections/payments.ts).
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
-import type { RecordedEvent } from '../src/eventstore/port.ts';
-import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../src/deposits/events.ts';
-import { zeroAmount } from '../src/ledger/money.ts';
+import type { RecordedStoredEvent, StoredEventData } from '../src/storedEvents/registry.ts';
 import type { Instant, NullableInstant } from './columns.ts';
 import { judgedAt } from './testClocks.ts';
 import { scopedTo, type PageWindow } from '../src/db/owned.ts';
-import type { NewPayment, PaymentChanges } from './payments.ts';
-import type { PaymentStatus } from '../src/payments/events.ts';
 
 export interface DepositsTable {
   payment_id: string;
@@ -84,11 +80,11 @@ async function setup(trx: Kysely<DepositTables>): Promise<void> {
   await sql`CREATE INDEX deposits_test_clock ON deposits (test_clock_id, expires_at) WHERE status = 'CREATED' AND test_clock_id IS NOT NULL`.execute(trx);
 }
 
-async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[]): Promise<void> {
+async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStoredEvent[]): Promise<void> {
   for (const event of events) {
     switch (event.type) {
       case 'DepositReceived': {
-        const d = event.data as DepositReceivedData;
+        const d = event.data;
         await trx.insertInto('deposits').values({
           payment_id: d.paymentId, client_id: d.clientId, external_id: d.externalId, provider_deposit_id: d.providerDepositId,
           reference: d.reference, total_amount: d.totalAmount, currency: d.currency, status: 'CREATED',
@@ -100,7 +96,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
         break;
       }
       case 'DepositAssigned': {
-        const d = event.data as DepositEventData<'DepositAssigned'>;
+        const d = event.data;
         await trx.updateTable('deposits').set({
           status: 'SETTLED', account_id: d.accountId, expected_amount: d.expectedAmount, reconciliation_status: d.reconciliationStatus,
           related_payment_id: d.relatedPaymentId, settled_at: d.at, updated_at: d.at,
@@ -109,12 +105,12 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
       }
       case 'PaymentExpired': {
         // Any payment's expiry: only a deposit has a row here.
-        const d = event.data as { paymentId: string; at: string };
+        const d = event.data;
         await trx.updateTable('deposits').set({ status: 'EXPIRED', expired_at: d.at, updated_at: d.at }).where('payment_id', '=', d.paymentId).execute();
         break;
       }
       case 'DepositRefundDue': {
-        const d = event.data as DepositEventData<'DepositRefundDue'>;
+        const d = event.data;
         await trx.updateTable('deposits').set({ refund_payment_id: d.refundPaymentId }).where('payment_id', '=', d.paymentId).execute();
         break;
       }
@@ -122,7 +118,7 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedEvent[
   }
 }
 
-export const depositsProjector: Projector = defineProjector<DepositTables>({
+export const depositsProjector: Projector = defineProjector<DepositTables, StoredEventData>({
   name: 'deposits',
   version: 2,
   tables: ['deposits'],
@@ -130,53 +126,6 @@ export const depositsProjector: Projector = defineProjector<DepositTables>({
   setup,
   apply,
 });
-
-
-/** A payments row with the columns every payment has, for a LOCAL_DEPOSIT that the payments context did not create. */
-function localDepositRow(fields: {
-  paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string; description: string;
-  status: string; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
-  accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
-  reconciliationStatus: string | null; receivedAmount: string | null; testClockId?: string | null;
-}): NewPayment {
-  const f = fields;
-  return {
-    payment_id: f.paymentId, client_id: f.clientId, external_id: f.externalId, identity_id: f.identityId, identity_external_id: null,
-    identity_email: null, account_id: f.accountId, account_number: f.accountNumber, total_amount: f.totalAmount, currency: f.currency,
-    description: f.description, product: null, type: 'LOCAL_DEPOSIT', status: f.status as PaymentStatus, resume_status: null, purchase_amount: null,
-    purchase_currency: null, exchange: null, origins: '[]', destinations: '[]', fees: '[]', fee_amount: zeroAmount(f.currency),
-    flow: 'PUSH', method: null, settlement: 'INSTANT', customer_id: f.customerId, checkout_session_id: null, expires_at: f.expiresAt,
-    // Not the payments' expiry queue: the deposits' own job expires an unassigned deposit.
-    payable_until: null,
-    created_at: f.createdAt, updated_at: f.createdAt, authorized_at: null, captured_at: null,
-    received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
-    settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
-    failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null, reconciliation_status: f.reconciliationStatus,
-    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId, test_clock_id: f.testClockId ?? null,
-  };
-}
-
-/** The `payments` rows of deposits and companion children: whole rows on creation, a patch on assignment. */
-export const depositPaymentRows = {
-  created: {
-    DepositReceived: (d: DepositReceivedData) => localDepositRow({
-      ...d, description: `Deposit ${d.providerDepositId} to ${d.reference}`, status: 'CREATED', accountId: null, accountNumber: null,
-      identityId: null, parentPaymentId: null, relatedPaymentId: null, reconciliationStatus: null,
-      // The funds arrived with the notification.
-      receivedAmount: d.totalAmount,
-    }),
-    DepositCompanionCreated: (d: DepositCompanionCreatedData) => localDepositRow({
-      ...d, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
-      relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
-    }),
-  } as Record<string, (data: any) => NewPayment>,
-  patches: {
-    DepositAssigned: (d: DepositEventData<'DepositAssigned'>) => ({
-      account_id: d.accountId, account_number: d.accountNumber, identity_id: d.identityId, reconciliation_status: d.reconciliationStatus,
-      related_payment_id: d.relatedPaymentId, updated_at: d.at,
-    }),
-  } as Record<string, (data: any) => PaymentChanges>,
-};
 
 /** A deposit's row with the instant it is judged at (`judged_at`): its test clock's time, else the query's now. */
 export type JudgedDepositRow = DepositRow & { judged_at: Date };

@@ -5,14 +5,11 @@
  */
 import { sql, type ColumnType, type Kysely, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { IdentityEvent, IdentityGraphEvent, StoredAccessScope } from '../src/identities/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { StoredAccessScope } from '../src/identities/events.ts';
 import type { IdentityRecord } from '../schemas/identities.ts';
 import type { Instant } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
-import type { ReadModels } from './readModels.ts';
-
-type Data<T extends IdentityEvent['type']> = Extract<IdentityEvent, { type: T }>['data'];
-type GraphData<T extends IdentityGraphEvent['type']> = Extract<IdentityGraphEvent, { type: T }>['data'];
 
 export interface IdentitiesTable {
   identity_id: string;
@@ -45,7 +42,7 @@ async function setParent(trx: Kysely<IdentityTables>, identityId: string, parent
   await trx.updateTable('identities').set({ parent_id: parentId, updated_at: at }).where('identity_id', '=', identityId).execute();
 }
 
-export const identitiesProjector = defineProjector<IdentityTables>({
+export const identitiesProjector = defineProjector<IdentityTables, StoredEventData>({
   name: 'identities',
   version: 1,
   tables: ['identities'],
@@ -79,7 +76,7 @@ export const identitiesProjector = defineProjector<IdentityTables>({
   },
   handlers: {
     async IdentityCreated(trx, event) {
-      const d = event.data as Data<'IdentityCreated'>;
+      const d = event.data;
       await trx.insertInto('identities').values({
         identity_id: d.identityId, client_id: d.clientId, type: d.type, name: d.name, nickname: d.nickname ?? null,
         email: d.email?.toLowerCase() ?? null, phone: d.phone ?? null, document_number: d.documentNumber ?? null,
@@ -89,7 +86,7 @@ export const identitiesProjector = defineProjector<IdentityTables>({
       }).execute();
     },
     async IdentityUpdated(trx, event) {
-      const d = event.data as Data<'IdentityUpdated'>;
+      const d = event.data;
       const c = d.changes;
       // Fields the update did not change are undefined, which kysely leaves out of the SET.
       await trx.updateTable('identities').set({
@@ -98,32 +95,32 @@ export const identitiesProjector = defineProjector<IdentityTables>({
       }).where('identity_id', '=', d.identityId).execute();
     },
     async IdentityStatusChanged(trx, event) {
-      const d = event.data as Data<'IdentityStatusChanged'>;
+      const d = event.data;
       await trx.updateTable('identities').set({ status: d.to, updated_at: d.changedAt }).where('identity_id', '=', d.identityId).execute();
     },
     async IdentityParentSet(trx, event) {
-      const d = event.data as Data<'IdentityParentSet'>;
+      const d = event.data;
       await setParent(trx, d.identityId, d.parentId, d.at);
     },
     async IdentityParentCleared(trx, event) {
-      const d = event.data as Data<'IdentityParentCleared'>;
+      const d = event.data;
       await setParent(trx, d.identityId, null, d.at);
     },
     // IdentityGraphSeeded restates links the rows already have from IdentityParentSet: nothing to write.
     async IdentityChildLinked(trx, event) {
-      const d = event.data as GraphData<'IdentityChildLinked'>;
+      const d = event.data;
       await setParent(trx, d.childId, d.parentId, d.at);
     },
     async IdentityChildUnlinked(trx, event) {
-      const d = event.data as GraphData<'IdentityChildUnlinked'>;
+      const d = event.data;
       await setParent(trx, d.childId, null, d.at);
     },
     async IdentityLeftGraph(trx, event) {
-      const d = event.data as GraphData<'IdentityLeftGraph'>;
+      const d = event.data;
       if (d.parentId !== null) await setParent(trx, d.identityId, null, d.at);
     },
     async IdentityAccessRuleAdded(trx, event) {
-      const d = event.data as Data<'IdentityAccessRuleAdded'>;
+      const d = event.data;
       await sql`UPDATE identities SET updated_at = ${d.at},
         scopes = (SELECT coalesce(jsonb_agg(s), '[]'::jsonb) FROM jsonb_array_elements(scopes) s
                    WHERE NOT (s->>'resource' = ${d.scope.resource} AND s->>'reference' = ${d.scope.reference}))
@@ -131,7 +128,7 @@ export const identitiesProjector = defineProjector<IdentityTables>({
         WHERE identity_id = ${d.identityId}`.execute(trx);
     },
     async IdentityAccessRuleRemoved(trx, event) {
-      const d = event.data as Data<'IdentityAccessRuleRemoved'>;
+      const d = event.data;
       const row = await trx.selectFrom('identities').select('scopes').where('identity_id', '=', d.identityId).executeTakeFirst();
       const scopes = (row?.scopes ?? []).flatMap((s) => {
         if (s.resource !== d.scope.resource || s.reference !== d.scope.reference) return [s];
@@ -142,14 +139,14 @@ export const identitiesProjector = defineProjector<IdentityTables>({
         .where('identity_id', '=', d.identityId).execute();
     },
     async IdentityDeleted(trx, event) {
-      const d = event.data as Data<'IdentityDeleted'>;
+      const d = event.data;
       await trx.deleteFrom('identities').where('identity_id', '=', d.identityId).execute();
     },
   },
 });
 
 /** The API shape of identities, with their children (one query for the children of the whole page). */
-export async function identityRecords(db: Kysely<ReadModels>, rows: IdentityRow[]): Promise<IdentityRecord[]> {
+export async function identityRecords(db: Pick<Kysely<IdentityTables>, 'selectFrom'>, rows: IdentityRow[]): Promise<IdentityRecord[]> {
   if (rows.length === 0) return [];
   const children = await db.selectFrom('identities').select(['identity_id', 'name', 'email', 'parent_id'])
     .where('client_id', '=', rows[0]!.client_id).where('parent_id', 'in', rows.map((r) => r.identity_id))

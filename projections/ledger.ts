@@ -10,10 +10,10 @@
  */
 import { sql, type Generated, type GeneratedAlways, type Kysely } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
-import { entriesFor, holdChangesFor, ledgerEventTypes, parseSystemAccountId, type HoldChange, type JournalEntry } from '../src/ledger/postings.ts';
-import { Decimal, formatAmount, isCurrency, toDecimal, zeroAmount, type Decimal as DecimalValue } from '../src/ledger/money.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import { entriesFor, holdChangesFor, ledgerEventTypes, parseSystemAccountId, type HoldChange, type JournalEntry } from './ledgerPostings.ts';
+import { Decimal, formatAmount, isCurrency, toDecimal, zeroAmount, type Decimal as DecimalValue } from '../src/domain/money.ts';
 import type { Instant } from './columns.ts';
-import type { ReadModels } from './readModels.ts';
 
 export const LEDGER_PROJECTOR_NAME = 'ledger';
 export const LEDGER_TABLES = ['ledger_entries', 'ledger_postings', 'ledger_balances'] as const;
@@ -175,7 +175,7 @@ async function write(trx: Kysely<LedgerTables>, entries: readonly JournalEntry[]
 
 /** The ledger projector; tests build other versions of it to exercise rebuilds. */
 export function createLedgerProjector(version = 1): Projector {
-  return defineProjector<LedgerTables>({
+  return defineProjector<LedgerTables, StoredEventData>({
     name: LEDGER_PROJECTOR_NAME,
     version,
     handles: ledgerEventTypes,
@@ -209,7 +209,7 @@ export interface BalanceRequest {
  * its currency is then taken from its balance row or, for a system account, from its id; a bare id of an
  * account without postings reads as `"0"`.
  */
-export async function balancesOf(db: Kysely<ReadModels>, accounts: readonly (string | BalanceRequest)[]): Promise<Map<string, AccountBalance>> {
+export async function balancesOf(db: Pick<Kysely<LedgerTables>, 'getExecutor'>, accounts: readonly (string | BalanceRequest)[]): Promise<Map<string, AccountBalance>> {
   const result = new Map<string, AccountBalance>();
   if (accounts.length === 0) return result;
   const requests = accounts.map((a) => (typeof a === 'string' ? { accountId: a, currency: null } : { accountId: a.accountId, currency: a.currency }));

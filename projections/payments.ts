@@ -5,16 +5,15 @@
  */
 import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
-import type { RecordedEvent } from '../src/eventstore/port.ts';
-import type { PaymentEventData, PaymentEventType, PaymentStatus } from '../src/payments/events.ts';
+import { isOneOf } from '../src/eventstore/typedEvents.ts';
+import type { StoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
+import type { PaymentStatus } from '../src/payments/events.ts';
 import type { PaymentFee, PaymentExchange, PaymentFlow, SettlementPeriod } from '../src/payments/events.ts';
 import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
+import { zeroAmount } from '../src/domain/money.ts';
 import { scopedTo, type PageWindow } from '../src/db/owned.ts';
-import { depositPaymentRows } from './deposits.ts';
 import type { CompanionStatus } from '../src/deposits/events.ts';
-import type { RefundEventData } from '../src/payments/refunds/events.ts';
-import { zeroAmount } from '../src/ledger/money.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
 export const EXPIRABLE_STATUSES: readonly PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'REQUIRES_REVIEW'];
@@ -191,7 +190,7 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   await sql`CREATE INDEX payment_documents_payment ON payment_documents (payment_id, created_at)`.execute(trx);
 }
 
-type Data<T extends PaymentEventType> = PaymentEventData<T>;
+type Data<T extends StoredEventType> = StoredEventData[T];
 
 const NOT_A_REFUND_CHILD = `NOT (type = 'REFUND' AND parent_payment_id IS NOT NULL)`;
 
@@ -200,7 +199,7 @@ const NOT_A_REFUND_CHILD = `NOT (type = 'REFUND' AND parent_payment_id IS NOT NU
  * parent named as `parent_payment_id` and `related_payment_id`, its own id as `external_id`, the account that pays
  * it out (none when funded from suspense); the parent's account number is copied in by `applyBatch`.
  */
-function refundChildRow(d: RefundEventData<'RefundCreated'>): NewPayment {
+function refundChildRow(d: Data<'RefundCreated'>): NewPayment {
   return {
     payment_id: d.refundId, client_id: d.clientId, external_id: d.refundId, identity_id: d.identityId, identity_external_id: null,
     identity_email: d.identityEmail, account_id: d.funding.source === 'ACCOUNT' ? d.funding.accountId : null, account_number: null,
@@ -215,20 +214,69 @@ function refundChildRow(d: RefundEventData<'RefundCreated'>): NewPayment {
   };
 }
 
+/** A payments row with the columns every payment has, for a LOCAL_DEPOSIT that the payments context did not create. */
+function localDepositRow(fields: {
+  paymentId: string; clientId: string; externalId: string; totalAmount: string; currency: string; description: string;
+  status: PaymentStatus; customerId: string | null; createdAt: string; expiresAt: string | null; accountId: string | null;
+  accountNumber: string | null; identityId: string | null; parentPaymentId: string | null; relatedPaymentId: string | null;
+  reconciliationStatus: string | null; receivedAmount: string | null; testClockId?: string | null;
+}): NewPayment {
+  const f = fields;
+  return {
+    payment_id: f.paymentId, client_id: f.clientId, external_id: f.externalId, identity_id: f.identityId, identity_external_id: null,
+    identity_email: null, account_id: f.accountId, account_number: f.accountNumber, total_amount: f.totalAmount, currency: f.currency,
+    description: f.description, product: null, type: 'LOCAL_DEPOSIT', status: f.status, resume_status: null, purchase_amount: null,
+    purchase_currency: null, exchange: null, origins: '[]', destinations: '[]', fees: '[]', fee_amount: zeroAmount(f.currency),
+    flow: 'PUSH', method: null, settlement: 'INSTANT', customer_id: f.customerId, checkout_session_id: null, expires_at: f.expiresAt,
+    // Not the payments' expiry queue: the deposits' own job expires an unassigned deposit.
+    payable_until: null,
+    created_at: f.createdAt, updated_at: f.createdAt, authorized_at: null, captured_at: null,
+    received_at: f.receivedAmount === null ? null : f.createdAt, received_amount: f.receivedAmount,
+    settled_at: f.status === 'SETTLED' ? f.createdAt : null, expired_at: null, unsettled_at: null, unsettled_reason: null, failed_at: null,
+    failure_reason: null, settlement_batch_id: null, review_documents: 0, refunded_at: null, reconciliation_status: f.reconciliationStatus,
+    related_payment_id: f.relatedPaymentId, parent_payment_id: f.parentPaymentId, test_clock_id: f.testClockId ?? null,
+  };
+}
+
+/**
+ * A deposit without a destination (src/deposits, its own read model in projections/deposits.ts) is a payment too:
+ * its row on receipt, its companion child's on creation, and what its assignment sets.
+ */
+const receivedDepositRow = (d: Data<'DepositReceived'>) => localDepositRow({
+  ...d, description: `Deposit ${d.providerDepositId} to ${d.reference}`, status: 'CREATED', accountId: null, accountNumber: null,
+  identityId: null, parentPaymentId: null, relatedPaymentId: null, reconciliationStatus: null,
+  // The funds arrived with the notification.
+  receivedAmount: d.totalAmount,
+});
+
+const companionRow = (d: Data<'DepositCompanionCreated'>) => localDepositRow({
+  ...d, description: `${d.kind === 'UNDERPAID' ? 'Amount still due' : 'Surplus'} of deposit ${d.parentPaymentId}`,
+  relatedPaymentId: d.parentPaymentId, reconciliationStatus: null, receivedAmount: null,
+});
+
+const assignedDepositChanges = (d: Data<'DepositAssigned'>): PaymentChanges => ({
+  account_id: d.accountId, account_number: d.accountNumber, identity_id: d.identityId, reconciliation_status: d.reconciliationStatus,
+  related_payment_id: d.relatedPaymentId, updated_at: d.at,
+});
+
+const REFUND_ENDS = ['RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'] as const satisfies readonly StoredEventType[];
+type RefundEnd = (typeof REFUND_ENDS)[number];
+
 /** What a refund child's end sets on its row. */
-const refundEndStamps: Record<string, (d: RefundEventData<'RefundFailed'>) => PaymentChanges> = {
+const refundEndStamps: { [K in RefundEnd]: (d: Data<K>) => PaymentChanges } = {
   RefundSettled: (d) => ({ settled_at: d.at }),
   RefundFailed: (d) => ({ failed_at: d.at, failure_reason: d.reason }),
   RefundUnsettled: (d) => ({ unsettled_at: d.at, unsettled_reason: d.reason }),
   RefundExpired: (d) => ({ expired_at: d.at }),
 };
+const refundEndStamp = <K extends RefundEnd>(type: K, data: Data<K>) => refundEndStamps[type](data);
 
 /** Columns a status change or a document can set after creation. */
 const PATCHABLE = [
   'status', 'updated_at', 'resume_status', 'authorized_at', 'captured_at', 'received_at', 'received_amount', 'settled_at',
   'settlement_batch_id', 'unsettled_at', 'unsettled_reason', 'expired_at', 'failed_at', 'failure_reason',
   'refunded_at',
-  // An unassigned deposit gets its account when it is assigned (projections/deposits.ts).
+  // An unassigned deposit gets its account when it is assigned (`assignedDepositChanges`).
   'account_id', 'account_number', 'identity_id', 'reconciliation_status', 'related_payment_id',
 ] as const satisfies readonly PaymentColumn[];
 
@@ -258,24 +306,31 @@ function createdRow(d: Data<'PaymentCreated'>): NewPayment {
   };
 }
 
+const STATUS_CHANGES = [
+  'PaymentPending', 'PaymentAuthorized', 'PaymentCaptured', 'PaymentReceived', 'PaymentSettled', 'PaymentUnsettled', 'PaymentExpired',
+  'PaymentFailed', 'PaymentReviewRequired', 'PaymentReviewApproved', 'PaymentReviewRejected', 'DepositCompanionCancelled',
+] as const satisfies readonly StoredEventType[];
+type StatusChange = (typeof STATUS_CHANGES)[number];
+
 /** What a status change sets besides `status` and `updated_at`. */
-const stamps: Record<string, (data: any) => PaymentChanges> = {
+const stamps: { [K in StatusChange]: (d: Data<K>) => PaymentChanges } = {
   PaymentPending: () => ({}),
-  PaymentAuthorized: (d: Data<'PaymentAuthorized'>) => ({ authorized_at: d.at }),
-  PaymentCaptured: (d: Data<'PaymentCaptured'>) => ({ captured_at: d.at }),
-  PaymentReceived: (d: Data<'PaymentReceived'>) => ({ received_at: d.at, received_amount: d.receivedAmount }),
-  PaymentSettled: (d: Data<'PaymentSettled'>) => ({ settled_at: d.at, settlement_batch_id: d.settlementBatchId }),
-  PaymentUnsettled: (d: Data<'PaymentUnsettled'>) => ({
+  PaymentAuthorized: (d) => ({ authorized_at: d.at }),
+  PaymentCaptured: (d) => ({ captured_at: d.at }),
+  PaymentReceived: (d) => ({ received_at: d.at, received_amount: d.receivedAmount }),
+  PaymentSettled: (d) => ({ settled_at: d.at, settlement_batch_id: d.settlementBatchId }),
+  PaymentUnsettled: (d) => ({
     unsettled_at: d.at, unsettled_reason: d.reason, settlement_batch_id: d.settlementBatchId,
   }),
-  PaymentExpired: (d: Data<'PaymentExpired'>) => ({ expired_at: d.at }),
-  PaymentFailed: (d: Data<'PaymentFailed'>) => ({ failed_at: d.at, failure_reason: d.reason }),
-  PaymentReviewRequired: (d: Data<'PaymentReviewRequired'>) => ({ resume_status: d.from }),
+  PaymentExpired: (d) => ({ expired_at: d.at }),
+  PaymentFailed: (d) => ({ failed_at: d.at, failure_reason: d.reason }),
+  PaymentReviewRequired: (d) => ({ resume_status: d.from }),
   PaymentReviewApproved: () => ({ resume_status: null }),
-  PaymentReviewRejected: (d: Data<'PaymentReviewRejected'>) => ({ resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED' }),
+  PaymentReviewRejected: (d) => ({ resume_status: null, failed_at: d.at, failure_reason: 'REVIEW_REJECTED' }),
   // A deposit's companion: the client cancelled the amount still due (src/deposits/events.ts).
   DepositCompanionCancelled: () => ({}),
 };
+const stamp = <K extends StatusChange>(type: K, data: Data<K>) => stamps[type](data);
 
 interface Patch {
   set: PaymentChanges;
@@ -290,7 +345,7 @@ type DocumentRow = Omit<Insertable<PaymentDocumentsTable>, 'client_id'>;
  * applied), the others one patch each; documents are rows of their own. Three statements for any batch size
  * instead of one per event, which is what a rebuild or a burst of creates needs.
  */
-function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): {
+function fold(events: readonly StoredEvent[]): {
   created: Map<string, NewPayment>; patches: Map<string, Patch>; documents: DocumentRow[]; refundChildren: string[];
 } {
   const created = new Map<string, NewPayment>();
@@ -299,26 +354,25 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): {
   const refundChildren: string[] = [];
   for (const event of events) {
     if (event.type === 'PaymentCreated') {
-      const d = event.data as Data<'PaymentCreated'>;
+      const d = event.data;
       created.set(d.paymentId, createdRow(d));
       continue;
     }
     if (event.type === 'RefundCreated') {
-      const row = refundChildRow(event.data as RefundEventData<'RefundCreated'>);
+      const row = refundChildRow(event.data);
       created.set(row.payment_id, row);
       refundChildren.push(row.payment_id);
       continue;
     }
-    const depositRow = depositPaymentRows.created[event.type];
-    if (depositRow) {
-      const row = depositRow(event.data);
+    if (event.type === 'DepositReceived' || event.type === 'DepositCompanionCreated') {
+      const row = event.type === 'DepositReceived' ? receivedDepositRow(event.data) : companionRow(event.data);
       created.set(row.payment_id, row);
       continue;
     }
     let paymentId: string;
     const change: Patch = { set: {}, documents: 0 };
     if (event.type === 'PaymentDocumentAttached') {
-      const d = event.data as Data<'PaymentDocumentAttached'>;
+      const d = event.data;
       paymentId = d.paymentId;
       change.set.updated_at = d.document.attachedAt;
       change.documents = 1;
@@ -326,22 +380,23 @@ function fold(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): {
         url: d.document.url, content_type: d.document.contentType, created_at: d.document.attachedAt });
     } else if (event.type === 'PaymentRefundSettled') {
       // A refund child settled: the parent stays SETTLED and records when it was (last) refunded.
-      const d = event.data as { paymentId: string; at: string };
+      const d = event.data;
       paymentId = d.paymentId;
       Object.assign(change.set, { refunded_at: d.at, updated_at: d.at });
-    } else if (refundEndStamps[event.type]) {
-      const d = event.data as RefundEventData<'RefundFailed'>;
+    } else if (isOneOf(event, REFUND_ENDS)) {
+      const d = event.data;
       paymentId = d.refundId;
-      Object.assign(change.set, { status: d.to as PaymentStatus, updated_at: d.at }, refundEndStamps[event.type]!(d));
-    } else if (depositPaymentRows.patches[event.type]) {
-      paymentId = (event.data as { paymentId: string }).paymentId;
-      Object.assign(change.set, depositPaymentRows.patches[event.type]!(event.data));
-    } else {
-      const stamp = stamps[event.type];
-      if (!stamp) continue;
-      const d = event.data as { paymentId: string; to: PaymentStatus; at: string };
+      // The end events' contracts record `to` as text; the refund decider only ever writes a refund status there.
+      Object.assign(change.set, { status: d.to as PaymentStatus, updated_at: d.at }, refundEndStamp(event.type, d));
+    } else if (event.type === 'DepositAssigned') {
+      paymentId = event.data.paymentId;
+      Object.assign(change.set, assignedDepositChanges(event.data));
+    } else if (isOneOf(event, STATUS_CHANGES)) {
+      const d = event.data;
       paymentId = d.paymentId;
-      Object.assign(change.set, { status: d.to, updated_at: d.at }, stamp(event.data));
+      Object.assign(change.set, { status: d.to, updated_at: d.at }, stamp(event.type, d));
+    } else {
+      continue;
     }
     const row = created.get(paymentId);
     if (row) {
@@ -361,7 +416,7 @@ const patchAssignments = PATCHABLE
   .map((column) => `${column} = CASE WHEN x.patch ? '${column}' THEN (x.patch->>'${column}')::${sqlTypeOf(column)} ELSE p.${column} END`)
   .join(',\n    ');
 
-async function applyBatch(trx: Kysely<PaymentTables>, events: readonly RecordedEvent[]): Promise<void> {
+async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEvent[]): Promise<void> {
   const { created, patches, documents, refundChildren } = fold(events);
   const rows = [...created.values()];
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
@@ -410,7 +465,7 @@ const TIME_COLUMNS = columnsOfType('timestamptz');
  * The row this projector writes for a payment whose whole history is `events`, as a query reads it back:
  * what a create answers without reading the row it just caused.
  */
-export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data'>[]): PaymentRow {
+export function paymentRowOf(events: readonly StoredEvent[]): PaymentRow {
   const { created, patches } = fold(events);
   const row = created.values().next().value;
   if (!row || created.size !== 1 || patches.size > 0) throw new Error('paymentRowOf needs one payment\'s history from its PaymentCreated on');
@@ -420,7 +475,7 @@ export function paymentRowOf(events: readonly Pick<RecordedEvent, 'type' | 'data
   return read as unknown as PaymentRow;
 }
 
-export const paymentsProjector: Projector = defineProjector<PaymentTables>({
+export const paymentsProjector: Projector = defineProjector<PaymentTables, StoredEventData>({
   name: 'payments',
   // 2: refunded_at (the last settled refund of the payment); deposits and their companions (projections/deposits.ts).
   // 3: refund children as payments of type REFUND.
@@ -428,8 +483,8 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables>({
   // 5: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
   version: 5,
   tables: ['payments', 'payment_documents'],
-  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...Object.keys(refundEndStamps), ...Object.keys(stamps),
-    ...Object.keys(depositPaymentRows.created), ...Object.keys(depositPaymentRows.patches)],
+  handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...REFUND_ENDS, ...STATUS_CHANGES,
+    'DepositReceived', 'DepositCompanionCreated', 'DepositAssigned'],
   setup,
   apply: applyBatch,
 });

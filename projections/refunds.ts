@@ -6,7 +6,8 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
-import type { RefundEventData, RefundStatus } from '../src/payments/refunds/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
+import type { RefundStatus } from '../src/payments/refunds/events.ts';
 import type { Instant } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
@@ -58,14 +59,14 @@ async function ended(trx: Kysely<RefundTables>, d: { refundId: string; to: strin
   if (Number(updated.numUpdatedRows) !== 1) throw new Error(`refunds projector: refund ${d.refundId} ended without a row`);
 }
 
-export const refundsProjector: Projector = defineProjector<RefundTables>({
+export const refundsProjector: Projector = defineProjector<RefundTables, StoredEventData>({
   name: 'refunds',
   version: 1,
   tables: ['refunds'],
   setup,
   handlers: {
     async RefundCreated(trx, event) {
-      const d = event.data as RefundEventData<'RefundCreated'>;
+      const d = event.data;
       await trx.insertInto('refunds').values({
         refund_id: d.refundId, parent_payment_id: d.parentPaymentId, client_id: d.clientId, status: 'RECEIVED',
         total_amount: d.totalAmount, currency: d.currency, description: d.description, funding_source: d.funding.source,
@@ -73,10 +74,10 @@ export const refundsProjector: Projector = defineProjector<RefundTables>({
         created_at: d.createdAt, updated_at: d.createdAt,
       }).execute();
     },
-    RefundSettled: (trx, event) => ended(trx, event.data as RefundEventData<'RefundSettled'>),
-    RefundFailed: (trx, event) => ended(trx, event.data as RefundEventData<'RefundFailed'>),
-    RefundUnsettled: (trx, event) => ended(trx, event.data as RefundEventData<'RefundUnsettled'>),
-    RefundExpired: (trx, event) => ended(trx, event.data as RefundEventData<'RefundExpired'>),
+    RefundSettled: (trx, event) => ended(trx, event.data),
+    RefundFailed: (trx, event) => ended(trx, event.data),
+    RefundUnsettled: (trx, event) => ended(trx, event.data),
+    RefundExpired: (trx, event) => ended(trx, event.data),
   },
 });
 

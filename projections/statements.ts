@@ -9,7 +9,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { ReadModels } from './readModels.ts';
-import { Decimal, formatAmount, toDecimal } from '../src/ledger/money.ts';
+import { Decimal, formatAmount, toDecimal } from '../src/domain/money.ts';
 
 /** Postings read per round trip while a statement is written. */
 const STATEMENT_PAGE_ROWS = 1_000;

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type RawBuilder, type Selectable } from 'kysely';
 import { defineProjector } from '../src/projection/projector.ts';
-import type { TestClockEventData } from '../src/testClocks/events.ts';
+import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { Instant } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 
@@ -27,7 +27,7 @@ export type TestClockRow = Selectable<TestClocksTable>;
 
 export const TEST_CLOCKS_PROJECTOR = 'test_clocks';
 
-export const testClocksProjector = defineProjector<TestClockTables>({
+export const testClocksProjector = defineProjector<TestClockTables, StoredEventData>({
   name: TEST_CLOCKS_PROJECTOR,
   version: 1,
   tables: ['test_clocks'],
@@ -47,26 +47,26 @@ export const testClocksProjector = defineProjector<TestClockTables>({
   },
   handlers: {
     async TestClockCreated(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockCreated'>;
+      const d = event.data;
       await trx.insertInto('test_clocks').values({
         clock_id: d.clockId, client_id: d.clientId, name: d.name, frozen_time: d.frozenTime, status: 'ready', objects: 0, deleted: false,
         created_at: d.createdAt, updated_at: d.createdAt,
       }).execute();
     },
     async TestClockObjectBound(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockObjectBound'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set((eb) => ({ objects: eb('objects', '+', 1) })).where('clock_id', '=', d.clockId).execute();
     },
     async TestClockAdvanced(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockAdvanced'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set({ frozen_time: d.to, status: 'advancing', updated_at: d.at }).where('clock_id', '=', d.clockId).execute();
     },
     async TestClockReady(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockReady'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set({ status: 'ready', updated_at: d.at }).where('clock_id', '=', d.clockId).execute();
     },
     async TestClockDeleted(trx, event) {
-      const d = event.data as TestClockEventData<'TestClockDeleted'>;
+      const d = event.data;
       await trx.updateTable('test_clocks').set({ deleted: true, updated_at: d.at }).where('clock_id', '=', d.clockId).execute();
     },
   },

@@ -1,7 +1,7 @@
 /**
  * The webhooks' read models and the emitter. From the feed it keeps:
  * - `webhook_endpoints`: each client's endpoints (the sealed secret with them, for the dispatcher);
- * - `webhook_payments`: what a payment's payloads carry (src/webhooks/mapping.ts), so a status change's payload
+ * - `webhook_payments`: what a payment's payloads carry (projections/webhookMappings.ts), so a status change's payload
  *   is built from the feed alone;
  * - `webhook_events`: every webhook event in feed order, the source of `GET /events` (kept WEBHOOK_DELIVERY_RETENTION_DAYS:
  *   the retention job cuts its oldest end, src/webhooks/retention.ts);
@@ -19,8 +19,9 @@ import { defineProjector, type Projector } from '../src/projection/projector.ts'
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
-import { webhookMappings, paymentIdOf, type Emission, type Mapping, type PaymentFacts } from '../src/webhooks/mapping.ts';
-import type { WebhookEvent } from '../src/webhooks/events.ts';
+import { handlerOf, isOneOf, type EventHandlers } from '../src/eventstore/typedEvents.ts';
+import type { RecordedStoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
+import { webhookMappings, paymentIdOf, type Emission, type Mapped, type PaymentFacts } from './webhookMappings.ts';
 import { webhookEventSchemas } from '../src/webhooks/events.ts';
 import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
 import type { Instant, Json } from './columns.ts';
@@ -117,7 +118,12 @@ interface Subscriber {
   enabled: boolean;
 }
 
-type Data<T extends WebhookEvent['type']> = Extract<WebhookEvent, { type: T }>['data'];
+/** What each domain event type becomes (./webhookMappings.ts). */
+type Mappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Mapped>;
+
+/** The endpoints' own events (src/webhooks/events.ts): the keys of their schemas, each a stored event type. */
+const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhookEventSchemas)[];
+type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
 /** The active version's checkpoint when another version than `version` is active: no delivery at or before it. */
 async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promise<Position | null> {
@@ -129,11 +135,10 @@ async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promi
   return active.c === null ? null : { commit: BigInt(active.c), prepare: BigInt(active.p!) };
 }
 
-async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEvent): Promise<void> {
-  const typed = { type: event.type, data: event.data } as WebhookEvent;
-  switch (typed.type) {
+async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: EndpointEvent): Promise<void> {
+  switch (event.type) {
     case 'WebhookEndpointRegistered': {
-      const d = typed.data;
+      const d = event.data;
       await trx.insertInto('webhook_endpoints').values({
         endpoint_id: d.endpointId, client_id: d.clientId, url: d.url, events: d.events === null ? null : JSON.stringify(d.events),
         description: d.description, enabled: true, secret_key_id: d.secret.keyId, secret_sealed: d.secret.sealed,
@@ -143,7 +148,7 @@ async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEve
       return;
     }
     case 'WebhookEndpointUpdated': {
-      const { changes, endpointId, updatedAt } = typed.data;
+      const { changes, endpointId, updatedAt } = event.data;
       await trx.updateTable('webhook_endpoints').set({
         ...(changes.url !== undefined ? { url: changes.url } : {}),
         ...(changes.events !== undefined ? { events: changes.events === null ? null : JSON.stringify(changes.events) } : {}),
@@ -154,13 +159,13 @@ async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: RecordedEve
       return;
     }
     case 'WebhookSecretRotated': {
-      const d = typed.data;
+      const d = event.data;
       await trx.updateTable('webhook_endpoints').set({ secret_key_id: d.secret.keyId, secret_sealed: d.secret.sealed, updated_at: d.rotatedAt })
         .where('endpoint_id', '=', d.endpointId).execute();
       return;
     }
     case 'WebhookEndpointDeleted':
-      await trx.deleteFrom('webhook_endpoints').where('endpoint_id', '=', typed.data.endpointId).execute();
+      await trx.deleteFrom('webhook_endpoints').where('endpoint_id', '=', event.data.endpointId).execute();
   }
 }
 
@@ -170,7 +175,7 @@ function* chunksOf<Row>(rows: readonly Row[]): Generator<Row[]> {
 }
 
 async function apply(
-  trx: Kysely<WebhookTables>, events: readonly RecordedEvent[], version: number, mappings: Readonly<Record<string, Mapping>>,
+  trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings,
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
   const floor = await emissionFloor(trx, version);
@@ -196,7 +201,7 @@ async function apply(
   const now = new Date();
 
   for (const event of events) {
-    if (event.type in webhookEventSchemas) {
+    if (isOneOf(event, ENDPOINT_EVENTS)) {
       await applyEndpointEvent(trx, event);
       // An endpoint's subscribers are read again after any change to its client's endpoints.
       const clientId = event.metadata.clientId;
@@ -205,11 +210,11 @@ async function apply(
       if (event.type === 'WebhookEndpointDeleted' && (floor === null || comparePositions(event.position, floor) > 0)) {
         await outbox.updateTable('webhook_deliveries')
           .set({ status: 'DROPPED', dropped_at: now, next_attempt_at: null, last_error: 'the webhook was deleted' })
-          .where('endpoint_id', '=', (event.data as Data<'WebhookEndpointDeleted'>).endpointId).where('status', '=', 'PENDING').execute();
+          .where('endpoint_id', '=', event.data.endpointId).where('status', '=', 'PENDING').execute();
       }
       continue;
     }
-    const mapping = mappings[event.type];
+    const mapping = handlerOf<StoredEventData, [facts: PaymentFacts | null], Mapped, StoredEventType>(mappings, event.type);
     if (!mapping) continue;
     const paymentId = paymentIdOf(event);
     const mapped = mapping(event, paymentId ? facts.get(paymentId) ?? null : null);
@@ -255,13 +260,14 @@ function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, n
 }
 
 /** The emitter at `version`, with `mappings` (a test bumps it, with a changed mapping, to see history is not resent). */
-export function createWebhooksProjector(version: number, mappings: Readonly<Record<string, Mapping>> = webhookMappings): Projector {
-  return defineProjector<WebhookTables>({
+export function createWebhooksProjector(version: number, mappings: Mappings = webhookMappings): Projector {
+  return defineProjector<WebhookTables, StoredEventData>({
     name: WEBHOOKS_PROJECTOR,
     version,
     tables: ['webhook_endpoints', 'webhook_payments', 'webhook_events'],
     writesOutside: true,
-    handles: [...Object.keys(webhookEventSchemas), ...Object.keys(mappings)],
+    // The mappings are keyed by stored event type (`Mappings`).
+    handles: [...ENDPOINT_EVENTS, ...Object.keys(mappings) as StoredEventType[]],
     setup,
     apply: (trx, events) => apply(trx, events, version, mappings),
   });

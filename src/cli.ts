@@ -36,7 +36,7 @@ import type { Projector } from './projection/projector.ts';
 import { readModelsOf } from '../projections/readModels.ts';
 import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../projections/statements.ts';
 import { paymentStream } from './payments/events.ts';
-import { currencyScale, formatAmount, toDecimal } from './ledger/money.ts';
+import { currencyScale, formatAmount, toDecimal } from './domain/money.ts';
 import { progressOnStderr, type Progress } from './cli/progress.ts';
 import type {
   BalancesJson, ClientsCreateJson, ExportedEventJson, IntegritySealJson, ProjectionsStatusJson, ReplayJson,

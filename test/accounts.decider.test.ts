@@ -6,7 +6,7 @@ import {
 import type { AccountEvent, AccountOpenedData } from '../src/accounts/events.ts';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
-import { expectRefused } from './support/refused.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 
 /** Commands of the account's own client unless they name another tenant. */
@@ -20,15 +20,12 @@ const account: Omit<AccountOpenedData, 'openedAt'> = {
 };
 const opened: AccountEvent = { type: 'AccountOpened', data: { ...account, openedAt: at } };
 
-const decide = (history: AccountEvent[], command: AccountCommand) =>
-  accountDecider.decide(asOwner<TenantCommand>(command), foldEvents(accountDecider, history));
-const refused = (history: AccountEvent[], command: AccountCommand, kind: DomainError['kind'], message: RegExp) =>
-  expectRefused(() => decide(history, command), kind, message);
+const { given } = DeciderSpecification.for(accountDecider, asOwner<TenantCommand>);
 
 describe('account decider', () => {
   it('opens once', () => {
-    expect(decide([], { type: 'OpenAccount', account, now })).to.deep.equal([opened]);
-    refused([opened], { type: 'OpenAccount', account, now }, 'alreadyExists', /already exists/);
+    given([]).when({ type: 'OpenAccount', account, now }).then([opened]);
+    given([opened]).when({ type: 'OpenAccount', account, now }).thenThrows('alreadyExists', /already exists/);
   });
 
   it('answers another client\'s account as not found, and lets an operator or the settlement (any tenant) act on it', () => {
@@ -39,17 +36,17 @@ describe('account decider', () => {
       { type: 'HoldFunds', holdId: 'h1', amount: '1', reason: 'refund', now }, { type: 'ReleaseHold', holdId: 'h1', now },
       { type: 'DebitHold', holdId: 'h1', now },
     ];
-    for (const command of changes) refused([opened], { ...command, tenant: OTHER_CLIENT }, 'notFound', /^account not found$/);
-    expect(decide([opened], { type: 'AdjustAccount', tenant: 'any', amount: '10', reason: 'test deposit', adjustmentId: 'adj-1', now }))
+    for (const command of changes) given([opened]).when({ ...command, tenant: OTHER_CLIENT }).thenThrows('notFound', /^account not found$/);
+    expect(given([opened]).when({ type: 'AdjustAccount', tenant: 'any', amount: '10', reason: 'test deposit', adjustmentId: 'adj-1', now }).decided())
       .to.have.length(1);
   });
 
   it('updates fields and status separately, and only what changes', () => {
-    expect(decide([opened], { type: 'UpdateAccount', changes: { name: 'Savings', status: 'BLOCKED' }, now })).to.deep.equal([
+    given([opened]).when({ type: 'UpdateAccount', changes: { name: 'Savings', status: 'BLOCKED' }, now }).then([
       { type: 'AccountUpdated', data: { accountId: 'a1', changes: { name: 'Savings' }, updatedAt: at } },
       { type: 'AccountStatusChanged', data: { accountId: 'a1', from: 'ACTIVE', to: 'BLOCKED', changedAt: at } },
     ]);
-    expect(decide([opened], { type: 'UpdateAccount', changes: { status: 'ACTIVE' }, now })).to.deep.equal([]);
+    given([opened]).when({ type: 'UpdateAccount', changes: { status: 'ACTIVE' }, now }).then([]);
   });
 
   const adjusted = (amount: string, adjustmentId: string): AccountEvent => ({ type: 'AccountAdjusted', data: { accountId: 'a1', clientId: 'c1',
@@ -65,30 +62,30 @@ describe('account decider', () => {
   const stateOf = (history: AccountEvent[]) => foldEvents(accountDecider, history);
 
   it('adjusts once per adjustment id, never by zero, never below the available funds, and credits only while ACTIVE', () => {
-    expect(decide([opened], adjust('1500', 'adj-1'))).to.deep.equal([adjusted('1500', 'adj-1')]);
-    expect(decide([opened, adjusted('1500', 'adj-1')], adjust('1500', 'adj-1'))).to.deep.equal([]);
-    refused([opened], adjust('0', 'adj-2'), 'failedPrecondition', /zero/);
-    refused([opened, adjusted('1500', 'adj-1')], adjust('-1501', 'adj-2'), 'failedPrecondition', /has 1500 CLP available; it cannot be debited 1501 CLP/);
-    expect(decide([opened, adjusted('1500', 'adj-1')], adjust('-1500', 'adj-2'))).to.deep.equal([adjusted('-1500', 'adj-2')]);
+    given([opened]).when(adjust('1500', 'adj-1')).then([adjusted('1500', 'adj-1')]);
+    given([opened, adjusted('1500', 'adj-1')]).when(adjust('1500', 'adj-1')).then([]);
+    given([opened]).when(adjust('0', 'adj-2')).thenThrows('failedPrecondition', /zero/);
+    given([opened, adjusted('1500', 'adj-1')]).when(adjust('-1501', 'adj-2')).thenThrows('failedPrecondition', /has 1500 CLP available; it cannot be debited 1501 CLP/);
+    given([opened, adjusted('1500', 'adj-1')]).when(adjust('-1500', 'adj-2')).then([adjusted('-1500', 'adj-2')]);
     // A blocked account receives nothing; a correction may still take money out of it.
-    refused([opened, blocked], adjust('10', 'adj-3'), 'failedPrecondition', /is BLOCKED; it cannot receive funds/);
-    expect(decide([opened, adjusted('1500', 'adj-1'), blocked], adjust('-10', 'adj-3'))).to.deep.equal([adjusted('-10', 'adj-3')]);
+    given([opened, blocked]).when(adjust('10', 'adj-3')).thenThrows('failedPrecondition', /is BLOCKED; it cannot receive funds/);
+    given([opened, adjusted('1500', 'adj-1'), blocked]).when(adjust('-10', 'adj-3')).then([adjusted('-10', 'adj-3')]);
   });
 
   it('answers a settlement once per payment: credited while ACTIVE, refused when blocked or closed, the same answer when asked again', () => {
-    expect(decide([opened], settle('p1'))).to.deep.equal([credited('p1')]);
-    expect(decide([opened, credited('p1')], settle('p1'))).to.deep.equal([]);
+    given([opened]).when(settle('p1')).then([credited('p1')]);
+    given([opened, credited('p1')]).when(settle('p1')).then([]);
     expect(settlementAnswerOf(stateOf([opened, credited('p1')]), 'p1')).to.deep.include({ outcome: 'CREDITED', eventId: settlementAnswerId('a1', 'p1') });
     const refusal = (status: 'BLOCKED' | 'CLOSED'): AccountEvent => ({ type: 'AccountCreditRefused', id: settlementAnswerId('a1', 'p2'),
       data: { accountId: 'a1', clientId: 'c1', paymentId: 'p2', reason: 'ACCOUNT_NOT_ACTIVE', status, settlementBatchId: 'b1', at } });
-    expect(decide([opened, blocked], settle('p2', '1000', '30', 'b1'))).to.deep.equal([refusal('BLOCKED')]);
-    expect(decide([opened, closed], settle('p2', '1000', '30', 'b1'))).to.deep.equal([refusal('CLOSED')]);
+    given([opened, blocked]).when(settle('p2', '1000', '30', 'b1')).then([refusal('BLOCKED')]);
+    given([opened, closed]).when(settle('p2', '1000', '30', 'b1')).then([refusal('CLOSED')]);
     // The refusal stands even once the account is unblocked: the payment already carries it.
     const unblocked: AccountEvent = { type: 'AccountStatusChanged', data: { accountId: 'a1', from: 'BLOCKED', to: 'ACTIVE', changedAt: at } };
-    expect(decide([opened, blocked, refusal('BLOCKED'), unblocked], settle('p2'))).to.deep.equal([]);
+    given([opened, blocked, refusal('BLOCKED'), unblocked]).when(settle('p2')).then([]);
     expect(stateOf([opened, credited('p1')]).balance).to.equal('970');
-    refused([opened], { ...settle('p3'), netAmount: '1' } as AccountCommand, 'invalid', /is not 1000/);
-    refused([], settle('p1'), 'notFound', /not found/);
+    given([opened]).when({ ...settle('p3'), netAmount: '1' } as AccountCommand).thenThrows('invalid', /is not 1000/);
+    given([]).when(settle('p1')).thenThrows('notFound', /not found/);
   });
 
   it('holds only available funds of an ACTIVE account; a hold is released or debited once', () => {
@@ -96,31 +93,31 @@ describe('account decider', () => {
     const hold = (holdId: string, amount: string): AccountCommand => ({ type: 'HoldFunds', holdId, amount, reason: 'refund', now });
     const held = (holdId: string, amount: string): AccountEvent => ({ type: 'AccountFundsHeld',
       data: { accountId: 'a1', clientId: 'c1', currency: 'CLP', holdId, amount, reason: 'refund', at } });
-    expect(decide(funded, hold('h1', '600'))).to.deep.equal([held('h1', '600')]);
-    expect(decide([...funded, held('h1', '600')], hold('h1', '600'))).to.deep.equal([]);
-    refused([...funded, held('h1', '600')], hold('h2', '401'), 'failedPrecondition', /has 400 CLP available; it cannot hold 401 CLP/);
-    refused([...funded, blocked], hold('h2', '1'), 'failedPrecondition', /is BLOCKED/);
+    given(funded).when(hold('h1', '600')).then([held('h1', '600')]);
+    given([...funded, held('h1', '600')]).when(hold('h1', '600')).then([]);
+    given([...funded, held('h1', '600')]).when(hold('h2', '401')).thenThrows('failedPrecondition', /has 400 CLP available; it cannot hold 401 CLP/);
+    given([...funded, blocked]).when(hold('h2', '1')).thenThrows('failedPrecondition', /is BLOCKED/);
     const ended = (type: 'AccountHoldReleased' | 'AccountHoldDebited'): AccountEvent =>
       ({ type, data: { accountId: 'a1', clientId: 'c1', currency: 'CLP', holdId: 'h1', amount: '600', at } });
     const withHold = [...funded, held('h1', '600')];
     expect(availableFunds(stateOf(withHold))).to.equal('400');
-    expect(decide(withHold, { type: 'ReleaseHold', holdId: 'h1', now })).to.deep.equal([ended('AccountHoldReleased')]);
-    expect(decide(withHold, { type: 'DebitHold', holdId: 'h1', now })).to.deep.equal([ended('AccountHoldDebited')]);
-    expect(decide([...withHold, ended('AccountHoldDebited')], { type: 'DebitHold', holdId: 'h1', now })).to.deep.equal([]);
-    refused([...withHold, ended('AccountHoldDebited')], { type: 'ReleaseHold', holdId: 'h1', now }, 'failedPrecondition', /already DEBITED/);
+    given(withHold).when({ type: 'ReleaseHold', holdId: 'h1', now }).then([ended('AccountHoldReleased')]);
+    given(withHold).when({ type: 'DebitHold', holdId: 'h1', now }).then([ended('AccountHoldDebited')]);
+    given([...withHold, ended('AccountHoldDebited')]).when({ type: 'DebitHold', holdId: 'h1', now }).then([]);
+    given([...withHold, ended('AccountHoldDebited')]).when({ type: 'ReleaseHold', holdId: 'h1', now }).thenThrows('failedPrecondition', /already DEBITED/);
     const debited = stateOf([...withHold, ended('AccountHoldDebited')]);
     expect([debited.balance, debited.held]).to.deep.equal(['400', '0']);
     expect(availableFunds(stateOf([...withHold, ended('AccountHoldReleased')]))).to.equal('1000');
-    refused(funded, { type: 'DebitHold', holdId: 'nope', now }, 'notFound', /no hold nope/);
+    given(funded).when({ type: 'DebitHold', holdId: 'nope', now }).thenThrows('notFound', /no hold nope/);
   });
 
   it('closes only with zero balance and nothing on hold, then is gone', () => {
-    refused([opened, adjusted('10', 'adj-1')], { type: 'CloseAccount', now }, 'failedPrecondition', /holds 10 CLP; only an account with zero balance/);
-    refused([opened, credited('p1')], { type: 'CloseAccount', now }, 'failedPrecondition', /holds 970 CLP/);
-    expect(decide([opened], { type: 'CloseAccount', now })).to.deep.equal([closed]);
-    expect(decide([opened, adjusted('10', 'adj-1'), adjusted('-10', 'adj-2')], { type: 'CloseAccount', now })).to.deep.equal([closed]);
-    refused([opened, closed], { type: 'UpdateAccount', changes: { name: 'x' }, now }, 'notFound', /not found/);
-    refused([], { type: 'CloseAccount', now }, 'notFound', /not found/);
+    given([opened, adjusted('10', 'adj-1')]).when({ type: 'CloseAccount', now }).thenThrows('failedPrecondition', /holds 10 CLP; only an account with zero balance/);
+    given([opened, credited('p1')]).when({ type: 'CloseAccount', now }).thenThrows('failedPrecondition', /holds 970 CLP/);
+    given([opened]).when({ type: 'CloseAccount', now }).then([closed]);
+    given([opened, adjusted('10', 'adj-1'), adjusted('-10', 'adj-2')]).when({ type: 'CloseAccount', now }).then([closed]);
+    given([opened, closed]).when({ type: 'UpdateAccount', changes: { name: 'x' }, now }).thenThrows('notFound', /not found/);
+    given([]).when({ type: 'CloseAccount', now }).thenThrows('notFound', /not found/);
   });
 
   it('property: whatever the order of commands, the balance is the sum of the movements, never negative, and no credit lands outside ACTIVE', () => {
@@ -144,7 +141,7 @@ describe('account decider', () => {
           : { type: 'UpdateAccount', changes: { status: c.kind === 'block' ? 'BLOCKED' : 'ACTIVE' }, now };
         let events: AccountEvent[];
         try {
-          events = decide(history, next);
+          events = given(history).when(next).decided();
         } catch (error) {
           expect(error).to.be.instanceOf(DomainError);
           continue;

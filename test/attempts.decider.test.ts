@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { attemptDecider, type AttemptCommand } from '../src/attempts/decider.ts';
 import type { AttemptEvent, PaymentAttemptCreatedData } from '../src/attempts/events.ts';
 import { foldEvents } from '../src/domain/decider.ts';
-import { DomainError } from '../src/domain/errors.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
@@ -21,20 +21,7 @@ const attempt: Omit<PaymentAttemptCreatedData, 'createdAt'> = {
 const created: AttemptEvent = { type: 'PaymentAttemptCreated', data: { ...attempt, createdAt: now.toISOString() } };
 const record: AsOwner<AttemptCommand> = { type: 'RecordAttempt', attempt, now };
 
-function given(events: AttemptEvent[]) {
-  return {
-    when(command: AsOwner<AttemptCommand>) {
-      const decide = () => attemptDecider.decide(asOwner<AttemptCommand>(command), foldEvents(attemptDecider, events));
-      return {
-        then: (expected: AttemptEvent[]) => expect(decide()).to.deep.equal(expected),
-        thenRefused(kind: DomainError['kind'], message: RegExp) {
-          expect(decide).to.throw(DomainError, message);
-          try { decide(); } catch (error) { expect((error as DomainError).kind).to.equal(kind); }
-        },
-      };
-    },
-  };
-}
+const { given } = DeciderSpecification.for(attemptDecider, asOwner<AttemptCommand>);
 
 describe('payment attempt decider (given / when / then)', () => {
   it('given no attempt, when it is recorded, then PaymentAttemptCreated with the command’s time', () => {
@@ -42,11 +29,11 @@ describe('payment attempt decider (given / when / then)', () => {
   });
 
   it('given the attempt, when it is recorded again, then it is refused as already existing', () => {
-    given([created]).when(record).thenRefused('alreadyExists', /payment attempt a1 already exists/);
+    given([created]).when(record).thenThrows('alreadyExists', /payment attempt a1 already exists/);
   });
 
   it('given another client’s attempt, when this client records on its stream, then it is not found (never forbidden)', () => {
-    given([created]).when({ ...record, tenant: OTHER_CLIENT }).thenRefused('notFound', /payment attempt not found/);
+    given([created]).when({ ...record, tenant: OTHER_CLIENT }).thenThrows('notFound', /payment attempt not found/);
   });
 
   it('evolve keeps the recorded attempt as the state', () => {

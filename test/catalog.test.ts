@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { buildCatalog, CatalogError, loadCatalog, readCatalogData } from '../src/catalog/catalog.ts';
-import { parseAmount } from '../src/ledger/money.ts';
+import { parseAmount } from '../src/domain/money.ts';
 
 /** The interface's "Payment node types" table: type → node key. */
 const interfaceTable: Record<string, string> = {

@@ -1,8 +1,6 @@
-import { expect } from 'chai';
 import { clientDecider, type ClientCommand } from '../src/clients/decider.ts';
 import type { ClientEvent } from '../src/clients/events.ts';
-import { foldEvents } from '../src/domain/decider.ts';
-import { DomainError } from '../src/domain/errors.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
@@ -12,20 +10,7 @@ const registered: ClientEvent = { type: 'ClientRegistered', data: {
 const deleted: ClientEvent = { type: 'ClientDeleted', data: { clientId: 'c1', deletedAt: at } };
 const setThresholds = (basicUsd: string, standardUsd: string): ClientCommand => ({ type: 'SetReviewThresholds', basicUsd, standardUsd, now });
 
-function given(events: ClientEvent[]) {
-  return {
-    when(command: ClientCommand) {
-      const decide = () => clientDecider.decide(command, foldEvents(clientDecider, events));
-      return {
-        then: (expected: ClientEvent[]) => expect(decide()).to.deep.equal(expected),
-        thenRefused(kind: DomainError['kind'], message: RegExp) {
-          expect(decide).to.throw(DomainError, message);
-          try { decide(); } catch (error) { expect((error as DomainError).kind).to.equal(kind); }
-        },
-      };
-    },
-  };
-}
+const { given } = DeciderSpecification.for(clientDecider);
 
 describe('client decider: review thresholds (given / when / then)', () => {
   it('given a client, when thresholds are set, then ClientReviewThresholdsSet', () => {
@@ -40,11 +25,11 @@ describe('client decider: review thresholds (given / when / then)', () => {
   });
 
   it('when STANDARD is below BASIC, then it is refused as invalid', () => {
-    given([registered]).when(setThresholds('100.00', '99.99')).thenRefused('invalid', /standardUsd: 99.99 is below basicUsd 100.00/);
+    given([registered]).when(setThresholds('100.00', '99.99')).thenThrows('invalid', /standardUsd: 99.99 is below basicUsd 100.00/);
   });
 
   it('given no client, or a deleted one, then it is not found', () => {
-    given([]).when(setThresholds('1.00', '2.00')).thenRefused('notFound', /client not found/);
-    given([registered, deleted]).when(setThresholds('1.00', '2.00')).thenRefused('notFound', /client not found/);
+    given([]).when(setThresholds('1.00', '2.00')).thenThrows('notFound', /client not found/);
+    given([registered, deleted]).when(setThresholds('1.00', '2.00')).thenThrows('notFound', /client not found/);
   });
 });

@@ -1,10 +1,9 @@
 import { expect } from 'chai';
 import {
-  customerDecider, documentNumberDecider, type CustomerCommand as TenantCommand, type CustomerState, type DocumentNumberCommand, type DocumentNumberState,
+  customerDecider, documentNumberDecider, type CustomerCommand as TenantCommand, type DocumentNumberCommand,
 } from '../src/customers/decider.ts';
 import type { CustomerEvent, CustomerLevelChangedData, DocumentNumberEvent } from '../src/customers/events.ts';
-import { foldEvents, type Decider } from '../src/domain/decider.ts';
-import { DomainError } from '../src/domain/errors.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 
 /** Commands of the customer's own client unless they name another tenant. */
@@ -27,31 +26,8 @@ const snapshot = (overrides: Partial<CustomerLevelChangedData>): CustomerEvent =
   reason: 'OPERATION_LEVEL', changedAt: at, ...overrides,
 } });
 
-function scenario<C, E extends { type: string; data: unknown }, S>(decider: Decider<C, E, S>) {
-  return (events: E[]) => ({
-    when(command: C) {
-      const state = foldEvents(decider, events);
-      return {
-        then: (expected: E[]) => expect(decider.decide(command, state)).to.deep.equal(expected),
-        thenRefused: (kind: DomainError['kind'], message: RegExp) => {
-          try {
-            decider.decide(command, state);
-            expect.fail('command should have been refused');
-          } catch (error) {
-            expect(error).to.be.instanceOf(DomainError);
-            expect((error as DomainError).kind).to.equal(kind);
-            expect((error as DomainError).message).to.match(message);
-          }
-        },
-      };
-    },
-  });
-}
-
-const given = scenario<CustomerCommand, CustomerEvent, CustomerState>({
-  ...customerDecider, decide: (command, state) => customerDecider.decide(asOwner<TenantCommand>(command), state),
-});
-const givenReservation = scenario<DocumentNumberCommand, DocumentNumberEvent, DocumentNumberState>(documentNumberDecider);
+const { given } = DeciderSpecification.for(customerDecider, asOwner<TenantCommand>);
+const { given: givenReservation } = DeciderSpecification.for(documentNumberDecider);
 
 describe('customer decider', () => {
   it('creates once, BASIC and not auto-created, with the email in lower case', () => {
@@ -59,21 +35,21 @@ describe('customer decider', () => {
       fields: { firstName: 'Ana', lastName: 'Pérez', email: 'Ana@Example.COM', documentNumber: '12345678-9', documentType: 'RUT' } })
       .then([created]);
     given([created]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, reservationRevision: null, now, fields: { email: 'x@example.com' } })
-      .thenRefused('alreadyExists', /already exists/);
+      .thenThrows('alreadyExists', /already exists/);
   });
 
   it('needs a documentNumber or an email', () => {
     given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: false, reservationRevision: null, now, fields: { firstName: 'Ana' } })
-      .thenRefused('invalid', /documentNumber or email/);
+      .thenThrows('invalid', /documentNumber or email/);
     given([]).when({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', autoCreated: true, reservationRevision: 0, now, fields: { documentNumber: '123' } })
       .then([{ type: 'CustomerCreated', data: { documentNumber: '123', customerId: 'k1', clientId: 'c1', operationLevel: 'BASIC', autoCreated: true, createdAt: at } }]);
   });
 
   it('refuses every change to a customer that does not exist', () => {
-    given([]).when({ type: 'UpdateCustomer', changes: { firstName: 'B' }, now }).thenRefused('notFound', /not found/);
-    given([]).when({ type: 'AddDocument', documentId: 'd1', document: { type: 'ID_FRONT' }, now }).thenRefused('notFound', /not found/);
-    given([]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now }).thenRefused('notFound', /not found/);
-    given([]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenRefused('notFound', /not found/);
+    given([]).when({ type: 'UpdateCustomer', changes: { firstName: 'B' }, now }).thenThrows('notFound', /not found/);
+    given([]).when({ type: 'AddDocument', documentId: 'd1', document: { type: 'ID_FRONT' }, now }).thenThrows('notFound', /not found/);
+    given([]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now }).thenThrows('notFound', /not found/);
+    given([]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenThrows('notFound', /not found/);
   });
 
   it('answers another client\'s customer as not found, exactly as a missing one, and lets an operator (any tenant) act on it', () => {
@@ -83,8 +59,8 @@ describe('customer decider', () => {
       { type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now }, { type: 'ChangeOperationLevel', operationLevel: 'FULL', now },
     ];
     for (const command of changes) {
-      given([created, uploaded('d1')]).when({ ...command, tenant: OTHER_CLIENT }).thenRefused('notFound', /^customer not found$/);
-      given([]).when(command).thenRefused('notFound', /^customer not found$/);
+      given([created, uploaded('d1')]).when({ ...command, tenant: OTHER_CLIENT }).thenThrows('notFound', /^customer not found$/);
+      given([]).when(command).thenThrows('notFound', /^customer not found$/);
     }
     given([created]).when({ type: 'ChangeOperationLevel', tenant: 'any', operationLevel: 'FULL', now })
       .then([snapshot({ operationLevel: 'FULL' })]);
@@ -118,10 +94,10 @@ describe('customer decider', () => {
 
   it('decides only UPLOADED documents that exist', () => {
     given([created, pending('d1')]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'APPROVED', now })
-      .thenRefused('failedPrecondition', /PENDING_UPLOAD/);
+      .thenThrows('failedPrecondition', /PENDING_UPLOAD/);
     given([created, uploaded('d1'), approved('d1')]).when({ type: 'DecideDocument', documentId: 'd1', decision: 'REJECTED', now })
-      .thenRefused('failedPrecondition', /APPROVED/);
-    given([created]).when({ type: 'DecideDocument', documentId: 'nope', decision: 'APPROVED', now }).thenRefused('notFound', /document nope/);
+      .thenThrows('failedPrecondition', /APPROVED/);
+    given([created]).when({ type: 'DecideDocument', documentId: 'nope', decision: 'APPROVED', now }).thenThrows('notFound', /document nope/);
   });
 
   describe('uploading a document', () => {
@@ -149,14 +125,14 @@ describe('customer decider', () => {
 
     it('is refused once the document is decided, naming its status', () => {
       given([created, uploaded('d1'), approved('d1')]).when(upload('d1', 'https://files.example.com/b.png'))
-        .thenRefused('failedPrecondition', /APPROVED/);
+        .thenThrows('failedPrecondition', /APPROVED/);
       given([created, uploaded('d1'), { type: 'CustomerDocumentRejected', data: { customerId: 'k1', documentId: 'd1', decidedAt: at } }])
-        .when(upload('d1', 'https://files.example.com/b.png')).thenRefused('failedPrecondition', /REJECTED/);
+        .when(upload('d1', 'https://files.example.com/b.png')).thenThrows('failedPrecondition', /REJECTED/);
     });
 
     it('is refused for an unknown document or customer', () => {
-      given([created, pending('d1')]).when(upload('nope', 'https://files.example.com/b.png')).thenRefused('notFound', /document nope/);
-      given([]).when(upload('d1', 'https://files.example.com/b.png')).thenRefused('notFound', /customer not found/);
+      given([created, pending('d1')]).when(upload('nope', 'https://files.example.com/b.png')).thenThrows('notFound', /document nope/);
+      given([]).when(upload('d1', 'https://files.example.com/b.png')).thenThrows('notFound', /customer not found/);
     });
   });
 
@@ -170,9 +146,8 @@ describe('customer decider', () => {
   });
 
   it('level changes never carry document URLs', () => {
-    const events = customerDecider.decide({ type: 'DecideDocument', tenant: 'any', documentId: 'd1', decision: 'APPROVED', now },
-      foldEvents(customerDecider, [created, uploaded('d1')]));
-    expect(JSON.stringify(events[1])).not.to.include('https://');
+    given([created, uploaded('d1')]).when({ type: 'DecideDocument', tenant: 'any', documentId: 'd1', decision: 'APPROVED', now })
+      .then((events) => expect(JSON.stringify(events[1])).not.to.include('https://'));
   });
 });
 
@@ -185,19 +160,20 @@ describe('a customer whose creation was given up', () => {
     ({ type: 'CreateCustomer', customerId: 'k1', clientId: 'c1', fields: { documentNumber: '12345678-9' }, autoCreated: false, reservationRevision, now }) as const;
 
   it('is given up once per reservation, only when it was never created, with the id the reactor derived', () => {
-    const decide = (events: CustomerEvent[], command: ReturnType<typeof abandon>) => customerDecider.decide(command, foldEvents(customerDecider, events));
-    expect(decide([], abandon(0, 'e1'))).to.deep.equal([{ ...abandoned(0), id: 'e1' }]);
-    expect(decide([abandoned(0)], abandon(0, 'e1'))).to.deep.equal([]);
-    expect(decide([abandoned(0)], abandon(2, 'e2'))).to.deep.equal([{ ...abandoned(2), id: 'e2' }]);
-    expect(decide([created], abandon(0, 'e1'))).to.deep.equal([]);
+    given([]).when(abandon(0, 'e1'))
+      .then((events) => expect(events).to.deep.equal([{ ...abandoned(0), id: 'e1' }]));
+    given([abandoned(0)]).when(abandon(0, 'e1')).thenNothingHappened();
+    given([abandoned(0)]).when(abandon(2, 'e2'))
+      .then((events) => expect(events).to.deep.equal([{ ...abandoned(2), id: 'e2' }]));
+    given([created]).when(abandon(0, 'e1')).thenNothingHappened();
   });
 
   it('refuses the creation holding a reservation given up (retryable), and takes one holding a reservation made again', () => {
-    given([abandoned(0)]).when(create(0)).thenRefused('contention', /creation of customer k1 took too long and was given up; send the request again/);
-    given([abandoned(0), abandoned(2)]).when(create(2)).thenRefused('contention', /given up/);
+    given([abandoned(0)]).when(create(0)).thenThrows('contention', /creation of customer k1 took too long and was given up; send the request again/);
+    given([abandoned(0), abandoned(2)]).when(create(2)).thenThrows('contention', /given up/);
     given([abandoned(0)]).when(create(2)).then([{ type: 'CustomerCreated', data: {
       documentNumber: '12345678-9', customerId: 'k1', clientId: 'c1', operationLevel: 'BASIC', autoCreated: false, createdAt: at } }]);
-    given([abandoned(0)]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenRefused('notFound', /customer not found/);
+    given([abandoned(0)]).when({ type: 'ChangeOperationLevel', operationLevel: 'FULL', now }).thenThrows('notFound', /customer not found/);
   });
 });
 
@@ -214,7 +190,7 @@ describe('document number reservation decider', () => {
   it('one holder at a time; the holder reserving again changes nothing', () => {
     givenReservation([]).when(reserve('k1')).then([reserved('k1')]);
     givenReservation([reserved('k1')]).when(reserve('k1')).then([]);
-    givenReservation([reserved('k1')]).when(reserve('k2')).thenRefused('alreadyExists', /already belongs to customer k1/);
+    givenReservation([reserved('k1')]).when(reserve('k2')).thenThrows('alreadyExists', /already belongs to customer k1/);
   });
 
   it('a release naming the reservation’s revision releases only that reservation, while it is the last event', () => {

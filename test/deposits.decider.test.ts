@@ -2,9 +2,8 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { depositDecider, reconcile, type AssignmentAnswer, type DepositCommand as TenantCommand } from '../src/deposits/decider.ts';
 import type { DepositReceivedData, DepositStreamEvent } from '../src/deposits/events.ts';
-import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
-import { expectRefused } from './support/refused.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 
 type DepositCommand = AsOwner<TenantCommand>;
@@ -29,10 +28,7 @@ const requested = (expectedAmount: string | null = null, accountId = 'a1'): Depo
   data: { paymentId: 'd1', clientId: 'c1', ...target, accountId, expectedAmount, at, companionId: null } });
 const credited = { outcome: 'CREDITED', creditEventId: 'credit-1' } as const;
 
-const decide = (history: DepositStreamEvent[], command: DepositCommand) =>
-  depositDecider.decide(asOwner<TenantCommand>(command), foldEvents(depositDecider, history));
-const refused = (history: DepositStreamEvent[], command: DepositCommand, kind: DomainError['kind'], message: RegExp) =>
-  expectRefused(() => decide(history, command), kind, message);
+const { given } = DeciderSpecification.for(depositDecider, asOwner<TenantCommand>);
 const request = (expectedAmount: string | null = null, when = now): DepositCommand =>
   ({ type: 'RequestAssignment', target, expectedAmount, now: when });
 const answer = (outcome: AssignmentAnswer = credited,
@@ -41,26 +37,26 @@ const answer = (outcome: AssignmentAnswer = credited,
 describe('deposit decider', () => {
   it('records a new deposit with its pending assignment, 48 hours to live; on any existing stream, nothing', () => {
     const record: DepositCommand = { type: 'RecordDeposit', deposit: fields, lifetimeMs: LIFETIME_MS, now };
-    expect(decide([], record)).to.deep.equal([received, pending]);
-    expect(decide([received, pending], record)).to.deep.equal([]);
+    given([]).when(record).then([received, pending]);
+    given([received, pending]).when(record).then([]);
     // A payment (a matched deposit, a client's own payment) already holds the stream.
     const created = { type: 'PaymentCreated', data: { paymentId: 'd1' } } as unknown as DepositStreamEvent;
-    expect(decide([created], record)).to.deep.equal([]);
+    given([created]).when(record).then([]);
   });
 
   it('answers another client as not found, before anything else', () => {
     for (const command of [request(), answer(), { type: 'ExpireDeposit', refundPaymentId: 'r1', now: later(LIFETIME_MS) }] as DepositCommand[]) {
-      refused([received, pending], { ...command, tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
+      given([received, pending]).when({ ...command, tenant: OTHER_CLIENT }).thenThrows('notFound', /^payment not found$/);
     }
-    refused([], request(), 'notFound', /^payment not found$/);
+    given([]).when(request()).thenThrows('notFound', /^payment not found$/);
   });
 
   it('requests an assignment once: a second one while the first is in flight, after it, or after expiry is refused', () => {
-    expect(decide([received, pending], request('3500.00'))).to.deep.equal([requested('3500.00')]);
-    refused([received, pending, requested()], request(), 'failedPrecondition', /being assigned to account a1/);
-    refused([received, pending], request(null, later(LIFETIME_MS)), 'failedPrecondition', /expired at/);
-    refused([received, pending], request('35.001'), 'invalid', /expectedAmount/);
-    expect(decide([received, pending], request(null, later(LIFETIME_MS - 1)))).to.have.length(1);
+    given([received, pending]).when(request('3500.00')).then([requested('3500.00')]);
+    given([received, pending, requested()]).when(request()).thenThrows('failedPrecondition', /being assigned to account a1/);
+    given([received, pending]).when(request(null, later(LIFETIME_MS))).thenThrows('failedPrecondition', /expired at/);
+    given([received, pending]).when(request('35.001')).thenThrows('invalid', /expectedAmount/);
+    expect(given([received, pending]).when(request(null, later(LIFETIME_MS - 1))).decided()).to.have.length(1);
   });
 
   const settledEvents = (creditEventId = 'credit-1'): DepositStreamEvent[] => [
@@ -69,45 +65,45 @@ describe('deposit decider', () => {
   ];
 
   it('a credited answer settles PAID; a refused one lets the deposit wait again', () => {
-    const events = decide([received, pending, requested()], answer());
+    const events = given([received, pending, requested()]).when(answer()).decided();
     expect(events).to.deep.equal([{ type: 'DepositAssigned', data: { paymentId: 'd1', clientId: 'c1',
       externalId: 'sandbox:dep-1', totalAmount: '3000.00', currency: 'ARS', customerId: 'cu1', at, ...target, expectedAmount: '3000.00',
       reconciliationStatus: 'PAID', relatedPaymentId: null, creditEventId: 'credit-1' } }, ...settledEvents()]);
-    const refusal = decide([received, pending, requested()], answer({ outcome: 'REFUSED', accountStatus: 'BLOCKED' }));
+    const refusal = given([received, pending, requested()]).when(answer({ outcome: 'REFUSED', accountStatus: 'BLOCKED' })).decided();
     expect(refusal).to.deep.equal([{ type: 'DepositAssignmentRefused', data: { paymentId: 'd1', clientId: 'c1', accountId: 'a1', accountStatus: 'BLOCKED', at } }]);
     // Waiting again: it can be assigned once more.
-    expect(decide([received, pending, requested(), ...refusal], request())).to.have.length(1);
+    expect(given([received, pending, requested(), ...refusal]).when(request()).decided()).to.have.length(1);
   });
 
   it('UNDERPAID and OVERPAID name the companion child and its difference beside payment.settled', () => {
-    const under = decide([received, pending, requested('3500.00')], answer());
+    const under = given([received, pending, requested('3500.00')]).when(answer()).decided();
     expect(under.map((e) => e.type)).to.deep.equal(['DepositAssigned', 'PaymentSettled', 'PurchaseUnderpaid']);
     expect(under[0]!.data).to.include({ reconciliationStatus: 'UNDERPAID', relatedPaymentId: 'comp-1', expectedAmount: '3500.00' });
     expect(under[2]!.data).to.include({ difference: '500.00', relatedPaymentId: 'comp-1', expectedAmount: '3500.00', totalAmount: '3000.00' });
-    const over = decide([received, pending, requested('2999.99')], answer());
+    const over = given([received, pending, requested('2999.99')]).when(answer()).decided();
     expect(over.map((e) => e.type)).to.deep.equal(['DepositAssigned', 'PaymentSettled', 'PurchaseOverpaid']);
     expect(over[2]!.data).to.include({ difference: '0.01' });
   });
 
   it('an answer recorded before, or for another account than the one in flight, records nothing (a re-run of the process manager)', () => {
-    const settled = [received, pending, requested(), ...decide([received, pending, requested()], answer())];
-    expect(decide(settled, answer())).to.deep.equal([]);
-    expect(decide([received, pending, requested()], answer(credited, 'a2'))).to.deep.equal([]);
-    expect(decide([received, pending], answer())).to.deep.equal([]);
-    refused(settled, request(), 'failedPrecondition', /is SETTLED; it cannot be assigned/);
+    const settled = [received, pending, requested(), ...given([received, pending, requested()]).when(answer()).decided()];
+    given(settled).when(answer()).then([]);
+    given([received, pending, requested()]).when(answer(credited, 'a2')).then([]);
+    given([received, pending]).when(answer()).then([]);
+    given(settled).when(request()).thenThrows('failedPrecondition', /is SETTLED; it cannot be assigned/);
   });
 
   it('expires once past expiresAt, never while an assignment is in flight, never after it settled', () => {
     const expire = (when: Date): DepositCommand => ({ type: 'ExpireDeposit', refundPaymentId: 'r1', now: when });
-    refused([received, pending], expire(later(LIFETIME_MS - 1)), 'failedPrecondition', /awaits assignment until/);
-    const expired = decide([received, pending], expire(later(LIFETIME_MS)));
+    given([received, pending]).when(expire(later(LIFETIME_MS - 1))).thenThrows('failedPrecondition', /awaits assignment until/);
+    const expired = given([received, pending]).when(expire(later(LIFETIME_MS))).decided();
     expect(expired.map((e) => e.type)).to.deep.equal(['PaymentExpired', 'DepositRefundDue']);
     expect(expired[1]!.data).to.include({ refundPaymentId: 'r1', totalAmount: '3000.00', reference: fields.reference });
-    refused([received, pending, ...expired], expire(later(LIFETIME_MS)), 'failedPrecondition', /is EXPIRED; it cannot expire/);
-    refused([received, pending, ...expired], request(), 'failedPrecondition', /is EXPIRED/);
-    refused([received, pending, requested()], expire(later(LIFETIME_MS)), 'failedPrecondition', /being assigned/);
-    const settled = [received, pending, requested(), ...decide([received, pending, requested()], answer())];
-    refused(settled, expire(later(LIFETIME_MS)), 'failedPrecondition', /is SETTLED/);
+    given([received, pending, ...expired]).when(expire(later(LIFETIME_MS))).thenThrows('failedPrecondition', /is EXPIRED; it cannot expire/);
+    given([received, pending, ...expired]).when(request()).thenThrows('failedPrecondition', /is EXPIRED/);
+    given([received, pending, requested()]).when(expire(later(LIFETIME_MS))).thenThrows('failedPrecondition', /being assigned/);
+    const settled = [received, pending, requested(), ...given([received, pending, requested()]).when(answer()).decided()];
+    given(settled).when(expire(later(LIFETIME_MS))).thenThrows('failedPrecondition', /is SETTLED/);
   });
 
   it('reconciles exactly: the difference is |received − expected| at the scale, PAID when none is expected', () => {
@@ -129,7 +125,7 @@ describe('deposit decider', () => {
       let history: DepositStreamEvent[] = [received, pending];
       for (const command of sequence) {
         try {
-          history = [...history, ...decide(history, command)];
+          history = [...history, ...given(history).when(command).decided()];
         } catch (error) {
           if (!(error instanceof DomainError)) throw error;
         }

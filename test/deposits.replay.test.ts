@@ -23,7 +23,7 @@ import { depositSignature } from '../src/deposits/routes.ts';
 import { refundNotificationSignature } from '../src/payments/refunds/routes.ts';
 import { handleCommand } from '../src/eventstore/commandHandler.ts';
 import { paymentStream } from '../src/payments/events.ts';
-import { toDecimal } from '../src/ledger/money.ts';
+import { toDecimal } from '../src/domain/money.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type Credentials, type TestService } from './support/testService.ts';
 import { until } from './support/until.ts';

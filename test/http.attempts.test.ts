@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { loadCatalog, type CatalogNodeType } from '../src/catalog/catalog.ts';
-import { currencyScale, Decimal, formatAmount, toDecimal } from '../src/ledger/money.ts';
+import { currencyScale, Decimal, formatAmount, toDecimal } from '../src/domain/money.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { validObject } from './support/nodeSamples.ts';

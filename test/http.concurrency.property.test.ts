@@ -17,7 +17,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Database } from '../src/db/database.ts';
 import { accountStream, type AccountEvent } from '../src/accounts/events.ts';
-import { Decimal, toDecimal } from '../src/ledger/money.ts';
+import { Decimal, toDecimal } from '../src/domain/money.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';
 import { providerReceipts } from './support/payments.ts';

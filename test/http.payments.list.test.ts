@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import type { Runtime } from '../src/domain/runtime.ts';
-import { toDecimal } from '../src/ledger/money.ts';
+import { toDecimal } from '../src/domain/money.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import { DECLINED_CARD } from '../src/payments/sandbox/triggers.ts';
 import { paymentSortFields, paymentStatusValues, paymentTypes } from '../schemas/payments.ts';

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Database } from '../src/db/database.ts';
 import { loadCatalog, type CatalogNodeType } from '../src/catalog/catalog.ts';
-import { currencyScale, Decimal, formatAmount, toDecimal } from '../src/ledger/money.ts';
+import { currencyScale, Decimal, formatAmount, toDecimal } from '../src/domain/money.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { validObject } from './support/nodeSamples.ts';

@@ -5,7 +5,7 @@
 import { expect } from 'chai';
 import fc from 'fast-check';
 import type { Database } from '../src/db/database.ts';
-import { Decimal } from '../src/ledger/money.ts';
+import { Decimal } from '../src/domain/money.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { randomUUID } from 'node:crypto';

@@ -1,8 +1,6 @@
-import { expect } from 'chai';
 import { identityDecider, type IdentityCommand as TenantCommand } from '../src/identities/decider.ts';
 import type { IdentityEvent } from '../src/identities/events.ts';
-import { foldEvents } from '../src/domain/decider.ts';
-import { DomainError } from '../src/domain/errors.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 
 /** Commands of the identity's own client unless they name another tenant. */
@@ -12,40 +10,20 @@ const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
 const created: IdentityEvent = { type: 'IdentityCreated', data: { identityId: 'i1', clientId: 'c1', type: 'USER', name: 'Ana', createdAt: at } };
 
-function given(events: IdentityEvent[]) {
-  return {
-    when(untenanted: IdentityCommand) {
-      const command = asOwner<TenantCommand>(untenanted);
-      const state = foldEvents(identityDecider, events);
-      return {
-        then: (expected: IdentityEvent[]) => expect(identityDecider.decide(command, state)).to.deep.equal(expected),
-        thenRefused: (kind: DomainError['kind'], message: RegExp) => {
-          try {
-            identityDecider.decide(command, state);
-            expect.fail('command should have been refused');
-          } catch (error) {
-            expect(error).to.be.instanceOf(DomainError);
-            expect((error as DomainError).kind).to.equal(kind);
-            expect((error as DomainError).message).to.match(message);
-          }
-        },
-      };
-    },
-  };
-}
+const { given } = DeciderSpecification.for(identityDecider, asOwner<TenantCommand>);
 
 describe('identity decider', () => {
   it('creates once', () => {
     given([]).when({ type: 'CreateIdentity', identityId: 'i1', clientId: 'c1', fields: { type: 'USER', name: 'Ana' }, now }).then([created]);
     given([created]).when({ type: 'CreateIdentity', identityId: 'i1', clientId: 'c1', fields: { type: 'USER', name: 'Ana' }, now })
-      .thenRefused('alreadyExists', /already exists/);
+      .thenThrows('alreadyExists', /already exists/);
   });
 
   it('refuses every change to an identity that does not exist or was deleted', () => {
     const deleted: IdentityEvent = { type: 'IdentityDeleted', data: { identityId: 'i1', deletedAt: at } };
     for (const history of [[], [created, deleted]]) {
-      given(history).when({ type: 'UpdateIdentity', changes: { name: 'B' }, now }).thenRefused('notFound', /not found/);
-      given(history).when({ type: 'DeleteIdentity', now }).thenRefused('notFound', /not found/);
+      given(history).when({ type: 'UpdateIdentity', changes: { name: 'B' }, now }).thenThrows('notFound', /not found/);
+      given(history).when({ type: 'DeleteIdentity', now }).thenThrows('notFound', /not found/);
     }
   });
 
@@ -56,8 +34,8 @@ describe('identity decider', () => {
       { type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now }, { type: 'DeleteIdentity', now },
     ];
     for (const command of changes) {
-      given([created]).when({ ...command, tenant: OTHER_CLIENT }).thenRefused('notFound', /^identity not found$/);
-      given([]).when(command).thenRefused('notFound', /^identity not found$/);
+      given([created]).when({ ...command, tenant: OTHER_CLIENT }).thenThrows('notFound', /^identity not found$/);
+      given([]).when(command).thenThrows('notFound', /^identity not found$/);
     }
     given([created]).when({ type: 'ChangeIdentityStatus', tenant: 'any', status: 'ACTIVE', now })
       .then([{ type: 'IdentityStatusChanged', data: { identityId: 'i1', from: 'PENDING', to: 'ACTIVE', changedAt: at } }]);
@@ -78,6 +56,6 @@ describe('identity decider', () => {
       .then([{ type: 'IdentityAccessRuleAdded', data: { identityId: 'i1', at, scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ', 'WRITE'] } } }]);
     given([created, granted]).when({ type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now })
       .then([{ type: 'IdentityAccessRuleRemoved', data: { identityId: 'i1', at, scope: { resource: 'ACCOUNT', reference: 'a1', permissions: ['READ'] } } }]);
-    given([created]).when({ type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now }).thenRefused('notFound', /no access rule/);
+    given([created]).when({ type: 'RemoveAccessRule', scope: { resource: 'ACCOUNT', reference: 'a1' }, now }).thenThrows('notFound', /no access rule/);
   });
 });

@@ -3,8 +3,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { identityGraphDecider, type GraphMember, type IdentityGraphCommand } from '../src/identities/decider.ts';
 import type { GraphLink, IdentityGraphEvent } from '../src/identities/events.ts';
-import { foldEvents } from '../src/domain/decider.ts';
-import { expectRefused } from './support/refused.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 
 const now = new Date('2026-01-02T03:04:05.000Z');
 const at = now.toISOString();
@@ -27,24 +26,18 @@ const unlinked = (parentId: string, childId: string): IdentityGraphEvent => ({ t
 const left = (identityId: string, parentId: string | null = null): IdentityGraphEvent => ({ type: 'IdentityLeftGraph', data: { clientId, identityId, parentId, at } });
 const seeded = (links: GraphLink[]): IdentityGraphEvent => ({ type: 'IdentityGraphSeeded', data: { clientId, links, at } });
 
+const spec = DeciderSpecification.for(identityGraphDecider);
+/** The graph's commands as client c1 sends them, with its members and, on an empty graph, the links made before it. */
 function given(events: IdentityGraphEvent[], linksBefore: GraphLink[] | null = events.length > 0 ? null : []) {
   return {
-    when(decision: Decision) {
-      const command = { ...decision, clientId, members, linksBefore, now } as IdentityGraphCommand;
-      const decide = () => identityGraphDecider.decide(command, foldEvents(identityGraphDecider, events));
-      return {
-        then: (expected: IdentityGraphEvent[]) => expect(decide()).to.deep.equal(expected),
-        thenRefused: (kind: 'notFound' | 'failedPrecondition', message: RegExp) => expectRefused(decide, kind, message),
-      };
-    },
+    when: (decision: Decision) => spec.given(events).when({ ...decision, clientId, members, linksBefore, now } as IdentityGraphCommand),
   };
 }
 
 describe('identity graph decider', () => {
   it('is its client\'s alone: a command of another client finds no graph', () => {
     const command = { type: 'LinkChildren', parentId: 'o', childIds: ['o2'], clientId: 'c2', members, linksBefore: null, now } as IdentityGraphCommand;
-    expectRefused(() => identityGraphDecider.decide(command, foldEvents(identityGraphDecider, [linked('p', 'x')])),
-      'notFound', /^identity graph of client c2 not found$/);
+    spec.given([linked('p', 'x')]).when(command).thenThrows('notFound', /^identity graph of client c2 not found$/);
   });
 
   it('links children of the same client; linking again changes nothing', () => {
@@ -55,38 +48,38 @@ describe('identity graph decider', () => {
 
   it('refuses identities that are not the client’s, do not exist, were deleted, or left the graph', () => {
     for (const stranger of ['o', 'missing', 'd', 'never-read']) {
-      given([]).when({ type: 'LinkChildren', parentId: 'p', childIds: [stranger] }).thenRefused('notFound', new RegExp(`identity ${stranger} not found`));
-      given([]).when({ type: 'LinkChildren', parentId: stranger, childIds: ['x'] }).thenRefused('notFound', new RegExp(`identity ${stranger} not found`));
-      given([]).when({ type: 'LeaveGraph', identityId: stranger }).thenRefused('notFound', /not found/);
+      given([]).when({ type: 'LinkChildren', parentId: 'p', childIds: [stranger] }).thenThrows('notFound', new RegExp(`identity ${stranger} not found`));
+      given([]).when({ type: 'LinkChildren', parentId: stranger, childIds: ['x'] }).thenThrows('notFound', new RegExp(`identity ${stranger} not found`));
+      given([]).when({ type: 'LeaveGraph', identityId: stranger }).thenThrows('notFound', /not found/);
     }
-    given([left('x')]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x'] }).thenRefused('notFound', /identity x not found/);
-    given([left('p')]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x'] }).thenRefused('notFound', /identity p not found/);
+    given([left('x')]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x'] }).thenThrows('notFound', /identity x not found/);
+    given([left('p')]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x'] }).thenThrows('notFound', /identity p not found/);
   });
 
   it('one parent per child, never itself', () => {
     given([linked('p', 'x')]).when({ type: 'LinkChildren', parentId: 'q', childIds: ['x'] })
-      .thenRefused('failedPrecondition', /identity x already has parent p/);
-    given([]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['p'] }).thenRefused('failedPrecondition', /own child/);
+      .thenThrows('failedPrecondition', /identity x already has parent p/);
+    given([]).when({ type: 'LinkChildren', parentId: 'p', childIds: ['p'] }).thenThrows('failedPrecondition', /own child/);
     given([linked('p', 'x'), unlinked('p', 'x')]).when({ type: 'LinkChildren', parentId: 'q', childIds: ['x'] }).then([linked('q', 'x')]);
   });
 
   it('never a cycle: an ancestor cannot become a descendant', () => {
-    given([linked('x', 'y')]).when({ type: 'LinkChildren', parentId: 'y', childIds: ['x'] }).thenRefused('failedPrecondition', /x cannot be a child of y: it would make a cycle/);
-    given([linked('x', 'y'), linked('y', 'z')]).when({ type: 'LinkChildren', parentId: 'z', childIds: ['x'] }).thenRefused('failedPrecondition', /cycle/);
+    given([linked('x', 'y')]).when({ type: 'LinkChildren', parentId: 'y', childIds: ['x'] }).thenThrows('failedPrecondition', /x cannot be a child of y: it would make a cycle/);
+    given([linked('x', 'y'), linked('y', 'z')]).when({ type: 'LinkChildren', parentId: 'z', childIds: ['x'] }).thenThrows('failedPrecondition', /cycle/);
     // A refusal refuses the whole command: nothing of it is linked.
-    given([linked('x', 'y')]).when({ type: 'LinkChildren', parentId: 'y', childIds: ['z', 'x'] }).thenRefused('failedPrecondition', /cycle/);
+    given([linked('x', 'y')]).when({ type: 'LinkChildren', parentId: 'y', childIds: ['z', 'x'] }).thenThrows('failedPrecondition', /cycle/);
   });
 
   it('unlinks only a child of that parent', () => {
     given([linked('p', 'x')]).when({ type: 'UnlinkChildren', parentId: 'p', childIds: ['x'] }).then([unlinked('p', 'x')]);
-    given([linked('p', 'x')]).when({ type: 'UnlinkChildren', parentId: 'q', childIds: ['x'] }).thenRefused('failedPrecondition', /x is not a child of q/);
-    given([]).when({ type: 'UnlinkChildren', parentId: 'p', childIds: ['x'] }).thenRefused('failedPrecondition', /not a child/);
+    given([linked('p', 'x')]).when({ type: 'UnlinkChildren', parentId: 'q', childIds: ['x'] }).thenThrows('failedPrecondition', /x is not a child of q/);
+    given([]).when({ type: 'UnlinkChildren', parentId: 'p', childIds: ['x'] }).thenThrows('failedPrecondition', /not a child/);
   });
 
   it('a deleted identity leaves the graph with its parent link; refused while it has children; leaving twice decides nothing', () => {
     given([]).when({ type: 'LeaveGraph', identityId: 'x' }).then([left('x')]);
     given([linked('p', 'x')]).when({ type: 'LeaveGraph', identityId: 'x' }).then([left('x', 'p')]);
-    given([linked('p', 'x')]).when({ type: 'LeaveGraph', identityId: 'p' }).thenRefused('failedPrecondition', /identity p has children; remove them first/);
+    given([linked('p', 'x')]).when({ type: 'LeaveGraph', identityId: 'p' }).thenThrows('failedPrecondition', /identity p has children; remove them first/);
     given([linked('p', 'x'), unlinked('p', 'x')]).when({ type: 'LeaveGraph', identityId: 'p' }).then([left('p')]);
     given([left('x')]).when({ type: 'LeaveGraph', identityId: 'x' }).then([]);
     // The parent of a child that left has no children any more.
@@ -96,9 +89,9 @@ describe('identity graph decider', () => {
   it('starts from the links made before it: recorded as its first event, with the first decision', () => {
     const before = [{ parentId: 'p', childId: 'x' }];
     given([], before).when({ type: 'LinkChildren', parentId: 'x', childIds: ['y'] }).then([seeded(before), linked('x', 'y')]);
-    given([], before).when({ type: 'LinkChildren', parentId: 'q', childIds: ['x'] }).thenRefused('failedPrecondition', /already has parent p/);
-    given([], before).when({ type: 'LinkChildren', parentId: 'x', childIds: ['p'] }).thenRefused('failedPrecondition', /cycle/);
-    given([], before).when({ type: 'LeaveGraph', identityId: 'p' }).thenRefused('failedPrecondition', /has children/);
+    given([], before).when({ type: 'LinkChildren', parentId: 'q', childIds: ['x'] }).thenThrows('failedPrecondition', /already has parent p/);
+    given([], before).when({ type: 'LinkChildren', parentId: 'x', childIds: ['p'] }).thenThrows('failedPrecondition', /cycle/);
+    given([], before).when({ type: 'LeaveGraph', identityId: 'p' }).thenThrows('failedPrecondition', /has children/);
     given([], before).when({ type: 'UnlinkChildren', parentId: 'p', childIds: ['x'] }).then([seeded(before), unlinked('p', 'x')]);
     // A decision that changes nothing records nothing, not even the seed.
     given([], before).when({ type: 'LinkChildren', parentId: 'p', childIds: ['x'] }).then([]);
@@ -111,7 +104,7 @@ describe('identity graph decider', () => {
   it('a cycle made before the graph had a stream can be undone, and the walk up over it ends', () => {
     const cycle = [{ parentId: 'x', childId: 'y' }, { parentId: 'y', childId: 'x' }];
     given([seeded(cycle)]).when({ type: 'LinkChildren', parentId: 'x', childIds: ['z'] }).then([linked('x', 'z')]);
-    given([seeded(cycle)]).when({ type: 'LeaveGraph', identityId: 'x' }).thenRefused('failedPrecondition', /has children/);
+    given([seeded(cycle)]).when({ type: 'LeaveGraph', identityId: 'x' }).thenThrows('failedPrecondition', /has children/);
     given([seeded(cycle)]).when({ type: 'UnlinkChildren', parentId: 'x', childIds: ['y'] }).then([unlinked('x', 'y')]);
   });
 

@@ -5,7 +5,7 @@ import { DomainError } from '../src/domain/errors.ts';
 import {
   AmountError, applyRate, CURRENCY_SCALES, currencyScale, formatAmount, isCurrency, parseAmount, percentOf, roundHalfUp,
   toDecimal, zeroAmount, type AmountErrorReason,
-} from '../src/ledger/money.ts';
+} from '../src/domain/money.ts';
 
 function refused(run: () => unknown, reason: AmountErrorReason): AmountError {
   try {

@@ -3,11 +3,11 @@ import fc from 'fast-check';
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { AccountAdjustedData } from '../src/ledger/events.ts';
-import { CURRENCY_SCALES, parseAmount, toDecimal } from '../src/ledger/money.ts';
+import { CURRENCY_SCALES, parseAmount, toDecimal } from '../src/domain/money.ts';
 import {
   assertBalanced, entriesFor, entryIdFor, isSystemAccount, LedgerInvariantError, ledgerEventTypes, parseSystemAccountId,
   systemAccountId, type JournalEntry,
-} from '../src/ledger/postings.ts';
+} from '../projections/ledgerPostings.ts';
 
 function recorded(type: string, data: unknown, overrides: Partial<RecordedEvent> = {}): RecordedEvent {
   return {

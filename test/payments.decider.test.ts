@@ -10,7 +10,7 @@ import { expect } from 'chai';
 import fc from 'fast-check';
 import { foldEvents } from '../src/domain/decider.ts';
 import { DomainError } from '../src/domain/errors.ts';
-import { expectRefused } from './support/refused.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 import {
   MAX_REVIEW_DOCUMENTS, paymentDecider, type AccountAnswer, needsAccountAnswer, type PaymentCommand as TenantCommand, type PaymentState, type Screening,
@@ -69,17 +69,15 @@ const refusedBy = (status: string, settlementBatchId: string | null): AccountAns
 const now1 = (account: AccountAnswer | null): PaymentCommand => ({ type: 'Settle', batchId: null, account, now });
 
 const fold = (history: PaymentEvent[]) => foldEvents(paymentDecider, history);
-const decide = (history: PaymentEvent[], command: PaymentCommand) => paymentDecider.decide(asOwner<TenantCommand>(command), fold(history));
+const { given } = DeciderSpecification.for(paymentDecider, asOwner<TenantCommand>);
 /** Histories are built by the decider itself; each step it takes is pinned by the explicit tests below. */
-function given(payment: Payment, ...commands: PaymentCommand[]): PaymentEvent[] {
+function historyOf(payment: Payment, ...commands: PaymentCommand[]): PaymentEvent[] {
   const history: PaymentEvent[] = [];
   for (const command of [{ type: 'CreatePayment', payment, screening: { outcome: 'CLEAR' }, now } as const, ...commands]) {
-    history.push(...decide(history, command));
+    history.push(...given(history).when(command).decided());
   }
   return history;
 }
-const refused = (history: PaymentEvent[], command: PaymentCommand, kind: DomainError['kind'], message: RegExp) =>
-  expectRefused(() => decide(history, command), kind, message);
 
 const created = (payment: Payment): PaymentEvent => ({ type: 'PaymentCreated', data: { ...payment, createdAt: at } });
 const moved = (from: PaymentStatus, to: PaymentStatus) => ({ paymentId: 'p1', from, to, at });
@@ -94,162 +92,162 @@ const unsettled = (receivedAmount: string, reason: 'ACCOUNT_NOT_ACTIVE' | 'AMOUN
 describe('payment decider', () => {
   describe('legal moves, event by event', () => {
     it('creates once, and screening decides whether it starts failed or under review', () => {
-      const clear = decide([], COMMANDS.CreatePayment);
+      const clear = given([]).when(COMMANDS.CreatePayment).decided();
       expect(clear).to.deep.equal([created(card())]);
-      const screened = (screening: Screening) => decide([], { type: 'CreatePayment', payment: card(), screening, now });
+      const screened = (screening: Screening) => given([]).when({ type: 'CreatePayment', payment: card(), screening, now }).decided();
       expect(screened({ outcome: 'BLOCK', reason: 'sanctioned' })).to.deep.equal([created(card()),
         { type: 'PaymentFailed', data: { ...moved('CREATED', 'FAILED'), reason: 'sanctioned' } }]);
       expect(screened({ outcome: 'REVIEW', reason: 'over threshold' })).to.deep.equal([created(card()),
         { type: 'PaymentReviewRequired', data: { ...moved('CREATED', 'REQUIRES_REVIEW'), reason: 'over threshold' } }]);
       // The stream's first event is what makes externalId unique; a second create is a conflict whatever the status.
-      refused(clear, COMMANDS.CreatePayment, 'alreadyExists', /"order-1" already exists/);
+      given(clear).when(COMMANDS.CreatePayment).thenThrows('alreadyExists', /"order-1" already exists/);
     });
 
     it('answers notFound to every other command on an empty history', () => {
-      for (const name of COMMAND_NAMES.filter((n) => n !== 'CreatePayment')) refused([], COMMANDS[name], 'notFound', /not found/);
+      for (const name of COMMAND_NAMES.filter((n) => n !== 'CreatePayment')) given([]).when(COMMANDS[name]).thenThrows('notFound', /not found/);
     });
 
     it('answers notFound to every command of another client, and lets operators, the provider and the jobs (any tenant) act', () => {
-      const history = given(card());
+      const history = historyOf(card());
       for (const name of COMMAND_NAMES.filter((n) => n !== 'CreatePayment')) {
-        refused(history, { ...COMMANDS[name], tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
+        given(history).when({ ...COMMANDS[name], tenant: OTHER_CLIENT }).thenThrows('notFound', /^payment not found$/);
       }
-      expect(decide(history, { ...A, tenant: 'any' })).to.deep.equal([{ type: 'PaymentAuthorized', data: moved('CREATED', 'AUTHORIZED') }]);
+      given(history).when({ ...A, tenant: 'any' }).then([{ type: 'PaymentAuthorized', data: moved('CREATED', 'AUTHORIZED') }]);
     });
 
     it('card: authorizes, captures, then receives', () => {
       const t1 = card({ settlement: 'T+1' });
-      expect(decide(given(t1), A)).to.deep.equal([{ type: 'PaymentAuthorized', data: moved('CREATED', 'AUTHORIZED') }]);
-      expect(decide(given(t1, A), C)).to.deep.equal([{ type: 'PaymentCaptured', data: moved('AUTHORIZED', 'CAPTURED') }]);
-      expect(decide(given(t1, A, C), R)).to.deep.equal([received('CAPTURED', '10000')]);
+      given(historyOf(t1)).when(A).then([{ type: 'PaymentAuthorized', data: moved('CREATED', 'AUTHORIZED') }]);
+      given(historyOf(t1, A)).when(C).then([{ type: 'PaymentCaptured', data: moved('AUTHORIZED', 'CAPTURED') }]);
+      given(historyOf(t1, A, C)).when(R).then([received('CAPTURED', '10000')]);
     });
 
     it('push: waits for the payer only on the push flow, and receives from CREATED or PENDING', () => {
       const t1 = push({ settlement: 'T+1' });
-      expect(decide(given(t1), P)).to.deep.equal([{ type: 'PaymentPending', data: moved('CREATED', 'PENDING') }]);
-      expect(decide(given(t1), R)).to.deep.equal([received('CREATED', '10000')]);
-      expect(decide(given(t1, P), R)).to.deep.equal([received('PENDING', '10000')]);
-      refused(given(card()), P, 'failedPrecondition', /is CREATED; it cannot wait for the payer/);
+      given(historyOf(t1)).when(P).then([{ type: 'PaymentPending', data: moved('CREATED', 'PENDING') }]);
+      given(historyOf(t1)).when(R).then([received('CREATED', '10000')]);
+      given(historyOf(t1, P)).when(R).then([received('PENDING', '10000')]);
+      given(historyOf(card())).when(P).thenThrows('failedPrecondition', /is CREATED; it cannot wait for the payer/);
     });
 
     it('refuses to authorize or capture a push payment, naming card payments', () => {
-      refused(given(push()), A, 'failedPrecondition', /paid by PIX; only card payments are authorized/);
-      refused(given(push({ method: null })), C, 'failedPrecondition', /paid by a push transfer; only card payments are captured/);
+      given(historyOf(push())).when(A).thenThrows('failedPrecondition', /paid by PIX; only card payments are authorized/);
+      given(historyOf(push({ method: null }))).when(C).thenThrows('failedPrecondition', /paid by a push transfer; only card payments are captured/);
     });
 
     it('INSTANT: receiving only receives; settling at once records the account credit, net = total − fee at the scale', () => {
-      expect(decide(given(card(), A, C), R)).to.deep.equal([received('CAPTURED', '10000')]);
-      expect(decide(given(card(), A, C, R), now1(credited(null)))).to.deep.equal([settled(card(), '9750')]);
+      given(historyOf(card(), A, C)).when(R).then([received('CAPTURED', '10000')]);
+      given(historyOf(card(), A, C, R)).when(now1(credited(null))).then([settled(card(), '9750')]);
       // USD and BRL keep two decimals: 10.50 − 0.50 is "10.00", not "10".
       const usd = push({ currency: 'USD', totalAmount: '10.50', feeAmount: '0.50' });
-      expect(decide(given(usd, { ...R, receivedAmount: '10.50' }), now1(credited(null)))).to.deep.equal([settled(usd, '10.00')]);
+      given(historyOf(usd, { ...R, receivedAmount: '10.50' })).when(now1(credited(null))).then([settled(usd, '10.00')]);
       const brl = push({ currency: 'BRL', totalAmount: '100.00', feeAmount: '2.35' });
-      expect(decide(given(brl, { ...R, receivedAmount: '100.00' }), now1(credited(null)))).to.deep.equal([settled(brl, '97.65')]);
+      given(historyOf(brl, { ...R, receivedAmount: '100.00' })).when(now1(credited(null))).then([settled(brl, '97.65')]);
       // Amounts compare as decimals, not as text.
-      expect(decide(given(usd, { ...R, receivedAmount: '10.5' }), now1(credited(null)))).to.deep.equal([settled(usd, '10.00')]);
+      given(historyOf(usd, { ...R, receivedAmount: '10.5' })).when(now1(credited(null))).then([settled(usd, '10.00')]);
     });
 
     it('INSTANT: an account that refused or a different amount leaves the funds UNSETTLED, with why', () => {
-      expect(decide(given(push(), R), now1(refusedBy('BLOCKED', null)))).to.deep.equal(
+      given(historyOf(push(), R)).when(now1(refusedBy('BLOCKED', null))).then(
         [unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is BLOCKED')]);
-      expect(decide(given(push(), R), now1(refusedBy('CLOSED', null)))).to.deep.equal(
+      given(historyOf(push(), R)).when(now1(refusedBy('CLOSED', null))).then(
         [unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is CLOSED')]);
       // A different amount is never offered to the account: it is unsettled without its answer.
-      expect(decide(given(push(), { ...R, receivedAmount: '9000' }), now1(null))).to.deep.equal(
+      given(historyOf(push(), { ...R, receivedAmount: '9000' })).when(now1(null)).then(
         [unsettled('9000', 'AMOUNT_MISMATCH', 'received 9000 CLP, expected 10000 CLP')]);
     });
 
     it('asks the account only when the amount received is the amount expected, and cannot settle without its answer', () => {
-      expect(needsAccountAnswer(fold(given(push(), R)))).to.equal(true);
-      expect(needsAccountAnswer(fold(given(push(), { ...R, receivedAmount: '9000' })))).to.equal(false);
-      expect(needsAccountAnswer(fold(given(push())))).to.equal(false);
-      expect(() => decide(given(push(), R), now1(null))).to.throw(/needs its destination account's answer/);
+      expect(needsAccountAnswer(fold(historyOf(push(), R)))).to.equal(true);
+      expect(needsAccountAnswer(fold(historyOf(push(), { ...R, receivedAmount: '9000' })))).to.equal(false);
+      expect(needsAccountAnswer(fold(historyOf(push())))).to.equal(false);
+      expect(() => given(historyOf(push(), R)).when(now1(null)).decided()).to.throw(/needs its destination account's answer/);
     });
 
     it('T+1: the batch reconciles what was received, stamping the batch the account answered', () => {
       const t1 = push({ settlement: 'T+1' });
-      expect(decide(given(t1, R), S)).to.deep.equal([settled(t1, '9750', 'batch-1')]);
-      expect(decide(given(t1, R), { ...S, account: refusedBy('PENDING', 'batch-1') })).to.deep.equal(
+      given(historyOf(t1, R)).when(S).then([settled(t1, '9750', 'batch-1')]);
+      given(historyOf(t1, R)).when({ ...S, account: refusedBy('PENDING', 'batch-1') }).then(
         [unsettled('10000', 'ACCOUNT_NOT_ACTIVE', 'destination account 100000000001 is PENDING', 'batch-1')]);
       // Two batch runs raced: the account answered the first, and that batch is the one recorded.
-      expect(decide(given(t1, R), { ...S, batchId: 'batch-2' })).to.deep.equal([settled(t1, '9750', 'batch-1')]);
+      given(historyOf(t1, R)).when({ ...S, batchId: 'batch-2' }).then([settled(t1, '9750', 'batch-1')]);
       // The amount reconciled is the one received earlier, not anything in the Settle command.
-      expect(decide(given(t1, { ...R, receivedAmount: '9999' }), { ...S, account: null })).to.deep.equal(
+      given(historyOf(t1, { ...R, receivedAmount: '9999' })).when({ ...S, account: null }).then(
         [unsettled('9999', 'AMOUNT_MISMATCH', 'received 9999 CLP, expected 10000 CLP', 'batch-1')]);
-      refused(given(t1), S, 'failedPrecondition', /is CREATED; it cannot be settled/);
-      refused(given(t1, R, S), S, 'failedPrecondition', /is SETTLED; it cannot be settled/);
+      given(historyOf(t1)).when(S).thenThrows('failedPrecondition', /is CREATED; it cannot be settled/);
+      given(historyOf(t1, R, S)).when(S).thenThrows('failedPrecondition', /is SETTLED; it cannot be settled/);
     });
 
     it('settles INSTANT payments at once and the others only in a batch', () => {
-      refused(given(push(), R), S, 'failedPrecondition', /settles INSTANT, not in a batch/);
-      refused(given(push({ settlement: 'T+2' }), R), now1(credited(null)), 'failedPrecondition', /settles T\+2, in a settlement batch/);
+      given(historyOf(push(), R)).when(S).thenThrows('failedPrecondition', /settles INSTANT, not in a batch/);
+      given(historyOf(push({ settlement: 'T+2' }), R)).when(now1(credited(null))).thenThrows('failedPrecondition', /settles T\+2, in a settlement batch/);
     });
 
     it('fails on a provider rejection before RECEIVED', () => {
       const failed = (from: PaymentStatus): PaymentEvent => ({ type: 'PaymentFailed', data: { ...moved(from, 'FAILED'), reason: 'card declined' } });
-      expect(decide(given(card()), X)).to.deep.equal([failed('CREATED')]);
-      expect(decide(given(card(), A), X)).to.deep.equal([failed('AUTHORIZED')]);
-      expect(decide(given(card(), A, C), X)).to.deep.equal([failed('CAPTURED')]);
-      expect(decide(given(push(), P), X)).to.deep.equal([failed('PENDING')]);
+      given(historyOf(card())).when(X).then([failed('CREATED')]);
+      given(historyOf(card(), A)).when(X).then([failed('AUTHORIZED')]);
+      given(historyOf(card(), A, C)).when(X).then([failed('CAPTURED')]);
+      given(historyOf(push(), P)).when(X).then([failed('PENDING')]);
     });
 
     it('expires at the earlier of expiresAt and the quote end, with that reason', () => {
       const expired = (from: PaymentStatus, reason: 'EXPIRES_AT' | 'QUOTE_EXPIRED'): PaymentEvent =>
         ({ type: 'PaymentExpired', data: { ...moved(from, 'EXPIRED'), reason } });
-      expect(decide(given(push({ expiresAt: PAST })), E)).to.deep.equal([expired('CREATED', 'EXPIRES_AT')]);
-      expect(decide(given(push({ exchange: quote(PAST) })), E)).to.deep.equal([expired('CREATED', 'QUOTE_EXPIRED')]);
+      given(historyOf(push({ expiresAt: PAST }))).when(E).then([expired('CREATED', 'EXPIRES_AT')]);
+      given(historyOf(push({ exchange: quote(PAST) }))).when(E).then([expired('CREATED', 'QUOTE_EXPIRED')]);
       // Only the earlier deadline has to have passed; the reason is the earlier one, whichever field it is.
-      expect(decide(given(push({ expiresAt: LATER, exchange: quote(PAST) }), P), E)).to.deep.equal([expired('PENDING', 'QUOTE_EXPIRED')]);
-      expect(decide(given(card({ expiresAt: PAST, exchange: quote(LATER) }), A, C), E)).to.deep.equal([expired('CAPTURED', 'EXPIRES_AT')]);
+      given(historyOf(push({ expiresAt: LATER, exchange: quote(PAST) }), P)).when(E).then([expired('PENDING', 'QUOTE_EXPIRED')]);
+      given(historyOf(card({ expiresAt: PAST, exchange: quote(LATER) }), A, C)).when(E).then([expired('CAPTURED', 'EXPIRES_AT')]);
       // The deadline itself counts as passed (the decider refuses only while expiry.at > now).
-      expect(decide(given(push({ expiresAt: at })), E)).to.deep.equal([expired('CREATED', 'EXPIRES_AT')]);
+      given(historyOf(push({ expiresAt: at }))).when(E).then([expired('CREATED', 'EXPIRES_AT')]);
       const both = push({ expiresAt: SOON, exchange: quote(PAST) });
-      expect(decide(given(both), { ...E, now: new Date(LATER) })).to.deep.equal([{ type: 'PaymentExpired',
+      given(historyOf(both)).when({ ...E, now: new Date(LATER) }).then([{ type: 'PaymentExpired',
         data: { ...moved('CREATED', 'EXPIRED'), at: LATER, reason: 'QUOTE_EXPIRED' } }]);
     });
 
     it('refuses to expire before the deadline, without one, or once RECEIVED', () => {
-      refused(given(push({ expiresAt: LATER, exchange: quote(SOON) })), E, 'failedPrecondition', new RegExp(`payable until ${SOON}`));
-      refused(given(push()), E, 'failedPrecondition', /has no expiry/);
-      refused(given(push({ expiresAt: PAST, settlement: 'T+1' }), R), E, 'failedPrecondition', /is RECEIVED; it cannot expire/);
+      given(historyOf(push({ expiresAt: LATER, exchange: quote(SOON) }))).when(E).thenThrows('failedPrecondition', new RegExp(`payable until ${SOON}`));
+      given(historyOf(push())).when(E).thenThrows('failedPrecondition', /has no expiry/);
+      given(historyOf(push({ expiresAt: PAST, settlement: 'T+1' }), R)).when(E).thenThrows('failedPrecondition', /is RECEIVED; it cannot expire/);
     });
 
     it('approving a review returns to the status it had; rejecting it fails the payment', () => {
       const cases: Array<[PaymentStatus, PaymentEvent[]]> = [
-        ['CREATED', given(card())], ['AUTHORIZED', given(card(), A)], ['CAPTURED', given(card(), A, C)],
-        ['PENDING', given(push(), P)],
+        ['CREATED', historyOf(card())], ['AUTHORIZED', historyOf(card(), A)], ['CAPTURED', historyOf(card(), A, C)],
+        ['PENDING', historyOf(push(), P)],
       ];
       for (const [status, history] of cases) {
         const review: PaymentEvent = { type: 'PaymentReviewRequired', data: { ...moved(status, 'REQUIRES_REVIEW'), reason: 'manual check' } };
-        expect(decide(history, RR)).to.deep.equal([review]);
-        expect(decide([...history, review], COMMANDS.Approve)).to.deep.equal(
+        given(history).when(RR).then([review]);
+        given([...history, review]).when(COMMANDS.Approve).then(
           [{ type: 'PaymentReviewApproved', data: { ...moved('REQUIRES_REVIEW', status), actor: 'ops@example.com' } }]);
-        expect(decide([...history, review], COMMANDS.RejectReview)).to.deep.equal(
+        given([...history, review]).when(COMMANDS.RejectReview).then(
           [{ type: 'PaymentReviewRejected', data: { ...moved('REQUIRES_REVIEW', 'FAILED'), actor: 'ops@example.com' } }]);
       }
       // Delivered funds are left to reconciliation: a rejected review would strand them outside the ledger.
-      refused(given(push({ settlement: 'T+1' }), R), RR, 'failedPrecondition', /is RECEIVED; it cannot be put under review/);
+      given(historyOf(push({ settlement: 'T+1' }), R)).when(RR).thenThrows('failedPrecondition', /is RECEIVED; it cannot be put under review/);
     });
 
     it('a provider must report a well-formed, positive amount at the currency scale', () => {
       for (const bad of ['9999.5', '-5', '0', 'ten']) {
-        refused(given(push({ settlement: 'T+1' })), { ...R, receivedAmount: bad }, 'invalid', /receivedAmount/);
+        given(historyOf(push({ settlement: 'T+1' }))).when({ ...R, receivedAmount: bad }).thenThrows('invalid', /receivedAmount/);
       }
     });
 
     it('a payment under review can still expire', () => {
-      expect(decide(given(push({ expiresAt: PAST }), P, RR), E)).to.deep.equal(
+      given(historyOf(push({ expiresAt: PAST }), P, RR)).when(E).then(
         [{ type: 'PaymentExpired', data: { ...moved('REQUIRES_REVIEW', 'EXPIRED'), reason: 'EXPIRES_AT' } }]);
     });
 
     it('takes review documents only under review, at most MAX_REVIEW_DOCUMENTS', () => {
       const doc = (i: number): PaymentCommand => ({ type: 'AttachDocument', now, document: { documentId: `d${i}`, type: 'ID', url: `https://x/${i}`, contentType: 'image/png' } });
-      const history = given(card(), RR);
-      expect(decide(history, doc(1))).to.deep.equal([{ type: 'PaymentDocumentAttached',
+      const history = historyOf(card(), RR);
+      given(history).when(doc(1)).then([{ type: 'PaymentDocumentAttached',
         data: { paymentId: 'p1', document: { documentId: 'd1', type: 'ID', url: 'https://x/1', contentType: 'image/png', attachedAt: at } } }]);
-      for (let i = 1; i <= MAX_REVIEW_DOCUMENTS; i++) history.push(...decide(history, doc(i)));
-      refused(history, doc(21), 'failedPrecondition', /already has 20 review documents/);
-      refused(given(card()), doc(1), 'failedPrecondition', /is CREATED; it cannot take review documents/);
+      for (let i = 1; i <= MAX_REVIEW_DOCUMENTS; i++) history.push(...given(history).when(doc(i)).decided());
+      given(history).when(doc(21)).thenThrows('failedPrecondition', /already has 20 review documents/);
+      given(historyOf(card())).when(doc(1)).thenThrows('failedPrecondition', /is CREATED; it cannot take review documents/);
     });
   });
 
@@ -287,7 +285,7 @@ describe('payment decider', () => {
     const REACHABLE: PaymentStatus[] = ['CREATED', 'PENDING', 'AUTHORIZED', 'CAPTURED', 'RECEIVED', 'SETTLED', 'UNSETTLED', 'EXPIRED', 'FAILED', RV];
     const paymentFor = (flow: PaymentFlow) => (flow === 'CARD' ? card : push)({ settlement: 'T+1', expiresAt: PAST });
     const rows = TABLE.map(([flow, path, allowed]) => {
-      const history = given(paymentFor(flow), ...path);
+      const history = historyOf(paymentFor(flow), ...path);
       const state = fold(history);
       return { flow, history, allowed, status: state.status!, label: `${flow} ${state.status}${state.resumeStatus ? ` (resumes ${state.resumeStatus})` : ''}` };
     });
@@ -305,7 +303,7 @@ describe('payment decider', () => {
           const target = row.allowed[name];
           let outcome: string;
           try {
-            const events = decide(row.history, COMMANDS[name]);
+            const events = given(row.history).when(COMMANDS[name]).decided();
             outcome = `→ ${fold([...row.history, ...events]).status}`;
           } catch (error) {
             if (!(error instanceof DomainError)) throw error;
@@ -357,7 +355,7 @@ describe('payment decider', () => {
             state = paymentDecider.evolve(state, event);
           }
         };
-        apply(decide([], { type: 'CreatePayment', payment: p, screening: screen, now }));
+        apply(given([]).when({ type: 'CreatePayment', payment: p, screening: screen, now }).decided());
         for (const next of commands) {
           const before = state.status!;
           let events: PaymentEvent[];

@@ -3,7 +3,7 @@ import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { loadCatalog, type CatalogNodeType } from '../src/catalog/catalog.ts';
 import { DomainError } from '../src/domain/errors.ts';
-import { currencyScale, Decimal, formatAmount } from '../src/ledger/money.ts';
+import { currencyScale, Decimal, formatAmount } from '../src/domain/money.ts';
 import { validateNodes, type NodeContext } from '../src/payments/nodes.ts';
 import { cardNumber, validObject } from './support/nodeSamples.ts';
 import {

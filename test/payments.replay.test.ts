@@ -14,7 +14,7 @@ import { storedEvents } from '../src/storedEvents/registry.ts';
 import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { identityStream } from '../src/identities/events.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { toDecimal } from '../src/ledger/money.ts';
+import { toDecimal } from '../src/domain/money.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import { DECLINED_CARD } from '../src/payments/sandbox/triggers.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';

@@ -7,20 +7,19 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import fc from 'fast-check';
 import { foldEvents } from '../src/domain/decider.ts';
-import type { DomainError } from '../src/domain/errors.ts';
 import type { PaymentCreatedData, PaymentEvent } from '../src/payments/events.ts';
 import { paymentDecider } from '../src/payments/decider.ts';
 import { depositDecider } from '../src/deposits/decider.ts';
 import type { DepositStreamEvent } from '../src/deposits/events.ts';
 import {
-  parentRefundDecider, refundableRemainder, refundDecider, type ParentRefundCommand, type RefundCommand,
+  parentRefundDecider, refundableRemainder, refundDecider, type ParentRefundCommand, type ParentStreamEvent, type RefundCommand,
 } from '../src/payments/refunds/decider.ts';
 import type { ParentRefundEvent, RefundCreatedData, RefundEvent } from '../src/payments/refunds/events.ts';
 import { accountDecider, availableFunds, holdAnswerId, type AccountCommand } from '../src/accounts/decider.ts';
 import type { AccountEvent } from '../src/accounts/events.ts';
-import { entriesFor } from '../src/ledger/postings.ts';
+import { entriesFor } from '../projections/ledgerPostings.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
-import { expectRefused } from './support/refused.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 
 const now = new Date('2026-03-04T05:06:07.000Z');
@@ -40,12 +39,9 @@ const settledPayment: PaymentEvent[] = [
     feeAmount: '0', netAmount: '1000', settlementBatchId: null, creditEventId: 'credit-1' } },
 ];
 
-type ParentHistory = Array<PaymentEvent | ParentRefundEvent>;
-const parentOf = (history: ParentHistory) => foldEvents(parentRefundDecider, history as ParentRefundEvent[]);
-const decideParent = (history: ParentHistory, command: AsOwner<ParentRefundCommand>) =>
-  parentRefundDecider.decide(asOwner<ParentRefundCommand>(command), parentOf(history));
-const parentRefused = (history: ParentHistory, command: AsOwner<ParentRefundCommand>, kind: DomainError['kind'], message: RegExp) =>
-  expectRefused(() => decideParent(history, command), kind, message);
+type ParentHistory = ParentStreamEvent[];
+const parentOf = (history: ParentHistory) => foldEvents(parentRefundDecider, history);
+const parent = DeciderSpecification.for(parentRefundDecider, asOwner<ParentRefundCommand>);
 
 const requested = (refundId: string, amount: string): ParentRefundEvent => ({ type: 'PaymentRefundRequested',
   data: { paymentId: 'p1', refundId, amount, clientId: 'c1', currency: 'CLP', description: null, at } });
@@ -54,45 +50,45 @@ const request = (refundId: string, amount: string | null): AsOwner<ParentRefundC
 
 describe('refund of a payment: the parent decides the ceiling', () => {
   it('reserves a requested amount, or all that is left when none is given', () => {
-    expect(decideParent(settledPayment, request('r1', '300'))).to.deep.equal([requested('r1', '300')]);
-    expect(decideParent([...settledPayment, requested('r1', '300')], request('r2', null))).to.deep.equal([requested('r2', '700')]);
+    parent.given(settledPayment).when(request('r1', '300')).then([requested('r1', '300')]);
+    parent.given([...settledPayment, requested('r1', '300')]).when(request('r2', null)).then([requested('r2', '700')]);
   });
 
   it('refuses a parent that is not SETTLED, an amount over what is left, nothing left, and a malformed amount', () => {
-    parentRefused(settledPayment.slice(0, 2), request('r1', '1'), 'failedPrecondition', /is RECEIVED; only a SETTLED payment can be refunded/);
-    parentRefused([...settledPayment, requested('r1', '600')], request('r2', '401'), 'failedPrecondition', /exceeds what is left .*: 400 CLP/);
-    parentRefused([...settledPayment, requested('r1', '1000')], request('r2', null), 'failedPrecondition', /nothing left to refund/);
-    parentRefused(settledPayment, request('r1', '1.5'), 'invalid', /amount/);
-    parentRefused(settledPayment, request('r1', '0'), 'invalid', /amount/);
+    parent.given(settledPayment.slice(0, 2)).when(request('r1', '1')).thenThrows('failedPrecondition', /is RECEIVED; only a SETTLED payment can be refunded/);
+    parent.given([...settledPayment, requested('r1', '600')]).when(request('r2', '401')).thenThrows('failedPrecondition', /exceeds what is left .*: 400 CLP/);
+    parent.given([...settledPayment, requested('r1', '1000')]).when(request('r2', null)).thenThrows('failedPrecondition', /nothing left to refund/);
+    parent.given(settledPayment).when(request('r1', '1.5')).thenThrows('invalid', /amount/);
+    parent.given(settledPayment).when(request('r1', '0')).thenThrows('invalid', /amount/);
   });
 
   it('answers another client\'s payment and a missing one as not found', () => {
-    parentRefused(settledPayment, { ...request('r1', '1'), tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
-    parentRefused([], request('r1', '1'), 'notFound', /^payment not found$/);
+    parent.given(settledPayment).when({ ...request('r1', '1'), tenant: OTHER_CLIENT }).thenThrows('notFound', /^payment not found$/);
+    parent.given([]).when(request('r1', '1')).thenThrows('notFound', /^payment not found$/);
   });
 
   it('records the account\'s first answer only; a refusal gives the reservation back', () => {
     const history = [...settledPayment, requested('r1', '1000')];
     const refusal = { outcome: 'REFUSED', refusal: 'INSUFFICIENT_FUNDS', detail: 'account a1 has 10 CLP available' } as const;
     const refused: ParentRefundEvent = { type: 'PaymentRefundRefused', data: { paymentId: 'p1', refundId: 'r1', amount: '1000', refusal: 'INSUFFICIENT_FUNDS', detail: refusal.detail, at } };
-    expect(decideParent(history, { type: 'AnswerRefund', refundId: 'r1', answer: refusal, now })).to.deep.equal([refused]);
+    parent.given(history).when({ type: 'AnswerRefund', refundId: 'r1', answer: refusal, now }).then([refused]);
     expect(refundableRemainder(parentOf([...history, refused]))).to.equal('1000');
-    expect(decideParent([...history, refused], { type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now })).to.deep.equal([]);
-    expect(decideParent(history, { type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now })).to.deep.equal([accepted('r1', '1000')]);
-    expect(decideParent([...history, accepted('r1', '1000')], { type: 'AnswerRefund', refundId: 'r1', answer: refusal, now })).to.deep.equal([]);
+    parent.given([...history, refused]).when({ type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now }).then([]);
+    parent.given(history).when({ type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now }).then([accepted('r1', '1000')]);
+    parent.given([...history, accepted('r1', '1000')]).when({ type: 'AnswerRefund', refundId: 'r1', answer: refusal, now }).then([]);
   });
 
   it('records the child\'s end once: SETTLED keeps the reservation, any other end gives it back', () => {
     const history = [...settledPayment, requested('r1', '400'), accepted('r1', '400')];
     const settled: ParentRefundEvent = { type: 'PaymentRefundSettled', data: { paymentId: 'p1', refundId: 'r1', amount: '400', at } };
-    expect(decideParent(history, { type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now })).to.deep.equal([settled]);
+    parent.given(history).when({ type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now }).then([settled]);
     expect(refundableRemainder(parentOf([...history, settled]))).to.equal('600');
-    expect(decideParent([...history, settled], { type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now })).to.deep.equal([]);
+    parent.given([...history, settled]).when({ type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now }).then([]);
     const released: ParentRefundEvent = { type: 'PaymentRefundReleased', data: { paymentId: 'p1', refundId: 'r1', amount: '400', outcome: 'EXPIRED', at } };
-    expect(decideParent(history, { type: 'EndRefund', refundId: 'r1', outcome: 'EXPIRED', now })).to.deep.equal([released]);
+    parent.given(history).when({ type: 'EndRefund', refundId: 'r1', outcome: 'EXPIRED', now }).then([released]);
     expect(refundableRemainder(parentOf([...history, released]))).to.equal('1000');
     // A child the parent reserved nothing for (funded from suspense) leaves the parent alone.
-    expect(decideParent(history, { type: 'EndRefund', refundId: 'other', outcome: 'SETTLED', now })).to.deep.equal([]);
+    parent.given(history).when({ type: 'EndRefund', refundId: 'other', outcome: 'SETTLED', now }).then([]);
   });
 
   it('leaves the payment\'s own state alone: its decider skips the refund events on its stream', () => {
@@ -107,14 +103,14 @@ describe('refund of a payment: the parent decides the ceiling', () => {
         const refundId = `r${i}`;
         let events: ParentRefundEvent[];
         try {
-          events = decideParent(history, request(refundId, r.amount === null ? null : String(r.amount)));
+          events = parent.given(history).when(request(refundId, r.amount === null ? null : String(r.amount))).decided();
         } catch {
           return;
         }
         history.push(...events);
         const answer = r.refuse ? { outcome: 'REFUSED', refusal: 'INSUFFICIENT_FUNDS', detail: 'short' } as const : { outcome: 'HELD' } as const;
-        history.push(...decideParent(history, { type: 'AnswerRefund', refundId, answer, now }));
-        if (!r.refuse && r.end !== 'NONE') history.push(...decideParent(history, { type: 'EndRefund', refundId, outcome: r.end as 'SETTLED' | 'FAILED', now }));
+        history.push(...parent.given(history).when({ type: 'AnswerRefund', refundId, answer, now }).decided());
+        if (!r.refuse && r.end !== 'NONE') history.push(...parent.given(history).when({ type: 'EndRefund', refundId, outcome: r.end as 'SETTLED' | 'FAILED', now }).decided());
         const state = parentOf(history);
         const reserved = [...state.refunds.values()].filter((x) => ['REQUESTED', 'ACCEPTED', 'SETTLED'].includes(x.state)).reduce((s, x) => s + Number(x.amount), 0);
         expect(reserved).to.equal(Number(state.reserved));
@@ -139,21 +135,21 @@ describe('refund of a deposit: its own stream decides the ceiling', () => {
   ] as unknown as ParentHistory;
 
   it('reserves on an assigned deposit as on a payment, the account it was assigned to paying out', () => {
-    expect(decideParent(assignedDeposit, request('r1', '300'))).to.deep.equal([requested('r1', '300')]);
+    parent.given(assignedDeposit).when(request('r1', '300')).then([requested('r1', '300')]);
     const state = parentOf([...assignedDeposit, requested('r1', '300')]);
     expect(state.payment).to.include({ accountId: 'a1', identityId: 'i1', identityEmail: null, customerId: 'cu1' });
     expect(refundableRemainder(state)).to.equal('700');
-    parentRefused([...assignedDeposit, requested('r1', '300')], request('r2', '701'), 'failedPrecondition', /exceeds what is left .*: 700 CLP/);
+    parent.given([...assignedDeposit, requested('r1', '300')]).when(request('r2', '701')).thenThrows('failedPrecondition', /exceeds what is left .*: 700 CLP/);
   });
 
   it('refuses a deposit awaiting assignment or expired, and a companion child; another client\'s deposit is not found', () => {
-    parentRefused(waiting as unknown as ParentHistory, request('r1', '1'), 'failedPrecondition', /is CREATED; only a SETTLED payment can be refunded/);
+    parent.given(waiting as unknown as ParentHistory).when(request('r1', '1')).thenThrows('failedPrecondition', /is CREATED; only a SETTLED payment can be refunded/);
     const expired = [...waiting.slice(0, 2), { type: 'PaymentExpired', data: { paymentId: 'p1', from: 'CREATED', to: 'EXPIRED', at, reason: 'EXPIRES_AT' } }];
-    parentRefused(expired as unknown as ParentHistory, request('r1', '1'), 'failedPrecondition', /is EXPIRED/);
+    parent.given(expired as unknown as ParentHistory).when(request('r1', '1')).thenThrows('failedPrecondition', /is EXPIRED/);
     const companion = [{ type: 'DepositCompanionCreated', data: { paymentId: 'c2', clientId: 'c1', externalId: 'sandbox:d1:difference', parentPaymentId: 'p1',
       kind: 'OVERPAID', status: 'SETTLED', totalAmount: '200', currency: 'CLP', ...target, customerId: 'cu1', createdAt: at } }] as unknown as ParentHistory;
-    parentRefused(companion, { ...request('r1', '1') }, 'failedPrecondition', /holds the difference of deposit p1; refund the deposit instead/);
-    parentRefused(assignedDeposit, { ...request('r1', '1'), tenant: OTHER_CLIENT }, 'notFound', /^payment not found$/);
+    parent.given(companion).when({ ...request('r1', '1') }).thenThrows('failedPrecondition', /holds the difference of deposit p1; refund the deposit instead/);
+    parent.given(assignedDeposit).when({ ...request('r1', '1'), tenant: OTHER_CLIENT }).thenThrows('notFound', /^payment not found$/);
   });
 
   it('leaves the deposit\'s own state alone: its decider skips the refund events on its stream', () => {
@@ -166,29 +162,28 @@ describe('account: a hold answered once', () => {
   const opened: AccountEvent = { type: 'AccountOpened', data: { accountId: 'a1', clientId: 'c1', identityId: 'i1', externalId: null, type: 'CHECKING',
     custody: 'PLATFORM', currency: 'CLP', name: null, accountNumber: '100000000001', accountHolder: null, country: 'CHL', parentId: null, openedAt: at } };
   const funded: AccountEvent[] = [opened, { type: 'AccountAdjusted', data: { accountId: 'a1', clientId: 'c1', currency: 'CLP', amount: '500', reason: 'seed', adjustmentId: 'adj', adjustedAt: at } }];
-  const decide = (history: AccountEvent[], command: AsOwner<AccountCommand>) =>
-    accountDecider.decide(asOwner<AccountCommand>(command), foldEvents(accountDecider, history));
+  const account = DeciderSpecification.for(accountDecider, asOwner<AccountCommand>);
   const hold = (amount: string): AsOwner<AccountCommand> => ({ type: 'RequestHold', holdId: 'h1', amount, reason: 'refund', now });
   const base = { accountId: 'a1', clientId: 'c1', currency: 'CLP', holdId: 'h1', at };
 
   it('holds within the available funds, with an id derived from the hold', () => {
-    const held = decide(funded, hold('500'));
+    const held = account.given(funded).when(hold('500')).decided();
     expect(held).to.deep.equal([{ type: 'AccountFundsHeld', id: holdAnswerId('a1', 'h1'), data: { ...base, amount: '500', reason: 'refund' } }]);
     expect(availableFunds(foldEvents(accountDecider, [...funded, ...held]))).to.equal('0');
   });
 
   it('records a refusal when the funds are short or the account is not ACTIVE, and repeats its first answer', () => {
-    const short = decide(funded, hold('501'));
+    const short = account.given(funded).when(hold('501')).decided();
     expect(short).to.deep.equal([{ type: 'AccountHoldRefused', id: holdAnswerId('a1', 'h1'),
       data: { ...base, amount: '501', refusal: 'INSUFFICIENT_FUNDS', status: 'ACTIVE', availableFunds: '500' } }]);
     // Funds that arrive later do not change the answer.
     const later: AccountEvent = { type: 'AccountAdjusted', data: { accountId: 'a1', clientId: 'c1', currency: 'CLP', amount: '1000', reason: 'more', adjustmentId: 'adj2', adjustedAt: at } };
-    expect(decide([...funded, ...short, later], hold('501'))).to.deep.equal([]);
+    account.given([...funded, ...short, later]).when(hold('501')).then([]);
     const blocked: AccountEvent = { type: 'AccountStatusChanged', data: { accountId: 'a1', from: 'ACTIVE', to: 'BLOCKED', changedAt: at } };
-    expect(decide([...funded, blocked], hold('1'))[0]).to.deep.include({ type: 'AccountHoldRefused' });
-    expect((decide([...funded, blocked], hold('1'))[0]!.data as { refusal: string }).refusal).to.equal('ACCOUNT_NOT_ACTIVE');
+    expect(account.given([...funded, blocked]).when(hold('1')).decided()[0]).to.deep.include({ type: 'AccountHoldRefused' });
+    expect((account.given([...funded, blocked]).when(hold('1')).decided()[0]!.data as { refusal: string }).refusal).to.equal('ACCOUNT_NOT_ACTIVE');
     // A refused hold cannot be debited or released.
-    expectRefused(() => decide([...funded, ...short], { type: 'DebitHold', holdId: 'h1', now }), 'failedPrecondition', /REFUSED/);
+    account.given([...funded, ...short]).when({ type: 'DebitHold', holdId: 'h1', now }).thenThrows('failedPrecondition', /REFUSED/);
   });
 });
 
@@ -198,36 +193,35 @@ describe('refund child: its lifecycle', () => {
     currency: 'CLP', description: 'damaged', funding: { source: 'ACCOUNT', accountId: 'a1', holdId: 'r1' },
   };
   const fromSuspense: Omit<RefundCreatedData, 'createdAt'> = { ...fromAccount, refundId: 'r2', parentPaymentId: 'deposit-1', funding: { source: 'SUSPENSE' } };
-  const decide = (history: RefundEvent[], command: AsOwner<RefundCommand>) =>
-    refundDecider.decide(asOwner<RefundCommand>(command), foldEvents(refundDecider, history));
+  const child = DeciderSpecification.for(refundDecider, asOwner<RefundCommand>);
   const created = (refund: Omit<RefundCreatedData, 'createdAt'>): RefundEvent => ({ type: 'RefundCreated', data: { ...refund, createdAt: at } });
   const end = (outcome: 'SETTLED' | 'FAILED' | 'UNSETTLED' | 'EXPIRED'): AsOwner<RefundCommand> => ({ type: 'EndRefund', outcome, reason: 'why', now });
 
   it('is created RECEIVED once; creating it again (the same step re-run) changes nothing', () => {
-    expect(decide([], { type: 'CreateRefund', refund: fromAccount, now })).to.deep.equal([created(fromAccount)]);
-    expect(decide([created(fromAccount)], { type: 'CreateRefund', refund: fromAccount, now })).to.deep.equal([]);
+    child.given([]).when({ type: 'CreateRefund', refund: fromAccount, now }).then([created(fromAccount)]);
+    child.given([created(fromAccount)]).when({ type: 'CreateRefund', refund: fromAccount, now }).then([]);
     expect(foldEvents(refundDecider, [created(fromAccount)]).status).to.equal('RECEIVED');
   });
 
   it('moves once from RECEIVED to each end, carrying its funding; the same end again changes nothing, another is refused', () => {
-    const data = { refundId: 'r1', parentPaymentId: 'p1', clientId: 'c1', currency: 'CLP', amount: '400', fundingSource: 'ACCOUNT', accountId: 'a1',
+    const data = { refundId: 'r1', parentPaymentId: 'p1', clientId: 'c1', currency: 'CLP', amount: '400', fundingSource: 'ACCOUNT' as const, accountId: 'a1',
       identityId: 'i1', identityEmail: null, customerId: null, from: 'RECEIVED', at };
-    expect(decide([created(fromAccount)], end('SETTLED'))).to.deep.equal([{ type: 'RefundSettled', data: { ...data, to: 'SETTLED' } }]);
-    expect(decide([created(fromAccount)], end('FAILED'))).to.deep.equal([{ type: 'RefundFailed', data: { ...data, to: 'FAILED', reason: 'why' } }]);
-    expect(decide([created(fromAccount)], end('UNSETTLED'))).to.deep.equal([{ type: 'RefundUnsettled', data: { ...data, to: 'UNSETTLED', reason: 'why' } }]);
-    expect(decide([created(fromAccount)], end('EXPIRED'))).to.deep.equal([{ type: 'RefundExpired', data: { ...data, to: 'EXPIRED', reason: 'why' } }]);
-    const settled = [created(fromAccount), ...decide([created(fromAccount)], end('SETTLED'))];
-    expect(decide(settled, end('SETTLED'))).to.deep.equal([]);
-    expectRefused(() => decide(settled, end('FAILED')), 'failedPrecondition', /refund r1 is SETTLED; it cannot become FAILED/);
+    child.given([created(fromAccount)]).when(end('SETTLED')).then([{ type: 'RefundSettled', data: { ...data, to: 'SETTLED' } }]);
+    child.given([created(fromAccount)]).when(end('FAILED')).then([{ type: 'RefundFailed', data: { ...data, to: 'FAILED', reason: 'why' } }]);
+    child.given([created(fromAccount)]).when(end('UNSETTLED')).then([{ type: 'RefundUnsettled', data: { ...data, to: 'UNSETTLED', reason: 'why' } }]);
+    child.given([created(fromAccount)]).when(end('EXPIRED')).then([{ type: 'RefundExpired', data: { ...data, to: 'EXPIRED', reason: 'why' } }]);
+    const settled = [created(fromAccount), ...child.given([created(fromAccount)]).when(end('SETTLED')).decided()];
+    child.given(settled).when(end('SETTLED')).then([]);
+    child.given(settled).when(end('FAILED')).thenThrows('failedPrecondition', /refund r1 is SETTLED; it cannot become FAILED/);
   });
 
   it('answers another client\'s refund and a missing one as not found', () => {
-    expectRefused(() => decide([created(fromAccount)], { ...end('SETTLED'), tenant: OTHER_CLIENT }), 'notFound', /^refund not found$/);
-    expectRefused(() => decide([], end('SETTLED')), 'notFound', /^refund not found$/);
+    child.given([created(fromAccount)]).when({ ...end('SETTLED'), tenant: OTHER_CLIENT }).thenThrows('notFound', /^refund not found$/);
+    child.given([]).when(end('SETTLED')).thenThrows('notFound', /^refund not found$/);
   });
 
   it('funded from suspense: no account named; settled, the ledger moves suspense → refunds payable → clearing', () => {
-    const [settled] = decide([created(fromSuspense)], end('SETTLED'));
+    const [settled] = child.given([created(fromSuspense)]).when(end('SETTLED')).decided();
     expect(settled!.data).to.include({ fundingSource: 'SUSPENSE', accountId: null, to: 'SETTLED' });
     const recorded: RecordedEvent = { id: randomUUID(), stream: 'refund-r2', revision: 1n, position: { commit: 1n, prepare: 1n }, type: settled!.type,
       schemaVersion: 1, data: settled!.data, metadata: {}, recordedAt: now };
@@ -236,12 +230,12 @@ describe('refund child: its lifecycle', () => {
       ['system:CLP:refunds_payable -400', 'system:CLP:clearing 400'],
     ]);
     // Failed, the money stays where it was: no entry.
-    const [failed] = decide([created(fromSuspense)], end('FAILED'));
+    const [failed] = child.given([created(fromSuspense)]).when(end('FAILED')).decided();
     expect(entriesFor({ ...recorded, type: failed!.type, data: failed!.data })).to.deep.equal([]);
   });
 
   it('funded from an account: settled, the ledger pays refunds payable out to clearing (the hold\'s debit filled it)', () => {
-    const [settled] = decide([created(fromAccount)], end('SETTLED'));
+    const [settled] = child.given([created(fromAccount)]).when(end('SETTLED')).decided();
     const recorded: RecordedEvent = { id: randomUUID(), stream: 'refund-r1', revision: 1n, position: { commit: 1n, prepare: 1n }, type: settled!.type,
       schemaVersion: 1, data: settled!.data, metadata: {}, recordedAt: now };
     expect(entriesFor(recorded).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([

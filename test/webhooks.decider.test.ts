@@ -8,14 +8,13 @@ import { webhookDecider, type WebhookCommand as TenantCommand } from '../src/web
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { isNonPublicAddress, webhookUrlProblem } from '../src/webhooks/url.ts';
 import { publicOnlyLookup } from '../src/webhooks/dispatcher.ts';
-import { transactionPayload, webhookMappings, type PaymentFacts } from '../src/webhooks/mapping.ts';
+import { transactionPayload, webhookMappings, type PaymentFacts } from '../projections/webhookMappings.ts';
 import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
 import { SecretBox } from '../src/webhooks/secrets.ts';
 import { deliveryHeaders } from '../src/webhooks/signing.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
-import { foldEvents } from '../src/domain/decider.ts';
-import type { DomainError } from '../src/domain/errors.ts';
-import { expectRefused } from './support/refused.ts';
+import type { StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
+import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
 import { payloadProblems } from './support/webhooks.ts';
 import { ConfigError, loadConfig } from '../src/config.ts';
@@ -29,27 +28,24 @@ const endpoint = { endpointId: 'w1', clientId: 'c1', url: 'https://hooks.example
 const registered: WebhookEvent = { type: 'WebhookEndpointRegistered', data: { ...endpoint, registeredAt: at } };
 const deleted: WebhookEvent = { type: 'WebhookEndpointDeleted', data: { endpointId: 'w1', deletedAt: at } };
 
-const decide = (history: WebhookEvent[], command: WebhookCommand) =>
-  webhookDecider.decide(asOwner<TenantCommand>(command), foldEvents(webhookDecider, history));
-const refused = (history: WebhookEvent[], command: WebhookCommand, kind: DomainError['kind'], message: RegExp) =>
-  expectRefused(() => decide(history, command), kind, message);
+const { given } = DeciderSpecification.for(webhookDecider, asOwner<TenantCommand>);
 
 describe('webhook endpoint decider', () => {
   it('registers once, with a URL that passes the rule', () => {
-    expect(decide([], { type: 'RegisterEndpoint', endpoint, allowPrivate: false, now })).to.deep.equal([registered]);
-    refused([registered], { type: 'RegisterEndpoint', endpoint, allowPrivate: false, now }, 'alreadyExists', /already exists/);
-    refused([], { type: 'RegisterEndpoint', endpoint: { ...endpoint, url: 'http://127.0.0.1/x' }, allowPrivate: false, now }, 'invalid', /not a public address/);
-    expect(decide([], { type: 'RegisterEndpoint', endpoint: { ...endpoint, url: 'http://127.0.0.1/x' }, allowPrivate: true, now })).to.have.length(1);
+    given([]).when({ type: 'RegisterEndpoint', endpoint, allowPrivate: false, now }).then([registered]);
+    given([registered]).when({ type: 'RegisterEndpoint', endpoint, allowPrivate: false, now }).thenThrows('alreadyExists', /already exists/);
+    given([]).when({ type: 'RegisterEndpoint', endpoint: { ...endpoint, url: 'http://127.0.0.1/x' }, allowPrivate: false, now }).thenThrows('invalid', /not a public address/);
+    expect(given([]).when({ type: 'RegisterEndpoint', endpoint: { ...endpoint, url: 'http://127.0.0.1/x' }, allowPrivate: true, now }).decided()).to.have.length(1);
   });
 
   it('records only what a change changes, and checks a new URL', () => {
-    expect(decide([registered], { type: 'UpdateEndpoint', changes: { url: endpoint.url, events: null, enabled: true }, allowPrivate: false, now })).to.deep.equal([]);
-    expect(decide([registered], { type: 'UpdateEndpoint', changes: { events: ['payment.settled'], enabled: false }, allowPrivate: false, now })).to.deep.equal([
+    given([registered]).when({ type: 'UpdateEndpoint', changes: { url: endpoint.url, events: null, enabled: true }, allowPrivate: false, now }).then([]);
+    given([registered]).when({ type: 'UpdateEndpoint', changes: { events: ['payment.settled'], enabled: false }, allowPrivate: false, now }).then([
       { type: 'WebhookEndpointUpdated', data: { endpointId: 'w1', changes: { events: ['payment.settled'], enabled: false }, updatedAt: at } },
     ]);
     const narrowed: WebhookEvent = { type: 'WebhookEndpointUpdated', data: { endpointId: 'w1', changes: { events: ['payment.settled'] }, updatedAt: at } };
-    expect(decide([registered, narrowed], { type: 'UpdateEndpoint', changes: { events: ['payment.settled'] }, allowPrivate: false, now })).to.deep.equal([]);
-    refused([registered], { type: 'UpdateEndpoint', changes: { url: 'https://u:p@hooks.example.com/' }, allowPrivate: false, now }, 'invalid', /credentials/);
+    given([registered, narrowed]).when({ type: 'UpdateEndpoint', changes: { events: ['payment.settled'] }, allowPrivate: false, now }).then([]);
+    given([registered]).when({ type: 'UpdateEndpoint', changes: { url: 'https://u:p@hooks.example.com/' }, allowPrivate: false, now }).thenThrows('invalid', /credentials/);
   });
 
   it('answers another client’s endpoint, and a deleted one, as not found', () => {
@@ -58,11 +54,11 @@ describe('webhook endpoint decider', () => {
       { type: 'DeleteEndpoint', now },
     ];
     for (const command of commands) {
-      refused([registered], { ...command, tenant: OTHER_CLIENT }, 'notFound', /^webhook not found$/);
-      refused([registered, deleted], command, 'notFound', /^webhook not found$/);
-      refused([], command, 'notFound', /^webhook not found$/);
+      given([registered]).when({ ...command, tenant: OTHER_CLIENT }).thenThrows('notFound', /^webhook not found$/);
+      given([registered, deleted]).when(command).thenThrows('notFound', /^webhook not found$/);
+      given([]).when(command).thenThrows('notFound', /^webhook not found$/);
     }
-    expect(decide([registered], { type: 'RotateSecret', secret, now })).to.deep.equal([
+    given([registered]).when({ type: 'RotateSecret', secret, now }).then([
       { type: 'WebhookSecretRotated', data: { endpointId: 'w1', secret, rotatedAt: at } }]);
   });
 });
@@ -140,10 +136,11 @@ describe('webhook retry schedule', () => {
 });
 
 describe('webhook mapping', () => {
-  const recorded = (type: string, data: unknown, revision: number): RecordedEvent => ({
+  // Only the fields the mapping reads are given: the rest of each type's data is left out.
+  const recorded = <K extends StoredEventType>(type: K, data: Partial<StoredEventData[K]>, revision: number) => ({
     id: `00000000-0000-4000-8000-00000000000${revision}`, stream: 'payment-p1', revision: BigInt(revision), position: { commit: 1n, prepare: BigInt(revision) },
     type, schemaVersion: 1, data, metadata: {}, recordedAt: now,
-  });
+  }) as RecordedEvent<K, StoredEventData[K]>;
   const created = recorded('PaymentCreated', {
     paymentId: 'p1', clientId: 'c1', externalId: 'order-1', identityId: 'i1', identityEmail: 'shop@example.com', totalAmount: '10.00',
     currency: 'USD', type: 'PURCHASE', customerId: null, createdAt: at,

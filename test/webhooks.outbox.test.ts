@@ -20,7 +20,7 @@ import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { createFreshSchema, searchPathOf } from '../src/projection/projectorSchema.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { createWebhooksProjector, webhooksProjector } from '../projections/webhooks.ts';
-import { webhookMappings, webhookEventId, type Mapping } from '../src/webhooks/mapping.ts';
+import { webhookMappings, webhookEventId, type Mapping } from '../projections/webhookMappings.ts';
 import { enqueueTestPing } from '../src/webhooks/outbox.ts';
 import { CLAIM_LEASE_MS, type WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 
@@ -194,7 +194,7 @@ for (const target of databaseTargets()) {
       const count = await outboxCount();
 
       // The next version also sends purchase.attempted for every payment created: history must not get it.
-      const attempted: Mapping = (event, facts) => {
+      const attempted: Mapping<'PaymentCreated'> = (event, facts) => {
         const mapped = webhookMappings.PaymentCreated!(event, facts);
         const f = mapped.facts!;
         return { ...mapped, emissions: [{ id: webhookEventId(event.id, 'purchase.attempted'), eventType: 'purchase.attempted', clientId: f.clientId,

@@ -14,7 +14,7 @@ import type { Decider } from '../domain/decider.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
-import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { AccountCreditedData } from '../ledger/events.ts';
 import { reservationDecider } from '../domain/reservation.ts';
 import { streamType } from '../eventstore/streams.ts';

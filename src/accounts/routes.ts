@@ -10,7 +10,7 @@ import { balanceAt, STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } fro
 import { idParamSchema } from '../../schemas/common.ts';
 import { accountsPage, type AccountRow } from '../../projections/accounts.ts';
 import { balancesOf } from '../../projections/ledger.ts';
-import { formatAmount, parseAmount } from '../ledger/money.ts';
+import { formatAmount, parseAmount } from '../domain/money.ts';
 import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
 import type { Services } from '../http/services.ts';
 import { clientIdOf, tenantOf, commandMetadata } from '../http/tenancy.ts';

@@ -11,7 +11,7 @@ import { customerOfClient } from '../customers/handlers.ts';
 import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import { amountIn, checkNodeAccounts, destinationOf, refuseRefundType } from '../payments/handlers.ts';
 import { checkOriginAmounts, pricedNode, validateNode, type NodeContext, type NodeSide } from '../payments/nodes.ts';
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';

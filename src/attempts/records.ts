@@ -1,6 +1,6 @@
 /** An attempt's read-model row → the attempt record: the detailed transaction shape payments answer, status ATTEMPT. */
 import type { AttemptView } from './ports.ts';
-import { formatAmount } from '../ledger/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { detailedTransaction, type DetailContext, type TransactionNode } from '../payments/records.ts';
 
 export function attemptRecord(row: AttemptView, context: DetailContext) {

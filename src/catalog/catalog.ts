@@ -11,7 +11,7 @@ import {
   banksFileSchema, fxRatesFileSchema, nodeTypes, nodeTypesFileSchema,
   type Bank, type CatalogNodeType, type Direction, type NodeTypeName,
 } from '../../schemas/catalog.ts';
-import { AmountError, parseAmount } from '../ledger/money.ts';
+import { AmountError, parseAmount } from '../domain/money.ts';
 
 export type { Bank, CatalogNodeType, Direction };
 

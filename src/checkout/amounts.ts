@@ -8,7 +8,7 @@
  */
 import type { Catalog } from '../catalog/catalog.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { AmountError, applyRate, formatAmount, parseAmount, percentOf, toDecimal, zeroAmount, type Decimal } from '../ledger/money.ts';
+import { AmountError, applyRate, formatAmount, parseAmount, percentOf, toDecimal, zeroAmount, type Decimal } from '../domain/money.ts';
 import type { CurrencyConfig, SessionItem } from './events.ts';
 
 export interface ItemInput {

@@ -13,10 +13,12 @@ import { runCommand, streamState } from '../eventstore/streams.ts';
 import { failpoint } from '../failpoints.ts';
 import { deterministicId, createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import { recordedAllAs } from '../eventstore/typedEvents.ts';
 import { DomainError, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
-import { formatAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { Platform } from '../platform.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { customerOfClient } from '../customers/handlers.ts';
 import { amountIn, createPayment, loadPayment } from '../payments/handlers.ts';
 import type { PaymentView } from '../payments/ports.ts';
@@ -412,7 +414,7 @@ export async function releaseStalledReservation(platform: Platform, sessionId: s
   if ((await loadPayment(platform, paymentId)).payment) return false;
   // The event that reserved the session for this payment, the latest (a session's streams hold a few dozen events).
   const recent = await platform.storage.store.readStream(sessionStream(sessionId), { direction: 'backwards', limit: RESERVATION_LOOKBACK_EVENTS });
-  const reservation = recent.find((e) => e.type === 'CheckoutSessionPaymentStarted' && (e.data as { paymentId: string }).paymentId === paymentId);
+  const reservation = recordedAllAs<StoredEventData>(recent).find((e) => e.type === 'CheckoutSessionPaymentStarted' && e.data.paymentId === paymentId);
   if (!reservation) return false;
   const session = (await loadSession(platform, sessionId)).session;
   // Released to EXPIRED, or not, at the session's own time: its test clock's when it is bound to one.

@@ -10,7 +10,7 @@
  */
 import type { Catalog } from '../catalog/catalog.ts';
 import type { CheckoutSessionView, PaymentLinkView } from './ports.ts';
-import { formatAmount } from '../ledger/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { effectiveStatus } from './decider.ts';
 
 export const PAGE_ASSETS_PATH = '/checkout-assets';

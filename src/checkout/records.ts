@@ -3,7 +3,7 @@
  * session past expiresAt is EXPIRED, a link past its active period is inactive, before any job records it.
  */
 import type { CheckoutSessionView, PaymentLinkView } from './ports.ts';
-import { formatAmount } from '../ledger/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { effectiveStatus } from './decider.ts';
 
 /** Where the hosted pages live, under the service's own origin. */

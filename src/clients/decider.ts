@@ -1,7 +1,7 @@
 import type { Decider } from '../domain/decider.ts';
 import { streamType } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound } from '../domain/errors.ts';
-import { toDecimal } from '../ledger/money.ts';
+import { toDecimal } from '../domain/money.ts';
 import type { ClientEvent } from './events.ts';
 
 export type ClientCommand =

@@ -3,7 +3,7 @@ import type { EventMetadata } from '../eventstore/port.ts';
 import { runCommand, type CommandPorts } from '../eventstore/streams.ts';
 import type { Runtime } from '../domain/runtime.ts';
 import type { ClientCredentials } from '../../schemas/clients.ts';
-import { formatAmount, parseAmount } from '../ledger/money.ts';
+import { formatAmount, parseAmount } from '../domain/money.ts';
 import { clientStreamType } from './decider.ts';
 import { clientStream } from './events.ts';
 import { generateApiKey, generateClientSecret, hashSecret } from './credentials.ts';

@@ -11,30 +11,28 @@
  * nothing more.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RecordedEvent } from '../eventstore/port.ts';
-import type { Reactor } from '../projection/projector.ts';
+import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
-import type { DocumentNumberEvent } from './events.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { releaseAbandonedReservation } from './handlers.ts';
 
 export const DOCUMENT_NUMBERS_REACTOR_NAME = 'customer_document_numbers';
 
-type Reserved = Extract<DocumentNumberEvent, { type: 'CustomerDocumentNumberReserved' }>['data'];
-
 export function documentNumbersReactor(platform: Platform): Reactor {
   const graceMs = platform.config.abandonedReservationMs;
-  return {
+  return defineReactor<StoredEventData>({
     name: DOCUMENT_NUMBERS_REACTOR_NAME,
-    handles: ['CustomerDocumentNumberReserved'],
-    async react(event: RecordedEvent, stopping: AbortSignal) {
-      const reserved = event.data as Reserved;
-      // Bounded by graceMs: the reservation was recorded before now (give or take the clocks' skew).
-      const waitMs = Math.min(event.recordedAt.getTime() + graceMs - Date.now(), graceMs);
-      if (waitMs > 0) await sleep(waitMs, undefined, { signal: stopping });
-      await releaseAbandonedReservation(platform, {
-        clientId: reserved.clientId, documentNumber: reserved.documentNumber, customerId: reserved.customerId,
-        reservationRevision: Number(event.revision), reservationEventId: event.id,
-      }, { clientId: reserved.clientId, actor: 'customers', causationId: event.id });
+    handlers: {
+      async CustomerDocumentNumberReserved(event, stopping) {
+        const reserved = event.data;
+        // Bounded by graceMs: the reservation was recorded before now (give or take the clocks' skew).
+        const waitMs = Math.min(event.recordedAt.getTime() + graceMs - Date.now(), graceMs);
+        if (waitMs > 0) await sleep(waitMs, undefined, { signal: stopping });
+        await releaseAbandonedReservation(platform, {
+          clientId: reserved.clientId, documentNumber: reserved.documentNumber, customerId: reserved.customerId,
+          reservationRevision: Number(event.revision), reservationEventId: event.id,
+        }, { clientId: reserved.clientId, actor: 'customers', causationId: event.id });
+      },
     },
-  };
+  });
 }

@@ -13,7 +13,7 @@ import type { Decider } from '../domain/decider.ts';
 import type { StreamPart } from '../eventstore/streams.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import { PARENT_REFUND_EVENT_TYPES } from '../payments/refunds/events.ts';
 import type { PaymentSettledData } from '../ledger/events.ts';
 import type { CompanionStatus, DepositCompanionCreatedData, DepositEventData, DepositReceivedData, DepositStreamEvent, ReconciliationStatus } from './events.ts';

@@ -9,10 +9,12 @@
 import type { DepositNotification } from '../../schemas/deposits.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import type { Position } from '../eventstore/position.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { clientTenant } from '../domain/tenancy.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { Platform } from '../platform.ts';
 import { accountNumberStreamType, accountStreamType, settlementAnswerOf, type AccountState } from '../accounts/decider.ts';
 import { accountNumberStream, accountStream } from '../accounts/events.ts';
@@ -129,15 +131,16 @@ export interface ReceivedDeposit {
 async function existingDeposit(
   platform: Platform, paymentId: string, externalId: string, input: DepositNotification, totalAmount: string,
 ): Promise<ReceivedDeposit | null> {
-  const [first] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
-  if (!first) return null;
+  const [stored] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
+  if (!stored) return null;
+  const first = recordedAs<StoredEventData>(stored);
   if (first.type === 'DepositReceived') {
-    refuseDifferences(input, unassignedDifferences(first.data as DepositReceivedData, input, totalAmount));
+    refuseDifferences(input, unassignedDifferences(first.data, input, totalAmount));
     return { paymentId, outcome: 'UNASSIGNED', recorded: false };
   }
   // A matched deposit: a LOCAL_DEPOSIT the provider's notification created.
-  if (first.type === 'PaymentCreated' && isMatchedDeposit(first.data as { type: string }, first.metadata.actor)) {
-    refuseDifferences(input, await matchedDifferences(platform, first.data as MatchedDepositData, input, totalAmount));
+  if (first.type === 'PaymentCreated' && isMatchedDeposit(first.data, first.metadata.actor)) {
+    refuseDifferences(input, await matchedDifferences(platform, first.data, input, totalAmount));
     return { paymentId, outcome: 'MATCHED', recorded: false };
   }
   // A payment the client created itself with this externalId: the notification must not touch it.

@@ -7,36 +7,39 @@
  * deposit records it once, the companion is created once (deterministic ids), so running it twice changes nothing.
  */
 import type { RecordedEvent } from '../eventstore/port.ts';
-import type { Reactor } from '../projection/projector.ts';
+import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
-import type { PaymentCreatedData } from '../payments/events.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { platformAt, onClockMetadata } from '../testClocks/time.ts';
-import type { DepositEventData } from './events.ts';
 import { finishAssignment, finishMatched, isMatchedDeposit, loadDeposit, refundExpiredDeposit } from './handlers.ts';
 
 export const DEPOSIT_REACTOR_NAME = 'deposit_process';
 
 export function assignmentReactor(platform: Platform): Reactor {
-  return {
-    name: DEPOSIT_REACTOR_NAME,
-    handles: ['PaymentCreated', 'DepositAssignmentRequested', 'DepositAssigned', 'DepositRefundDue'],
-    async react(event: RecordedEvent) {
-      const { paymentId } = event.data as { paymentId: string };
-      const metadata = { clientId: event.metadata.clientId, actor: 'deposit-process', causationId: event.id };
-      if (event.type === 'PaymentCreated') {
-        // Any payment's creation: only a matched deposit's has steps of this process after it.
-        const created = event.data as PaymentCreatedData;
-        if (isMatchedDeposit(created, event.metadata.actor)) await finishMatched(platform, paymentId, created.totalAmount, metadata);
-        return;
-      }
-      const clockId = (await loadDeposit(platform, paymentId)).deposit?.testClockId;
-      if (event.type === 'DepositRefundDue') {
-        // A deposit bound to a test clock: its refund child is issued at the instant it expired on that clock.
-        const at = new Date((event.data as DepositEventData<'DepositRefundDue'>).at);
-        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadata, clockId, at));
-      } else {
-        await finishAssignment(clockId ? platformAt(platform, new Date((event.data as { at: string }).at)) : platform, paymentId, metadata);
-      }
-    },
+  const metadataOf = (event: RecordedEvent) => ({ clientId: event.metadata.clientId, actor: 'deposit-process', causationId: event.id });
+  const clockOf = async (paymentId: string) => (await loadDeposit(platform, paymentId)).deposit?.testClockId;
+  const finish = async (event: RecordedEvent<string, { paymentId: string; at: string }>) => {
+    const { paymentId, at } = event.data;
+    const clockId = await clockOf(paymentId);
+    await finishAssignment(clockId ? platformAt(platform, new Date(at)) : platform, paymentId, metadataOf(event));
   };
+  return defineReactor<StoredEventData>({
+    name: DEPOSIT_REACTOR_NAME,
+    handlers: {
+      async PaymentCreated(event) {
+        // Any payment's creation: only a matched deposit's has steps of this process after it.
+        const created = event.data;
+        if (isMatchedDeposit(created, event.metadata.actor)) await finishMatched(platform, created.paymentId, created.totalAmount, metadataOf(event));
+      },
+      DepositAssignmentRequested: finish,
+      DepositAssigned: finish,
+      async DepositRefundDue(event) {
+        const { paymentId } = event.data;
+        const clockId = await clockOf(paymentId);
+        // A deposit bound to a test clock: its refund child is issued at the instant it expired on that clock.
+        const at = new Date(event.data.at);
+        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadataOf(event), clockId, at));
+      },
+    },
+  });
 }

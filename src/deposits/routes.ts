@@ -17,7 +17,7 @@ import type { Services } from '../http/services.ts';
 import { clientIdOf, commandMetadata, tenantOf } from '../http/tenancy.ts';
 import { notFound, unauthorized } from '../http/errors.ts';
 import { pageOfResults, pageRequest } from '../http/pagination.ts';
-import { formatAmount } from '../ledger/money.ts';
+import { formatAmount } from '../domain/money.ts';
 import { paymentRecord } from '../payments/records.ts';
 import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
 import { anyPayment } from '../../projections/payments.queries.ts';

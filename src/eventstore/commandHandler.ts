@@ -111,14 +111,16 @@ async function serialised<T>(store: EventStore, stream: string, work: () => Prom
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Folds the events appended after `folded.revision` into `folded` (in place) and answers it. */
-async function catchUp<Event extends DecidedEvent, State>(
-  store: EventStore, stream: string, decider: Decider<unknown, Event, State>, folded: Folded<State>,
+async function catchUp<StreamEvent extends DecidedEvent, State>(
+  store: EventStore, stream: string, decider: Decider<unknown, DecidedEvent, State, StreamEvent>, folded: Folded<State>,
 ): Promise<Folded<State>> {
   // Whole stream, page by page: a state folded from part of it would decide wrongly.
   for (;;) {
     const from = folded.revision === null ? 0n : folded.revision + 1n;
     const page = await store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
-    for (const event of page) folded.state = decider.evolve(folded.state, { type: event.type, data: event.data } as Event);
+    // The store reads events back untyped; the stream holds only what its deciders appended (`StreamEvent`), brought
+    // up to their current versions by the upcasters: the producers' promise (src/eventstore/typedEvents.ts).
+    for (const event of page) folded.state = decider.evolve(folded.state, { type: event.type, data: event.data } as StreamEvent);
     if (page.length > 0) folded.revision = page[page.length - 1]!.revision;
     if (page.length < MAX_READ_LIMIT) return folded;
   }
@@ -128,10 +130,10 @@ async function catchUp<Event extends DecidedEvent, State>(
  * Handles `command` on `stream`. `command` may be a function of the current state (a command whose facts
  * depend on the object, such as asking the provider about a payment): it is called again on every retry.
  */
-export function handleCommand<Command, Event extends DecidedEvent, State>(
+export function handleCommand<Command, Event extends StreamEvent, State, StreamEvent extends DecidedEvent = Event>(
   store: EventStore,
   stream: string,
-  decider: Decider<Command, Event, State>,
+  decider: Decider<Command, Event, State, StreamEvent>,
   command: Command | ((state: State) => Command),
   metadata: EventMetadata,
   options: CommandOptions = {},
@@ -205,8 +207,8 @@ export function handleCommand<Command, Event extends DecidedEvent, State>(
  * The state of `stream` folded by `decider`, as a command would decide on it now (the same cache and queue as
  * `handleCommand`, so a read between commands costs only the events appended since).
  */
-export function readState<Event extends DecidedEvent, State>(
-  store: EventStore, stream: string, decider: Decider<unknown, Event, State>,
+export function readState<Event extends StreamEvent, State, StreamEvent extends DecidedEvent = Event>(
+  store: EventStore, stream: string, decider: Decider<unknown, Event, State, StreamEvent>,
 ): Promise<State> {
   const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
   return serialised(store, stream, async () => {

@@ -29,32 +29,37 @@ export type ReadModelWaits<Command extends { type: string }> = { readonly [Type 
 
 type AnyEvent = { type: string; data: unknown };
 
-/** A decider and its waits: a stream's whole decider, or a part of one (see `composeParts`). */
-export interface StreamPart<Command extends { type: string }, Event extends AnyEvent, State> {
-  decider: Decider<Command, Event, State>;
+/**
+ * A decider and its waits: a stream's whole decider, or a part of one (see `composeParts`). `Folded`: every event
+ * the stream may hold (its own `Event`s, and a part's neighbours').
+ */
+export interface StreamPart<Command extends { type: string }, Event extends Folded, State, Folded extends AnyEvent = Event> {
+  decider: Decider<Command, Event, State, Folded>;
   readModels: ReadModelWaits<Command>;
 }
 
-export interface StreamType<Command extends { type: string }, Event extends AnyEvent, State> extends StreamPart<Command, Event, State> {
+export interface StreamType<Command extends { type: string }, Event extends Folded, State, Folded extends AnyEvent = Event>
+  extends StreamPart<Command, Event, State, Folded> {
   /** Every stream of this type is named `<prefix><id>`, and no stream of another type is. */
   prefix: string;
 }
 
 /** A stream type of any decider, as the list of every stream type sees it (`any`: the deciders differ). */
-export type AnyStreamType = StreamType<any, any, any>;
+export type AnyStreamType = StreamType<any, any, any, any>;
 
-export function streamType<Command extends { type: string }, Event extends AnyEvent, State>(
-  prefix: string, part: StreamPart<Command, Event, State>,
-): StreamType<Command, Event, State> {
+export function streamType<Command extends { type: string }, Event extends Folded, State, Folded extends AnyEvent = Event>(
+  prefix: string, part: StreamPart<Command, Event, State, Folded>,
+): StreamType<Command, Event, State, Folded> {
   if (prefix.length === 0) throw new Error('a stream type needs a name prefix');
   return { prefix, decider: part.decider, readModels: part.readModels };
 }
 
 /** A part of any decider (`any`: the parts differ; their own types are recovered below). */
-type AnyPart = StreamPart<any, any, any>;
-type CommandOf<P> = P extends StreamPart<infer C, AnyEvent, unknown> ? C : never;
-type EventOf<P> = P extends StreamPart<{ type: string }, infer E, unknown> ? E : never;
-type StateOf<P> = P extends StreamPart<{ type: string }, AnyEvent, infer S> ? S : never;
+type AnyPart = StreamPart<any, any, any, any>;
+type CommandOf<P> = P extends StreamPart<infer C, any, unknown, any> ? C : never;
+type EventOf<P> = P extends StreamPart<{ type: string }, infer E, unknown, any> ? E : never;
+type StateOf<P> = P extends StreamPart<{ type: string }, any, infer S, any> ? S : never;
+type FoldedOf<P> = P extends StreamPart<{ type: string }, any, unknown, infer F> ? F : never;
 
 /** The state of a composed stream: each part's own, under the part's name. */
 export type ComposedState<Parts extends Record<string, AnyPart>> = { [Name in keyof Parts]: StateOf<Parts[Name]> };
@@ -65,9 +70,10 @@ export type ComposedState<Parts extends Record<string, AnyPart>> = { [Name in ke
  * every part (each leaves alone what is not its own). The parts keep their logic where it lives.
  */
 export function composeParts<Parts extends Record<string, AnyPart>>(parts: Parts): StreamPart<
-  CommandOf<Parts[keyof Parts]>, EventOf<Parts[keyof Parts]>, ComposedState<Parts>
+  CommandOf<Parts[keyof Parts]>, EventOf<Parts[keyof Parts]>, ComposedState<Parts>, FoldedOf<Parts[keyof Parts]> | EventOf<Parts[keyof Parts]>
 > {
   type Command = CommandOf<Parts[keyof Parts]>;
+  type Event = EventOf<Parts[keyof Parts]>;
   const names = Object.keys(parts) as Array<keyof Parts & string>;
   const partOf = new Map<string, keyof Parts & string>();
   const readModels: Record<string, ReadModelWait> = {};
@@ -80,7 +86,7 @@ export function composeParts<Parts extends Record<string, AnyPart>>(parts: Parts
     }
   }
   const initialState = Object.fromEntries(names.map((name) => [name, parts[name]!.decider.initialState])) as ComposedState<Parts>;
-  const decider: Decider<Command, EventOf<Parts[keyof Parts]>, ComposedState<Parts>> = {
+  const decider: Decider<Command, Event, ComposedState<Parts>, FoldedOf<Parts[keyof Parts]> | Event> = {
     initialState,
     decide(command, state) {
       const name = partOf.get(command.type);
@@ -116,7 +122,7 @@ export function storeOnly(store: EventStore): CommandPorts {
   return { storage: { store }, readYourWrites: () => settled };
 }
 
-function mustName<Command extends { type: string }, Event extends AnyEvent, State>(on: StreamType<Command, Event, State>, stream: string): void {
+function mustName(on: AnyStreamType, stream: string): void {
   if (!stream.startsWith(on.prefix)) throw new Error(`stream ${stream} is not a ${on.prefix}… stream: another decider decides it`);
 }
 
@@ -133,8 +139,8 @@ export interface CommandOutcome<Event, State> extends CommandResult<Event, State
  * concurrent write, exactly once under an Idempotency-Key), then waits for the read models as the type's table says
  * for the command. `command` may be a function of the state, as for `handleCommand`.
  */
-export async function runCommand<Command extends { type: string }, Event extends AnyEvent, State>(
-  ports: CommandPorts, on: StreamType<Command, Event, State>, stream: string, command: Command | ((state: State) => Command),
+export async function runCommand<Command extends { type: string }, Event extends Folded, State, Folded extends AnyEvent = Event>(
+  ports: CommandPorts, on: StreamType<Command, Event, State, Folded>, stream: string, command: Command | ((state: State) => Command),
   metadata: EventMetadata, options: CommandOptions = {},
 ): Promise<CommandOutcome<Event, State>> {
   mustName(on, stream);
@@ -155,8 +161,8 @@ export async function runCommand<Command extends { type: string }, Event extends
 }
 
 /** The state of `stream` as its type's decider folds it, as a command would decide on it now. */
-export function streamState<Command extends { type: string }, Event extends AnyEvent, State>(
-  ports: Pick<CommandPorts, 'storage'>, on: StreamType<Command, Event, State>, stream: string,
+export function streamState<Command extends { type: string }, Event extends Folded, State, Folded extends AnyEvent = Event>(
+  ports: Pick<CommandPorts, 'storage'>, on: StreamType<Command, Event, State, Folded>, stream: string,
 ): Promise<State> {
   mustName(on, stream);
   return readState(ports.storage.store, stream, on.decider);

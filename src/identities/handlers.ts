@@ -8,6 +8,8 @@ import { definedOnly } from '../../schemas/events/common.ts';
 import type { CommandResult } from '../eventstore/commandHandler.ts';
 import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import {
@@ -116,8 +118,8 @@ async function membersOf(platform: Platform, identityIds: readonly string[]): Pr
       store.readStream(identityStream(identityId), { limit: 1 }),
       store.readStream(identityStream(identityId), { direction: 'backwards', limit: 1 }),
     ]);
-    const created = first?.type === 'IdentityCreated' ? (first.data as { clientId: string }) : null;
-    return { clientId: created?.clientId ?? null, deleted: last?.type === 'IdentityDeleted' };
+    const created = first ? recordedAs<StoredEventData>(first) : null;
+    return { clientId: created?.type === 'IdentityCreated' ? created.data.clientId : null, deleted: last?.type === 'IdentityDeleted' };
   }));
   return Object.fromEntries(unique.map((identityId, n) => [identityId, members[n]!]));
 }

@@ -16,7 +16,7 @@ import type { Decider } from '../domain/decider.ts';
 import type { StreamPart } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal } from '../domain/money.ts';
 import {
   paymentEventSchemas, TERMINAL_STATUSES, type ExpiryReason, type PaymentCreatedData, type PaymentDocument, type PaymentEvent,
   type PaymentStatus,

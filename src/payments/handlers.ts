@@ -8,7 +8,7 @@ import { recordedByRequest } from '../eventstore/commandHandler.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal } from '../domain/money.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';

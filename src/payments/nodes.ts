@@ -8,7 +8,7 @@
  */
 import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal, type Decimal } from '../ledger/money.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, type Decimal } from '../domain/money.ts';
 import { countryCodes } from '../../schemas/countries.ts';
 import {
   MAX_NODE_FIELD_LENGTH, MAX_PAYMENT_NODES, nodeKeys, type PaymentNodeInput,

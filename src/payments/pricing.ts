@@ -5,7 +5,7 @@
  */
 import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
 import { domainInvalid } from '../domain/errors.ts';
-import { applyRate, formatAmount, parseAmount, percentOf, toDecimal, zeroAmount } from '../ledger/money.ts';
+import { applyRate, formatAmount, parseAmount, percentOf, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { PaymentExchange, PaymentFee } from './events.ts';
 
 /** The method's fee on `totalAmount`, in the payment's currency. A fixed fee in another currency is converted. */

@@ -3,7 +3,7 @@
  * detailed shape of a payment attempt (src/attempts/) is mapped by the same `detailedTransaction`.
  */
 import type { DetailedPayment, PaymentRecord } from '../../schemas/payments.ts';
-import { formatAmount, toDecimal } from '../ledger/money.ts';
+import { formatAmount, toDecimal } from '../domain/money.ts';
 import type { PaymentView } from './ports.ts';
 import { nodeKeyOf, type PaymentNode } from '../../schemas/paymentNodes.ts';
 import type { PaymentExchange, PaymentFee } from './events.ts';

@@ -18,6 +18,8 @@ import { pageOfResults, pageRequest } from '../http/pagination.ts';
 import { dayRange } from '../http/dates.ts';
 import { apiVersionHeaderDoc, apiVersionOf } from '../http/apiVersion.ts';
 import { MAX_READ_LIMIT } from '../eventstore/port.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { paymentStream } from './events.ts';
 import { refundStream } from './refunds/events.ts';
 import { detailedPayment, paymentRecord } from './records.ts';
@@ -230,7 +232,7 @@ async function getPaymentEvents(
     // The business time: the test clock's for an event recorded under one, else when it was recorded.
     occurredAt: typeof event.metadata?.businessTime === 'string' ? event.metadata.businessTime : event.recordedAt.toISOString(),
     recordedAt: event.recordedAt.toISOString(),
-    actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: event.data as Record<string, unknown>,
+    actor: typeof event.metadata?.actor === 'string' ? event.metadata.actor : null, data: recordedAs<StoredEventData>(event).data,
   })) } };
 }
 

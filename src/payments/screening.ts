@@ -5,7 +5,7 @@
  */
 import type { Catalog } from '../catalog/catalog.ts';
 import type { OperationLevel } from '../customers/events.ts';
-import { toDecimal, type Decimal } from '../ledger/money.ts';
+import { toDecimal, type Decimal } from '../domain/money.ts';
 import type { Screening } from './decider.ts';
 
 export interface ReviewThresholds {

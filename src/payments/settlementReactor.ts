@@ -6,28 +6,27 @@
  * and a payment already settled is left alone, so running it twice changes nothing.
  */
 import type { RecordedEvent } from '../eventstore/port.ts';
-import type { Reactor } from '../projection/projector.ts';
+import { defineReactor, type Reactor } from '../projection/projector.ts';
 import type { Platform } from '../platform.ts';
-import type { AccountCreditedData } from '../ledger/events.ts';
-import type { AccountCreditRefusedData } from '../accounts/events.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { settleReceived } from './handlers.ts';
 
 export const SETTLEMENT_REACTOR_NAME = 'settlement';
 
 export function settlementReactor(platform: Platform): Reactor {
-  return {
-    name: SETTLEMENT_REACTOR_NAME,
-    handles: ['PaymentReceived', 'AccountCredited', 'AccountCreditRefused'],
-    async react(event: RecordedEvent) {
-      const metadata = { clientId: event.metadata.clientId, actor: 'settlement', causationId: event.id };
-      if (event.type === 'PaymentReceived') {
-        const { paymentId } = event.data as { paymentId: string };
-        // Only INSTANT payments settle on receipt; settleReceived leaves the others to their batch.
-        await settleReceived(platform, paymentId, null, metadata);
-        return;
-      }
-      const answer = event.data as AccountCreditedData | AccountCreditRefusedData;
-      await settleReceived(platform, answer.paymentId, answer.settlementBatchId, metadata);
-    },
+  const metadataOf = (event: RecordedEvent) => ({ clientId: event.metadata.clientId, actor: 'settlement', causationId: event.id });
+  const answered = async (event: RecordedEvent<string, { paymentId: string; settlementBatchId: string | null }>) => {
+    await settleReceived(platform, event.data.paymentId, event.data.settlementBatchId, metadataOf(event));
   };
+  return defineReactor<StoredEventData>({
+    name: SETTLEMENT_REACTOR_NAME,
+    handlers: {
+      async PaymentReceived(event) {
+        // Only INSTANT payments settle on receipt; settleReceived leaves the others to their batch.
+        await settleReceived(platform, event.data.paymentId, null, metadataOf(event));
+      },
+      AccountCredited: answered,
+      AccountCreditRefused: answered,
+    },
+  });
 }

@@ -10,6 +10,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { RecordedEvent } from '../eventstore/port.ts';
+import { handleEvent, recordedAllAs, type EventHandlers, type EventMap, type EventType, type Recorded } from '../eventstore/typedEvents.ts';
 import type { NoTables } from '../db/database.ts';
 
 /**
@@ -56,33 +57,47 @@ interface ProjectorParts<T extends Tables> {
   writesOutside?: boolean;
 }
 
-export type EventHandler<T extends Tables> = (trx: Kysely<T>, event: RecordedEvent) => Promise<void>;
+/** One handler per event type of `M`, each given the runner's transaction and its type's event. */
+export type ProjectorHandlers<T extends Tables, M extends EventMap> = {
+  readonly [K in EventType<M>]?: (trx: Kysely<T>, event: RecordedEvent<K, M[K]>) => Promise<void>;
+};
 
-export interface ProjectorDefinition<T extends Tables> extends ProjectorParts<T> {
-  /** One handler per event type; applied one event at a time, in order. */
-  handlers: Record<string, EventHandler<T>>;
+/**
+ * A projector over its tables `T` that handles the events of the map `M` (the service's stored events,
+ * `StoredEventData`), one event at a time, in order. A handler key that is not an event type of `M` does not compile.
+ */
+export interface ProjectorDefinition<T extends Tables, M extends EventMap> extends ProjectorParts<T> {
+  handlers: ProjectorHandlers<T, M>;
 }
 
-export interface BatchProjectorDefinition<T extends Tables> extends ProjectorParts<T> {
-  handles: readonly string[];
+export interface BatchProjectorDefinition<T extends Tables, M extends EventMap> extends ProjectorParts<T> {
+  handles: readonly EventType<M>[];
   /** Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. */
-  apply(trx: Kysely<T>, events: readonly RecordedEvent[]): Promise<void>;
+  apply(trx: Kysely<T>, events: readonly Recorded<M>[]): Promise<void>;
+}
+
+function projectorHandler<T extends Tables, M extends EventMap, K extends EventType<M>>(
+  handlers: ProjectorHandlers<T, M>, type: K,
+): ((trx: Kysely<T>, event: RecordedEvent<K, M[K]>) => Promise<void>) | undefined {
+  return Object.hasOwn(handlers, type) ? handlers[type] : undefined;
 }
 
 /** A projector over its own tables `T`: its setup and handlers see the runner's transaction with them. */
-export function defineProjector<T extends Tables>(definition: ProjectorDefinition<T> | BatchProjectorDefinition<T>): Projector {
+export function defineProjector<T extends Tables, M extends EventMap>(
+  definition: ProjectorDefinition<T, M> | BatchProjectorDefinition<T, M>,
+): Projector {
   const own = (trx: Kysely<NoTables>): Kysely<T> => trx.withTables<T>();
   let handles: readonly string[];
-  let apply: (trx: Kysely<T>, events: readonly RecordedEvent[]) => Promise<void>;
+  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[]) => Promise<void>;
   if ('handlers' in definition) {
     const { handlers } = definition;
     handles = Object.keys(handlers);
     apply = async (trx, events) => {
-      for (const event of events) await handlers[event.type]?.(trx, event);
+      for (const event of events) await projectorHandler(handlers, event.type)?.(trx, event);
     };
   } else {
     handles = definition.handles;
-    apply = definition.apply;
+    apply = (trx, events) => definition.apply(trx, events);
   }
   return {
     name: definition.name,
@@ -92,7 +107,7 @@ export function defineProjector<T extends Tables>(definition: ProjectorDefinitio
     setup: (trx) => definition.setup(own(trx)),
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
-    apply: (trx, events) => apply(own(trx), events),
+    apply: (trx, events) => apply(own(trx), recordedAllAs<M>(events)),
   };
 }
 
@@ -109,6 +124,21 @@ export interface Reactor {
    * throwing, and the event is reacted to again by the next holder.
    */
   react(event: RecordedEvent, stopping: AbortSignal): Promise<void>;
+}
+
+/**
+ * A reactor's handlers: one per event type of `M` it reacts to, each given its type's event and the runner's
+ * `stopping` signal (see `Reactor.react`).
+ */
+export interface ReactorDefinition<M extends EventMap> {
+  name: string;
+  handlers: EventHandlers<M, [stopping: AbortSignal], Promise<void>>;
+}
+
+/** A reactor that reacts to the events of `M` its handlers are keyed by (an unknown key does not compile). */
+export function defineReactor<M extends EventMap>(definition: ReactorDefinition<M>): Reactor {
+  const { name, handlers } = definition;
+  return { name, handles: Object.keys(handlers), react: async (event, stopping) => { await handleEvent(handlers, event, stopping); } };
 }
 
 const NAME = /^[a-z][a-z0-9_]{0,30}$/;

@@ -10,6 +10,7 @@ import { clientEvents, type ClientEvent } from '../clients/events.ts';
 import { depositEvents, type DepositEvent } from '../deposits/events.ts';
 import { customerEvents, type CustomerEvent, type DocumentNumberEvent } from '../customers/events.ts';
 import { EventContracts } from '../eventstore/upcasting.ts';
+import type { EventMapOf, Recorded } from '../eventstore/typedEvents.ts';
 import { identityEvents, type IdentityEvent, type IdentityGraphEvent } from '../identities/events.ts';
 import { paymentEvents, type PaymentEvent } from '../payments/events.ts';
 import { integrityEvents, type IntegrityEvent } from '../integrity/events.ts';
@@ -27,6 +28,17 @@ export type StoredEvent =
   | ClientEvent | IdentityEvent | IdentityGraphEvent | CustomerEvent | DocumentNumberEvent | AccountEvent | AccountNumberEvent
   | PaymentEvent | ParentRefundEvent | RefundEvent | DepositEvent | AttemptEvent | WebhookEvent | IntegrityEvent | SessionEvent | LinkEvent
   | TestClockEvent | TestClockSlotEvent;
+
+export type StoredEventType = StoredEvent['type'];
+
+/**
+ * Every stored event type → the type of its data: the one map every consumer (projector, reactor, ledger posting,
+ * webhook mapping) is typed with (src/eventstore/typedEvents.ts).
+ */
+export type StoredEventData = EventMapOf<StoredEvent>;
+
+/** A recorded event of one of the types `K`, with its data typed (a union over `K`: testing `type` narrows `data`). */
+export type RecordedStoredEvent<K extends StoredEventType = StoredEventType> = Recorded<StoredEventData, K>;
 
 /** Compile-time: the contexts' event unions and their registered schemas name the same types, no more, no less. */
 type RegisteredType =

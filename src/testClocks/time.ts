@@ -6,8 +6,10 @@
 import type { EventMetadata } from '../eventstore/port.ts';
 import { comparePositions, type Position } from '../eventstore/position.ts';
 import { streamState } from '../eventstore/streams.ts';
+import { recordedAs } from '../eventstore/typedEvents.ts';
 import type { Platform } from '../platform.ts';
 import { paymentStream } from '../payments/events.ts';
+import type { StoredEventData } from '../storedEvents/registry.ts';
 import { testClockStreamType } from './decider.ts';
 import { testClockStream } from './events.ts';
 
@@ -60,7 +62,9 @@ export async function platformOn(platform: Platform, clockId: string | null | un
  */
 export async function clockOfPayment(platform: Platform, paymentId: string): Promise<string | null> {
   const [created] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
-  return (created?.data as { testClockId?: string | null } | undefined)?.testClockId ?? null;
+  if (!created) return null;
+  const { data } = recordedAs<StoredEventData>(created);
+  return 'testClockId' in data ? data.testClockId ?? null : null;
 }
 
 /**

@@ -9,6 +9,9 @@ export interface TotalsOptions {
 }
 
 /** Its tables are named after the projector, so that several can run side by side. */
+/** The events it handles: an amount added to (or taken from) the stream's balance. */
+type TotalsEvents = { Deposited: { amount: number }; Withdrawn: { amount: number } };
+
 type TotalsTables =
   & { [totals: `${string}_totals`]: { stream: string; events: number; balance: ColumnType<string, number, number>; last_revision: string } }
   & { [applied: `${string}_applied`]: { event_id: string; stream: string } };
@@ -16,9 +19,9 @@ type TotalsTables =
 export function totalsProjector(name: string, version: number, options: TotalsOptions = {}): Projector {
   const totals = `${name}_totals` as const;
   const applied = `${name}_applied` as const;
-  const apply = async (trx: Kysely<TotalsTables>, event: RecordedEvent, sign: 1 | -1) => {
+  const apply = async (trx: Kysely<TotalsTables>, event: RecordedEvent<string, { amount: number }>, sign: 1 | -1) => {
     if (options.failOn?.(event)) throw new Error(`projector ${name} refused event ${event.id}`);
-    const amount = (event.data as { amount: number }).amount * sign;
+    const amount = event.data.amount * sign;
     await trx.insertInto(applied).values({ event_id: event.id, stream: event.stream }).execute();
     await trx.insertInto(totals)
       .values({ stream: event.stream, events: 1, balance: amount, last_revision: event.revision.toString() })
@@ -29,7 +32,7 @@ export function totalsProjector(name: string, version: number, options: TotalsOp
       }))
       .execute();
   };
-  return defineProjector<TotalsTables>({
+  return defineProjector<TotalsTables, TotalsEvents>({
     name,
     version,
     tables: [totals, applied],

@@ -212,6 +212,7 @@ export class EventStoreDbEventStore implements EventStore {
       return jsonEvent({
         id: event.id,
         type: event.type,
+        // Event data is the JSON its stored contract describes (the port takes it as `unknown`).
         data: event.data as JSONType,
         metadata: { ...event.metadata, schemaVersion: event.schemaVersion, [CHAIN_METADATA_KEY]: chain },
       });

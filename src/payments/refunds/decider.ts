@@ -16,10 +16,10 @@ import type { Decider } from '../../domain/decider.ts';
 import { streamType, type StreamPart } from '../../eventstore/streams.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../../domain/tenancy.ts';
-import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../ledger/money.ts';
-import type { PaymentCreatedData, PaymentStatus } from '../events.ts';
+import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../domain/money.ts';
+import type { PaymentEvent, PaymentStatus } from '../events.ts';
 import type { AccountHoldRefusedData } from '../../accounts/events.ts';
-import type { DepositEventData, DepositReceivedData } from '../../deposits/events.ts';
+import type { CompanionStatus, DepositEvent } from '../../deposits/events.ts';
 import {
   OUTCOME_EVENTS, type ParentRefundEvent, type RefundCreatedData, type RefundEvent, type RefundOutcome, type RefundStatus,
 } from './events.ts';
@@ -53,7 +53,8 @@ export interface RefundableParent {
 
 export interface ParentRefundState {
   payment: RefundableParent | null;
-  status: PaymentStatus | null;
+  /** The payment's status; a deposit's companion child's may also be CANCELLED (src/deposits/events.ts). */
+  status: PaymentStatus | CompanionStatus | null;
   /**
    * Why this payment can never be refunded, whatever its status: a deposit's companion child (its amount was
    * part of the deposit, which is what is refunded). Null for every other payment.
@@ -103,7 +104,13 @@ const reserve = (state: ParentRefundState, amount: string, sign: 1 | -1) => {
   return formatAmount(toDecimal(state.reserved).plus(delta), currency);
 };
 
-export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent, ParentRefundState> = {
+/**
+ * Every event a parent's stream (`payment-<id>`) may hold: the payment's own (or, for a deposit without a
+ * destination, the deposit's), and its refunds'.
+ */
+export type ParentStreamEvent = PaymentEvent | DepositEvent | ParentRefundEvent;
+
+export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent, ParentRefundState, ParentStreamEvent> = {
   initialState: { payment: null, status: null, notRefundable: null, reserved: '0', refunds: new Map() },
 
   decide(command, state) {
@@ -153,10 +160,9 @@ export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent
 
   evolve(state, event) {
     // The parent's stream also holds the payment's own events: the refund side follows its status.
-    const { type, data } = event as { type: string; data: Record<string, unknown> };
-    switch (type) {
+    switch (event.type) {
       case 'PaymentCreated': {
-        const d = data as unknown as PaymentCreatedData;
+        const d = event.data;
         return { ...state, status: 'CREATED', reserved: zeroAmount(d.currency), payment: {
           paymentId: d.paymentId, clientId: d.clientId, totalAmount: d.totalAmount, currency: d.currency, accountId: d.accountId,
           identityId: d.identityId, identityEmail: d.identityEmail, customerId: d.customerId,
@@ -164,18 +170,18 @@ export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent
       }
       // A deposit without a destination (src/deposits): refundable like any payment once assigned and SETTLED.
       case 'DepositReceived': {
-        const d = data as unknown as DepositReceivedData;
+        const d = event.data;
         return { ...state, status: 'CREATED', reserved: zeroAmount(d.currency), payment: {
           paymentId: d.paymentId, clientId: d.clientId, totalAmount: d.totalAmount, currency: d.currency, accountId: null,
           identityId: null, identityEmail: null, customerId: d.customerId,
         }, refunds: new Map() };
       }
       case 'DepositAssigned': {
-        const d = data as unknown as DepositEventData<'DepositAssigned'>;
+        const d = event.data;
         return state.payment ? { ...state, payment: { ...state.payment, accountId: d.accountId, identityId: d.identityId } } : state;
       }
       case 'DepositCompanionCreated': {
-        const d = data as unknown as DepositEventData<'DepositCompanionCreated'>;
+        const d = event.data;
         return { ...state, status: d.status, reserved: zeroAmount(d.currency), payment: {
           paymentId: d.paymentId, clientId: d.clientId, totalAmount: d.totalAmount, currency: d.currency, accountId: d.accountId,
           identityId: d.identityId, identityEmail: null, customerId: d.customerId,
@@ -183,26 +189,27 @@ export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent
         refunds: new Map() };
       }
       case 'PaymentRefundRequested': {
-        const d = data as Extract<ParentRefundEvent, { type: 'PaymentRefundRequested' }>['data'];
+        const d = event.data;
         state.refunds.set(d.refundId, { amount: d.amount, state: 'REQUESTED', description: d.description, detail: null });
         return { ...state, reserved: reserve(state, d.amount, 1) };
       }
       case 'PaymentRefundAccepted':
       case 'PaymentRefundSettled': {
-        const d = data as ParentRefundEvent['data'];
+        const d = event.data;
         const known = state.refunds.get(d.refundId);
-        state.refunds.set(d.refundId, { ...known!, state: type === 'PaymentRefundAccepted' ? 'ACCEPTED' : 'SETTLED' });
+        state.refunds.set(d.refundId, { ...known!, state: event.type === 'PaymentRefundAccepted' ? 'ACCEPTED' : 'SETTLED' });
         return { ...state };
       }
       case 'PaymentRefundRefused':
       case 'PaymentRefundReleased': {
-        const d = data as ParentRefundEvent['data'] & { detail?: string };
+        const d = event.data;
         const known = state.refunds.get(d.refundId);
-        state.refunds.set(d.refundId, { ...known!, state: type === 'PaymentRefundRefused' ? 'REFUSED' : 'RELEASED', detail: d.detail ?? null });
+        const detail = 'detail' in d ? d.detail : null;
+        state.refunds.set(d.refundId, { ...known!, state: event.type === 'PaymentRefundRefused' ? 'REFUSED' : 'RELEASED', detail });
         return { ...state, reserved: reserve(state, d.amount, -1) };
       }
       default:
-        return typeof data.to === 'string' ? { ...state, status: data.to as PaymentStatus } : state;
+        return 'to' in event.data ? { ...state, status: event.data.to } : state;
     }
   },
 };
@@ -253,7 +260,7 @@ export const refundDecider: Decider<RefundCommand, RefundEvent, RefundState> = {
 };
 
 /** The refunds' part of the parent's stream (../stream.ts): steps of the refund flows, which wait once at their end. */
-export const parentRefundPart: StreamPart<ParentRefundCommand, ParentRefundEvent, ParentRefundState> = {
+export const parentRefundPart: StreamPart<ParentRefundCommand, ParentRefundEvent, ParentRefundState, ParentStreamEvent> = {
   decider: parentRefundDecider, readModels: { RequestRefund: 'none', AnswerRefund: 'none', EndRefund: 'none' },
 };
 

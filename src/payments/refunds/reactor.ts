@@ -8,31 +8,33 @@
  * is finished here, and running it twice changes nothing.
  */
 import type { RecordedEvent } from '../../eventstore/port.ts';
-import type { Reactor } from '../../projection/projector.ts';
+import { defineReactor, type Reactor } from '../../projection/projector.ts';
 import type { Platform } from '../../platform.ts';
+import type { StoredEventData } from '../../storedEvents/registry.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { advanceRefund, endRefund, followRefundEnd, loadRefund } from './handlers.ts';
-import type { ParentRefundEvent, RefundCreatedData } from './events.ts';
 import { clockOfPayment, onClockMetadata, platformOn } from '../../testClocks/time.ts';
 
 export const REFUND_REACTOR_NAME = 'refund_process';
 export const REFUND_AUTOPILOT_NAME = 'sandbox_refund_autopilot';
 
 export function refundReactor(platform: Platform): Reactor {
-  return {
-    name: REFUND_REACTOR_NAME,
-    handles: ['PaymentRefundRequested', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'],
-    async react(event: RecordedEvent) {
-      const metadata = { clientId: event.metadata.clientId, actor: 'refunds', causationId: event.id };
-      if (event.type === 'PaymentRefundRequested') {
-        const { paymentId, refundId } = event.data as ParentRefundEvent['data'];
-        await advanceRefund(platform, paymentId, refundId, metadata);
-        return;
-      }
-      const { refundId } = event.data as { refundId: string };
-      await followRefundEnd(platform, await loadRefund(platform, refundId), metadata);
-    },
+  const metadataOf = (event: RecordedEvent) => ({ clientId: event.metadata.clientId, actor: 'refunds', causationId: event.id });
+  const childEnded = async (event: RecordedEvent<string, { refundId: string }>) => {
+    await followRefundEnd(platform, await loadRefund(platform, event.data.refundId), metadataOf(event));
   };
+  return defineReactor<StoredEventData>({
+    name: REFUND_REACTOR_NAME,
+    handlers: {
+      async PaymentRefundRequested(event) {
+        await advanceRefund(platform, event.data.paymentId, event.data.refundId, metadataOf(event));
+      },
+      RefundSettled: childEnded,
+      RefundFailed: childEnded,
+      RefundUnsettled: childEnded,
+      RefundExpired: childEnded,
+    },
+  });
 }
 
 /**
@@ -41,21 +43,22 @@ export function refundReactor(platform: Platform): Reactor {
  * SETTLED otherwise). A child that already ended (a notification came first) is left as it is.
  */
 export function refundAutopilot(platform: Platform): Reactor {
-  return {
+  return defineReactor<StoredEventData>({
     name: REFUND_AUTOPILOT_NAME,
-    handles: ['RefundCreated'],
-    async react(event: RecordedEvent) {
-      const refund = event.data as RefundCreatedData;
-      const outcome = platform.provider.refundOutcome(refund);
-      // The child of a payment bound to a test clock ends at the clock's time.
-      const clockId = await clockOfPayment(platform, refund.parentPaymentId);
-      const on = await platformOn(platform, clockId);
-      const metadata = onClockMetadata({ clientId: refund.clientId, actor: 'sandbox-provider', causationId: event.id }, clockId, on.runtime.now());
-      try {
-        await endRefund(on, 'any', refund.refundId, outcome, metadata);
-      } catch (error) {
-        if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
-      }
+    handlers: {
+      async RefundCreated(event) {
+        const refund = event.data;
+        const outcome = platform.provider.refundOutcome(refund);
+        // The child of a payment bound to a test clock ends at the clock's time.
+        const clockId = await clockOfPayment(platform, refund.parentPaymentId);
+        const on = await platformOn(platform, clockId);
+        const metadata = onClockMetadata({ clientId: refund.clientId, actor: 'sandbox-provider', causationId: event.id }, clockId, on.runtime.now());
+        try {
+          await endRefund(on, 'any', refund.refundId, outcome, metadata);
+        } catch (error) {
+          if (!(error instanceof DomainError && error.kind === 'failedPrecondition')) throw error;
+        }
+      },
     },
-  };
+  });
 }

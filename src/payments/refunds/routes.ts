@@ -13,7 +13,7 @@ import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } fro
 import type { Services } from '../../http/services.ts';
 import { clientIdOf, tenantOf, commandMetadata } from '../../http/tenancy.ts';
 import { invalidParam, notFound, unauthorized } from '../../http/errors.ts';
-import { Decimal, formatAmount, toDecimal } from '../../ledger/money.ts';
+import { Decimal, formatAmount, toDecimal } from '../../domain/money.ts';
 import { endRefund, loadRefund, requestRefund } from './handlers.ts';
 import { clockOfPayment, onClockMetadata, platformOn, timeOf } from '../../testClocks/time.ts';
 import { ownedPayment } from '../../../projections/payments.queries.ts';

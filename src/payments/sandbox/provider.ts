@@ -5,7 +5,7 @@
  */
 import type { PaymentCreatedData } from '../events.ts';
 import type { AuthorizationDecision, PaymentProvider } from '../provider.ts';
-import { currencyScale, formatAmount, toDecimal } from '../../ledger/money.ts';
+import { currencyScale, formatAmount, toDecimal } from '../../domain/money.ts';
 import { DECLINED_CARD, hasTrigger } from './triggers.ts';
 
 export const SANDBOX_PROVIDER_NAME = 'payments-ledger-sandbox';

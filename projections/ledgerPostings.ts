@@ -6,14 +6,16 @@
  * Sign convention: a positive line increases the account's balance, a negative line decreases it. An
  * adjustment of +100 USD to account A is `A +100.00`, `system:USD:adjustments −100.00`.
  */
-import { deterministicId } from '../eventstore/deterministicId.ts';
-import type { RecordedEvent } from '../eventstore/port.ts';
+import { deterministicId } from '../src/eventstore/deterministicId.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+import { handlerOf, recordedAs, type EventHandlers } from '../src/eventstore/typedEvents.ts';
+import type { StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
 import {
   ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, DEPOSIT_RECEIVED, PAYMENT_SETTLED,
-  PAYMENT_UNSETTLED, REFUND_SETTLED, type AccountAdjustedData, type AccountCreditedData, type AccountFundsHeldData,
+  PAYMENT_UNSETTLED, REFUND_SETTLED, type AccountAdjustedData, type AccountCreditedData, type AccountHoldReleasedData,
   type AccountHoldDebitedData, type PaymentSettledData, type PaymentUnsettledData, type RefundSettledData, type UnassignedDepositData,
-} from './events.ts';
-import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from './money.ts';
+} from '../src/ledger/events.ts';
+import { Decimal, formatAmount, isCurrency, parseAmount, type Decimal as DecimalValue } from '../src/domain/money.ts';
 
 export const SYSTEM_ACCOUNT_KINDS = ['clearing', 'suspense', 'fees', 'refunds_payable', 'adjustments'] as const;
 /**
@@ -119,16 +121,14 @@ export function assertBalanced(entry: JournalEntry): void {
   if (!sum.isZero()) fail(`lines sum to ${sum.toString()} ${entry.currency}, not 0`);
 }
 
-type EntryMapper = (event: RecordedEvent) => JournalEntry[];
-
 function field<T extends object>(event: RecordedEvent, data: T, name: keyof T & string, optional = false): string {
   const value = data[name];
   if (typeof value === 'string' && (optional || value !== '')) return value;
   throw new LedgerInvariantError(`${event.type} event ${event.id} on ${event.stream}: data.${name} must be a non-empty string`);
 }
 
-function adjustmentEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as AccountAdjustedData;
+function adjustmentEntries(event: RecordedEvent<'AccountAdjusted', AccountAdjustedData>): JournalEntry[] {
+  const data = event.data;
   const accountId = field(event, data, 'accountId');
   const currency = field(event, data, 'currency');
   const reason = field(event, data, 'reason', true);
@@ -154,9 +154,9 @@ function adjustmentEntries(event: RecordedEvent): JournalEntry[] {
   }];
 }
 
-function amountField(event: RecordedEvent, data: object, name: string, currency: string): DecimalValue {
+function amountField<T extends object>(event: RecordedEvent, data: T, name: keyof T & string, currency: string): DecimalValue {
   try {
-    return parseAmount(field(event, data as Record<string, unknown>, name), currency);
+    return parseAmount(field(event, data, name), currency);
   } catch (error) {
     if (error instanceof LedgerInvariantError) throw error;
     throw new LedgerInvariantError(`${event.type} event ${event.id}: data.${name}: ${(error as Error).message}`);
@@ -183,8 +183,8 @@ function creditEntry(
   return { entryId: entryIdFor(event.id), currency, occurredAt: at, description, sourceEventId: event.id, clientId, lines };
 }
 
-function creditedEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as AccountCreditedData;
+function creditedEntries(event: RecordedEvent<'AccountCredited', AccountCreditedData>): JournalEntry[] {
+  const data = event.data;
   const from = field(event, data, 'fundsFrom');
   if (from !== 'clearing' && from !== 'suspense') throw new LedgerInvariantError(`AccountCredited event ${event.id}: unknown fundsFrom ${from}`);
   const batch = data.settlementBatchId ? ` in batch ${data.settlementBatchId}` : '';
@@ -197,8 +197,8 @@ function creditedEntries(event: RecordedEvent): JournalEntry[] {
  * A settlement recorded before the account stream decided credits posts itself; a later one (with its
  * account's `creditEventId`) moved its money on the account's stream and posts nothing here.
  */
-function settlementEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as PaymentSettledData;
+function settlementEntries(event: RecordedEvent<'PaymentSettled', PaymentSettledData>): JournalEntry[] {
+  const data = event.data;
   if (data.creditEventId !== undefined) return [];
   const batch = data.settlementBatchId ? ` in batch ${data.settlementBatchId}` : '';
   return [creditEntry(event, data, 'clearing', `Settlement of payment ${field(event, data, 'paymentId')}${batch}`,
@@ -206,8 +206,8 @@ function settlementEntries(event: RecordedEvent): JournalEntry[] {
 }
 
 /** A spent hold: account −amount, refunds payable +amount. */
-function holdDebitedEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as AccountHoldDebitedData;
+function holdDebitedEntries(event: RecordedEvent<'AccountHoldDebited', AccountHoldDebitedData>): JournalEntry[] {
+  const data = event.data;
   const currency = field(event, data, 'currency');
   const accountId = field(event, data, 'accountId');
   const amount = amountField(event, data, 'amount', currency);
@@ -231,27 +231,29 @@ export interface HoldChange {
   at: string;
 }
 
-function holdChange(event: RecordedEvent, sign: 1 | -1): HoldChange[] {
-  const data = (event.data ?? {}) as AccountFundsHeldData;
+function holdChange(event: RecordedEvent<string, AccountHoldReleasedData>, sign: 1 | -1): HoldChange[] {
+  const data = event.data;
   const currency = field(event, data, 'currency');
   const amount = amountField(event, data, 'amount', currency);
   if (!amount.greaterThan(0)) throw new LedgerInvariantError(`${event.type} event ${event.id}: amount ${amount} is not positive`);
   return [{ accountId: field(event, data, 'accountId'), currency, delta: formatAmount(sign === 1 ? amount : amount.negated(), currency), at: field(event, data, 'at') }];
 }
 
-const holdMappers = new Map<string, (event: RecordedEvent) => HoldChange[]>([
-  [ACCOUNT_FUNDS_HELD, (event) => holdChange(event, 1)],
-  [ACCOUNT_HOLD_RELEASED, (event) => holdChange(event, -1)],
-  [ACCOUNT_HOLD_DEBITED, (event) => holdChange(event, -1)],
-]);
+const holdMappers: EventHandlers<StoredEventData, [], HoldChange[]> = {
+  [ACCOUNT_FUNDS_HELD]: (event) => holdChange(event, 1),
+  [ACCOUNT_HOLD_RELEASED]: (event) => holdChange(event, -1),
+  [ACCOUNT_HOLD_DEBITED]: (event) => holdChange(event, -1),
+};
 
 /** The changes of held funds an event makes (none for most events). Pure and deterministic. */
 export function holdChangesFor(event: RecordedEvent): HoldChange[] {
-  return holdMappers.get(event.type)?.(event) ?? [];
+  const typed = recordedAs<StoredEventData>(event);
+  const mapper = handlerOf(holdMappers, typed.type);
+  return mapper ? mapper(withData(typed)) : [];
 }
 
-function unsettledEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as PaymentUnsettledData;
+function unsettledEntries(event: RecordedEvent<'PaymentUnsettled', PaymentUnsettledData>): JournalEntry[] {
+  const data = event.data;
   const currency = field(event, data, 'currency');
   const received = amountField(event, data, 'receivedAmount', currency);
   if (received.isZero()) return [];
@@ -267,8 +269,8 @@ function unsettledEntries(event: RecordedEvent): JournalEntry[] {
 }
 
 /** An unassigned deposit: clearing −total, suspense +total (its funds wait there until assigned). */
-function unassignedDepositEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as UnassignedDepositData;
+function unassignedDepositEntries(event: RecordedEvent<'DepositReceived', UnassignedDepositData>): JournalEntry[] {
+  const data = event.data;
   const currency = field(event, data, 'currency');
   const total = amountField(event, data, 'totalAmount', currency);
   if (!total.greaterThan(0)) throw new LedgerInvariantError(`${event.type} event ${event.id}: totalAmount ${total} is not positive`);
@@ -286,8 +288,8 @@ function unassignedDepositEntries(event: RecordedEvent): JournalEntry[] {
  * A refund paid out: refunds payable −amount, clearing +amount. A SUSPENSE-funded refund never passed through
  * an account, so a first entry moves its amount from suspense to refunds payable.
  */
-function refundSettledEntries(event: RecordedEvent): JournalEntry[] {
-  const data = (event.data ?? {}) as RefundSettledData;
+function refundSettledEntries(event: RecordedEvent<'RefundSettled', RefundSettledData>): JournalEntry[] {
+  const data = event.data;
   const currency = field(event, data, 'currency');
   const amount = amountField(event, data, 'amount', currency);
   if (!amount.greaterThan(0)) throw new LedgerInvariantError(`RefundSettled event ${event.id}: amount ${amount} is not positive`);
@@ -307,28 +309,41 @@ function refundSettledEntries(event: RecordedEvent): JournalEntry[] {
   ];
 }
 
-/** Event type → its entries. Later capabilities (payments, refunds, deposits) add their mappings here. */
-const mappers = new Map<string, EntryMapper>([
-  [ACCOUNT_ADJUSTED, adjustmentEntries],
-  [ACCOUNT_CREDITED, creditedEntries],
-  [ACCOUNT_HOLD_DEBITED, holdDebitedEntries],
-  [PAYMENT_SETTLED, settlementEntries],
-  [PAYMENT_UNSETTLED, unsettledEntries],
-  [DEPOSIT_RECEIVED, unassignedDepositEntries],
-  [REFUND_SETTLED, refundSettledEntries],
-]);
+/**
+ * Event type → its entries. Each mapper reads its event through the ledger's own contract (src/ledger/events.ts);
+ * keyed by stored event type, the compiler checks that the producer's data satisfies it.
+ */
+const mappers: EventHandlers<StoredEventData, [], JournalEntry[]> = {
+  [ACCOUNT_ADJUSTED]: adjustmentEntries,
+  [ACCOUNT_CREDITED]: creditedEntries,
+  [ACCOUNT_HOLD_DEBITED]: holdDebitedEntries,
+  [PAYMENT_SETTLED]: settlementEntries,
+  [PAYMENT_UNSETTLED]: unsettledEntries,
+  [DEPOSIT_RECEIVED]: unassignedDepositEntries,
+  [REFUND_SETTLED]: refundSettledEntries,
+};
 
 /** The event types that move or hold money; the ledger projector handles exactly these. */
-export const ledgerEventTypes: readonly string[] = Object.freeze([...new Set([...mappers.keys(), ...holdMappers.keys()])]);
+export const ledgerEventTypes: readonly StoredEventType[] = Object.freeze([
+  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_HOLD_DEBITED, PAYMENT_SETTLED, PAYMENT_UNSETTLED, DEPOSIT_RECEIVED, REFUND_SETTLED,
+  ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_RELEASED,
+]);
+
+/** A money event whose data is not an object is malformed: refused as such (never read as if it were empty). */
+function withData<E extends RecordedEvent>(event: E): E {
+  if (typeof event.data === 'object' && event.data !== null) return event;
+  throw new LedgerInvariantError(`${event.type} event ${event.id} on ${event.stream}: data must be an object`);
+}
 
 /**
  * The journal entries an event produces (none for an event that moves no money). Pure and deterministic.
  * Every entry returned has passed `assertBalanced`; a malformed money event throws `LedgerInvariantError`.
  */
 export function entriesFor(event: RecordedEvent): JournalEntry[] {
-  const mapper = mappers.get(event.type);
+  const typed = recordedAs<StoredEventData>(event);
+  const mapper = handlerOf(mappers, typed.type);
   if (!mapper) return [];
-  const entries = mapper(event);
+  const entries = mapper(withData(typed));
   for (const entry of entries) assertBalanced(entry);
   return entries;
 }

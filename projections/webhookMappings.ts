@@ -7,14 +7,13 @@
  * Payloads carry exactly the interface's fields, null where a field does not apply, built in a fixed key order
  * so that the same event always gives the same bytes (the body that is signed, and re-sent on every retry).
  */
-import { deterministicId } from '../eventstore/deterministicId.ts';
-import type { RecordedEvent } from '../eventstore/port.ts';
-import type { PaymentEventData } from '../payments/events.ts';
-import type { CustomerLevelChangedData } from '../customers/events.ts';
-import type { DepositCompanionCreatedData, DepositEventData, DepositReceivedData } from '../deposits/events.ts';
-import type { RefundEventData } from '../payments/refunds/events.ts';
-import type { TestClockEventData } from '../testClocks/events.ts';
-import type { WebhookEventType } from '../../schemas/webhooks.ts';
+import { deterministicId } from '../src/eventstore/deterministicId.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
+import { isOneOf, type EventHandlers } from '../src/eventstore/typedEvents.ts';
+import type { RecordedStoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
+import type { PaymentEventData } from '../src/payments/events.ts';
+import type { RefundEventData } from '../src/payments/refunds/events.ts';
+import type { WebhookEventType } from '../schemas/webhooks.ts';
 
 /** What the emitter keeps of a payment, to fill its payloads: the interface's transaction and identity fields. */
 export interface PaymentFacts {
@@ -64,7 +63,11 @@ export interface Mapped {
   emissions: Emission[];
 }
 
-export type Mapping = (event: RecordedEvent, facts: PaymentFacts | null) => Mapped;
+/** What an event of type `K` becomes, given what the emitter knows of its payment (null: nothing yet). */
+export type Mapping<K extends StoredEventType> = (event: RecordedEvent<K, StoredEventData[K]>, facts: PaymentFacts | null) => Mapped;
+
+/** One mapping per domain event type the webhooks follow, keyed by its stored type. */
+export type WebhookMappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Mapped>;
 
 export const webhookEventId = (sourceEventId: string, eventType: string) => deterministicId('webhook-event', sourceEventId, eventType);
 
@@ -92,15 +95,20 @@ export function transactionPayload(eventType: WebhookEventType, timestamp: strin
 
 type Transition = { paymentId: string; to: string; at: string };
 
+/** A mapping of any event whose data is (at least) `D`. */
+type MappingOf<D> = (event: RecordedEvent<string, D>, facts: PaymentFacts | null) => Mapped;
+
 /**
  * A status change of a payment: `transaction.status_changed` (every transition, the interface's legacy event),
  * then the specific events, all with the facts after the change.
  */
-function transition(specific: readonly WebhookEventType[], changes: (data: any) => Partial<PaymentFacts> = () => ({})): Mapping {
+function transition<D extends Transition>(
+  specific: readonly WebhookEventType[], changes: (data: D) => Partial<PaymentFacts> = () => ({}),
+): MappingOf<D> {
   return (event, facts) => {
-    const data = event.data as Transition;
+    const data = event.data;
     if (!facts) throw new Error(`webhooks: ${event.type} of payment ${data.paymentId} before its PaymentCreated`);
-    const next: PaymentFacts = { ...facts, status: data.to, ...changes(event.data) };
+    const next: PaymentFacts = { ...facts, status: data.to, ...changes(data) };
     const types: WebhookEventType[] = ['transaction.status_changed', ...specific];
     return {
       facts: next,
@@ -110,11 +118,13 @@ function transition(specific: readonly WebhookEventType[], changes: (data: any) 
 }
 
 /** A deposit's purchase event: the payment payload with the facts after it, under `eventType`. */
-function purchase(eventType: WebhookEventType, changes: (data: any) => Partial<PaymentFacts> = () => ({})): Mapping {
+function purchase<D extends { paymentId: string; at: string }>(
+  eventType: WebhookEventType, changes: (data: D) => Partial<PaymentFacts> = () => ({}),
+): MappingOf<D> {
   return (event, facts) => {
-    const data = event.data as { paymentId: string; at: string };
+    const data = event.data;
     if (!facts) throw new Error(`webhooks: ${event.type} of payment ${data.paymentId} before its DepositReceived`);
-    const next: PaymentFacts = { ...facts, ...changes(event.data) };
+    const next: PaymentFacts = { ...facts, ...changes(data) };
     return { facts: next, emissions: [emission(event, eventType, next.clientId, next.id, data.at, transactionPayload(eventType, data.at, next))] };
   };
 }
@@ -130,21 +140,21 @@ function localDepositFacts(d: { paymentId: string; clientId: string; externalId:
 }
 
 /** Deposits without a destination (src/deposits/events.ts): purchase events, and the facts their status changes carry. */
-const depositMappings: Readonly<Record<string, Mapping>> = {
+const depositMappings: WebhookMappings = {
   DepositReceived(event) {
-    return { facts: localDepositFacts(event.data as DepositReceivedData), emissions: [] };
+    return { facts: localDepositFacts(event.data), emissions: [] };
   },
   PurchasePendingAssignment: purchase('purchase.pendingAssignment'),
   // Recorded just before its PaymentSettled: that payload names the account's identity and the companion.
   DepositAssigned(event, facts) {
-    const d = event.data as DepositEventData<'DepositAssigned'>;
+    const d = event.data;
     if (!facts) throw new Error(`webhooks: DepositAssigned of payment ${d.paymentId} before its DepositReceived`);
     return { facts: { ...facts, identityId: d.identityId, relatedPaymentId: d.relatedPaymentId }, emissions: [] };
   },
   PurchaseUnderpaid: purchase('purchase.underpaid'),
   PurchaseOverpaid: purchase('purchase.overpaid'),
   DepositCompanionCreated(event) {
-    const d = event.data as DepositCompanionCreatedData;
+    const d = event.data;
     return { facts: { ...localDepositFacts(d), status: d.status, parentPaymentId: d.parentPaymentId, relatedPaymentId: d.parentPaymentId,
       identityId: d.identityId, settledAt: d.status === 'SETTLED' ? d.createdAt : null }, emissions: [] };
   },
@@ -160,9 +170,9 @@ type RefundEnd = RefundEventData<'RefundSettled'> & { reason?: string };
  * interface's refund event where it names one (payment.refund.settled, payment.refund.failed; an UNSETTLED or
  * EXPIRED child has none).
  */
-function refundEnd(specific: readonly WebhookEventType[], changes: (d: RefundEnd) => Partial<PaymentFacts>): Mapping {
+function refundEnd(specific: readonly WebhookEventType[], changes: (d: RefundEnd) => Partial<PaymentFacts>): MappingOf<RefundEnd> {
   return (event, facts) => {
-    const d = event.data as RefundEnd;
+    const d = event.data;
     if (!facts) throw new Error(`webhooks: ${event.type} of refund ${d.refundId} before its RefundCreated`);
     const next: PaymentFacts = { ...facts, status: d.to, ...changes(d) };
     const types: WebhookEventType[] = ['transaction.status_changed', ...specific];
@@ -174,9 +184,11 @@ function refundEnd(specific: readonly WebhookEventType[], changes: (d: RefundEnd
  * Refund children (src/payments/refunds/events.ts): the payment payload with `type` REFUND, `parentPaymentId` and
  * `relatedPaymentId` naming the refunded payment, and the child's id as its `externalId` (the client named none).
  */
-const refundMappings: Readonly<Record<string, Mapping>> = {
+const REFUND_CHILD_EVENTS = ['RefundCreated', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'] as const satisfies readonly StoredEventType[];
+
+const refundMappings: WebhookMappings = {
   RefundCreated(event) {
-    const d = event.data as RefundEventData<'RefundCreated'>;
+    const d = event.data;
     const facts: PaymentFacts = {
       id: d.refundId, clientId: d.clientId, externalId: d.refundId, status: 'RECEIVED', totalAmount: d.totalAmount, currency: d.currency,
       type: 'REFUND', parentPaymentId: d.parentPaymentId, relatedPaymentId: d.parentPaymentId, customerId: d.customerId, settledAt: null,
@@ -193,9 +205,9 @@ const refundMappings: Readonly<Record<string, Mapping>> = {
 };
 
 /** Every domain event type the webhooks follow, and what each becomes. */
-export const webhookMappings: Readonly<Record<string, Mapping>> = {
+export const webhookMappings: WebhookMappings = {
   PaymentCreated(event) {
-    const d = event.data as PaymentEventData<'PaymentCreated'>;
+    const d = event.data;
     return {
       facts: {
         id: d.paymentId, clientId: d.clientId, externalId: d.externalId, status: 'CREATED', totalAmount: d.totalAmount,
@@ -220,12 +232,12 @@ export const webhookMappings: Readonly<Record<string, Mapping>> = {
   PaymentReviewApproved: transition(['payment.reviewApproved', 'payment.reviewResolved']),
   PaymentReviewRejected: transition(['payment.reviewRejected', 'payment.reviewResolved']),
   PaymentDocumentAttached(event, facts) {
-    const d = event.data as PaymentEventData<'PaymentDocumentAttached'>;
+    const d = event.data;
     if (!facts) throw new Error(`webhooks: PaymentDocumentAttached of payment ${d.paymentId} before its PaymentCreated`);
     return { facts: { ...facts, documentationStatus: 'SUBMITTED' }, emissions: [] };
   },
   CustomerLevelChanged(event) {
-    const d = event.data as CustomerLevelChangedData;
+    const d = event.data;
     const payload = {
       eventType: 'customer.levelChanged',
       timestamp: d.changedAt,
@@ -237,7 +249,7 @@ export const webhookMappings: Readonly<Record<string, Mapping>> = {
     return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
   },
   TestClockReady(event) {
-    const d = event.data as TestClockEventData<'TestClockReady'>;
+    const d = event.data;
     const payload = {
       eventType: 'test_clock.ready', timestamp: d.frozenTime,
       testClock: { id: d.clockId, name: d.name, frozenTime: d.frozenTime, status: 'ready' },
@@ -249,9 +261,9 @@ export const webhookMappings: Readonly<Record<string, Mapping>> = {
 };
 
 /** The payment a mapped event is about (its facts are loaded before the mapping runs), if any. */
-export function paymentIdOf(event: RecordedEvent): string | null {
+export function paymentIdOf(event: RecordedStoredEvent): string | null {
   // A refund child's events name it by `refundId` (its facts are kept like a payment's).
-  if (refundMappings[event.type]) return (event.data as { refundId: string }).refundId;
+  if (isOneOf(event, REFUND_CHILD_EVENTS)) return event.data.refundId;
   if (!event.type.startsWith('Payment') && !event.type.startsWith('Deposit') && !event.type.startsWith('Purchase')) return null;
-  return (event.data as { paymentId?: string }).paymentId ?? null;
+  return 'paymentId' in event.data ? event.data.paymentId : null;
 }

@@ -9,7 +9,7 @@
  *   half-up at the currency's scale, ties away from zero (2.345 → 2.35, −2.345 → −2.35).
  */
 import { Decimal as DecimalJs } from 'decimal.js';
-import { DomainError } from '../domain/errors.ts';
+import { DomainError } from './errors.ts';
 
 /**
  * The decimal type used throughout: plenty of precision for numeric(38,18) sums, half-up rounding, and
