@@ -52,11 +52,12 @@ async function reserveAccountNumber(platform: Platform, accountId: string, metad
   for (let attempt = 0; attempt < ACCOUNT_NUMBER_ATTEMPTS; attempt++) {
     const number = accountNumberCandidate(requestKey === null ? null : deterministicId('account number', requestKey, String(attempt)));
     try {
-      // A new number's stream is new: decided on the empty state and appended with no_stream, sparing the read.
+      // A new number's stream is new: decided on the empty state and appended with no_stream, sparing the read. The
+      // reservation is recorded without the request's metadata, as it always was: its id is derived above already.
       await runCommand(platform, accountNumberStreamType, accountNumberStream(number), {
         type: 'ClaimKey', key: number, owner: accountId, now: platform.runtime.now(),
         eventId: deterministicId('account number reserved', accountId, number),
-      }, metadata, { expectNewStream: true });
+      }, {}, { expectNewStream: true });
       return number;
     } catch (error) {
       if (!(error instanceof DomainError && error.kind === 'alreadyExists')) throw error;
