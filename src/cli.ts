@@ -22,6 +22,7 @@ import { loadConfig, type Config } from './config.ts';
 import { lockHolder } from './db/dataDirLock.ts';
 import { openStorage, type Storage } from './storage.ts';
 import { registerClient } from './clients/handlers.ts';
+import { storeOnly } from './eventstore/streams.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 import { formatPosition, positionReached, type Position } from './eventstore/position.ts';
@@ -200,7 +201,7 @@ async function createClient(config: Config, rawName: string | undefined): Promis
     return body;
   }
   return withStorage(config, async (storage) => {
-    const { credentials } = await registerClient(storage.store, systemRuntime, name, { actor: 'cli' });
+    const credentials = await registerClient(storeOnly(storage.store), systemRuntime, name, { actor: 'cli' });
     return credentials;
   });
 }

@@ -28,10 +28,12 @@ import { webhooksContext } from './webhooks/module.ts';
 import { checkoutContext } from './checkout/module.ts';
 import { testClocksContext } from './testClocks/module.ts';
 
-export const contexts = [
+const manifests = [
   clientsContext, identitiesContext, customersContext, depositsContext, accountsContext, catalogContext, paymentsContext, attemptsContext,
   ledgerContext, webhooksContext, integrityContext, checkoutContext, testClocksContext,
 ] as const satisfies readonly ContextModule[];
+
+export const contexts: readonly ContextModule[] = manifests;
 
 /** Every stored event type the contexts own, with its schema and current version (each manifest's `events`). */
 export function eventContractsOf(list: readonly ContextModule[]): EventContracts {
@@ -74,7 +76,7 @@ export function allProjectors(): Projector[] {
  * rules forbid that, type-only imports included). Forget that line, or a manifest's `events`, and this fails.
  */
 type EventsOf<C> = C extends { readonly events: readonly (infer E)[] } ? (E extends { readonly schemas: infer S } ? keyof S : never) : never;
-type CarriedType = EventsOf<(typeof contexts)[number]>;
+type CarriedType = EventsOf<(typeof manifests)[number]>;
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
 const everyTypeCarried: Same<StoredEventType, CarriedType> = true;
 void everyTypeCarried;

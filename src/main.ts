@@ -83,11 +83,10 @@ async function main(): Promise<void> {
   // a new data directory the projectors are still creating their tables. The credentials are printed once
   // the clients read model has the demo client, so they work from the moment they are shown.
   startingUp = (async () => {
-    const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
+    const demo = storage.mode === 'embedded' ? await ensureDemoClient(services, systemRuntime) : null;
     if (demo) {
-      await services.readYourWrites(demo.position);
       // Printed, not logged: the secret must not end up in log collectors.
-      process.stdout.write(`\n${describeCredentials(demo.credentials)}\n\n`);
+      process.stdout.write(`\n${describeCredentials(demo)}\n\n`);
     } else if (storage.mode === 'embedded') {
       logger.info(`demo client ${DEMO_CLIENT_ID} exists (its credentials were shown at the first start)`);
     }

@@ -10,6 +10,7 @@ import type { Job, Worker } from './jobs/scheduler.ts';
 import type { AnyRoute } from './http/route.ts';
 import type { Services } from './http/services.ts';
 import type { Platform } from './platform.ts';
+import type { AnyStreamType } from './eventstore/streams.ts';
 import type { Projector, Reactor } from './projection/projector.ts';
 import type { ContextEvents } from './eventstore/upcasting.ts';
 import type { WebhookMappings } from '../projections/webhookMappings.ts';
@@ -31,6 +32,11 @@ export interface ContextModule {
    * The registry (`eventContractsOf` in src/contexts.ts) is the union of every context's.
    */
   readonly events?: readonly ContextEvents[];
+  /**
+   * The streams it writes, each with its one decider and read-model waits (src/eventstore/streams.ts). A stream
+   * shared with another context's facts is listed once, by the context that owns it, with their deciders composed.
+   */
+  readonly streams?: readonly AnyStreamType[];
   /** Its endpoints, declared with their schemas (mounted and documented in the order of `src/contexts.ts`). */
   routes?(services: Services): AnyRoute[];
   /**

@@ -292,7 +292,7 @@ for (const target of databaseTargets()) {
       expect(largest.body).to.deep.include({ results: [], hasMore: false, next: '9223372036854775807-9223372036854775807-0' });
     });
 
-    it('signs so that node:crypto verifies the raw body, and a tampered body or timestamp fails; README’s test vector holds', async () => {
+    it('signs so that node:crypto verifies the raw body, and a tampered body or timestamp fails; the webhooks guide’s test vector holds', async () => {
       const hooks = await receiver();
       const { id: webhookId, secretKey } = await register({ url: hooks.url });
       const ping = await post(`/webhooks/${webhookId}/test`);
@@ -308,12 +308,12 @@ for (const target of databaseTargets()) {
       expect(verifySignatures(secretKey, request!.rawBody, later)).to.equal(false);
       expect(verifySignatures('another-secret-0123456789', request!.rawBody, request!.headers)).to.equal(false);
 
-      // The test vector in README.md, computed again here.
+      // The test vector in docs/webhooks.md, computed again here.
       const vector = {
         secret: 'test-vector-secret-0123', timestamp: 1767225600, id: '5f0c6a3e-8d3b-4f7e-9a51-2b8e4c1d7a90',
         body: '{"eventType":"webhook.test","timestamp":"2026-01-01T00:00:00.000Z","webhook":{"id":"wh_1"}}',
       };
-      const readme = readFileSync(new URL('../README.md', import.meta.url), 'utf8');
+      const guide = readFileSync(new URL('../docs/webhooks.md', import.meta.url), 'utf8');
       const bodySignature = createHmac('sha256', vector.secret).update(vector.body).digest('hex');
       const timestampedSignature = createHmac('sha256', vector.secret).update(`${vector.timestamp}.${vector.body}`).digest('hex');
       // A secret of one's own (no whsec_ prefix): the key of the Standard Webhooks signature is its own bytes.
@@ -322,7 +322,7 @@ for (const target of databaseTargets()) {
       expect(signTimestamped(vector.secret, vector.timestamp, vector.body)).to.equal(timestampedSignature);
       expect(signStandard(vector.secret, vector.id, vector.timestamp, vector.body)).to.equal(standardSignature);
       for (const value of [vector.secret, String(vector.timestamp), vector.id, vector.body, bodySignature, timestampedSignature, standardSignature]) {
-        expect(readme, `README's test vector has ${value}`).to.include(value);
+        expect(guide, `the webhooks guide's test vector has ${value}`).to.include(value);
       }
       await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
     });

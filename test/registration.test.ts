@@ -14,7 +14,7 @@ import { closed, instantSchema, textSchema } from '../schemas/events/common.ts';
 import { contexts, eventContractsOf, projectorsOf, storedEvents } from '../src/contexts.ts';
 import type { Decider } from '../src/domain/decider.ts';
 import { domainConflict } from '../src/domain/errors.ts';
-import { handleCommand } from '../src/eventstore/commandHandler.ts';
+import { runCommand, streamType } from '../src/eventstore/streams.ts';
 import type { ContextEvents } from '../src/eventstore/upcasting.ts';
 import { notFound } from '../src/http/errors.ts';
 import { defineRoute } from '../src/http/route.ts';
@@ -34,10 +34,10 @@ type NoteWrittenData = FromSchema<typeof noteEventSchemas['NoteWritten']>;
 interface NoteWritten { type: 'NoteWritten'; data: NoteWrittenData }
 type NoteEventData = { NoteWritten: NoteWrittenData };
 const noteEvents = { schemas: noteEventSchemas } satisfies ContextEvents;
-const noteStream = (noteId: string) => `note-${noteId}`;
+const NOTE_STREAM_PREFIX = 'note-';
 
-// src/notes/decider.ts: a note is written once.
-type WriteNote = { noteId: string; text: string; at: string };
+// src/notes/decider.ts: a note is written once; its stream type binds the decider to its streams and read-model waits.
+type WriteNote = { type: 'WriteNote'; noteId: string; text: string; at: string };
 const noteDecider: Decider<WriteNote, NoteWritten, { written: boolean }> = {
   initialState: { written: false },
   decide(command, state) {
@@ -46,11 +46,13 @@ const noteDecider: Decider<WriteNote, NoteWritten, { written: boolean }> = {
   },
   evolve: () => ({ written: true }),
 };
+const noteStreamType = streamType(NOTE_STREAM_PREFIX, { decider: noteDecider, readModels: { WriteNote: 'alongside' } });
 
-// src/notes/handlers.ts: the command, through the one command handler.
-function writeNote(platform: Platform, command: Omit<WriteNote, 'at'>) {
+// src/notes/handlers.ts: the command, run on its stream (`runCommand`, the one way a write happens).
+function writeNote(platform: Platform, command: { noteId: string; text: string }) {
   const at = platform.runtime.now().toISOString();
-  return handleCommand(platform.storage.store, noteStream(command.noteId), noteDecider, { ...command, at }, {}, { expectNewStream: true });
+  return runCommand(platform, noteStreamType, `${NOTE_STREAM_PREFIX}${command.noteId}`, { type: 'WriteNote', ...command, at }, {},
+    { expectNewStream: true });
 }
 
 // projections/notes.ts: the read model, its table declared beside its CREATE TABLE, and its query.
@@ -90,8 +92,8 @@ function noteRoutes(services: Services) {
       schemas: { body: writeNoteSchema },
       responses: { 201: { description: 'the note', schema: noteSchema }, 409: { description: 'already written', schema: error } },
       async handler({ body }) {
-        const { events, position } = await writeNote(services, body);
-        return { status: 201, body: events[0]!.data, readModels: services.readYourWrites(position, ['NoteWritten']) };
+        const { events, readModels } = await writeNote(services, body);
+        return { status: 201, body: events[0]!.data, readModels };
       },
     }),
     defineRoute({
@@ -108,7 +110,9 @@ function noteRoutes(services: Services) {
 }
 
 // src/notes/module.ts: the manifest.
-const notesContext = defineContext({ name: 'notes', events: [noteEvents], routes: noteRoutes, projectors: [notesProjector] });
+const notesContext = defineContext({
+  name: 'notes', events: [noteEvents], streams: [noteStreamType], routes: noteRoutes, projectors: [notesProjector],
+});
 
 // src/contexts.ts: the one line.
 const withNotes = [...contexts, notesContext];

@@ -1,5 +1,6 @@
 import { defineContext } from '../module.ts';
 import { attemptEvents } from './events.ts';
+import { attemptStreamType } from './decider.ts';
 import { attemptsProjector } from '../../projections/attempts.ts';
 import { attemptRoutes } from './routes.ts';
 
@@ -7,6 +8,7 @@ import { attemptRoutes } from './routes.ts';
 export const attemptsContext = defineContext({
   name: 'attempts',
   events: [attemptEvents],
+  streams: [attemptStreamType],
   routes: attemptRoutes,
   projectors: [attemptsProjector],
 });

@@ -1,5 +1,6 @@
 import { defineContext } from '../module.ts';
 import { checkoutEvents } from './events.ts';
+import { linkStreamType, sessionStreamType } from './decider.ts';
 import { checkoutProjector } from '../../projections/checkout.ts';
 import { expireDueSessions, releaseStalledReservations, RELEASE_CRON } from './jobs.ts';
 import { checkoutReactor } from './reactor.ts';
@@ -9,6 +10,7 @@ import { checkoutRoutes } from './routes.ts';
 export const checkoutContext = defineContext({
   name: 'checkout',
   events: [checkoutEvents],
+  streams: [sessionStreamType, linkStreamType],
   routes: checkoutRoutes,
   projectors: [checkoutProjector],
   reactors: (platform) => [checkoutReactor(platform)],

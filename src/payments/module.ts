@@ -3,6 +3,8 @@ import { paymentPostings } from '../../projections/ledgerPostings.ts';
 import { paymentWebhookMappings } from '../../projections/webhookMappings.ts';
 import { paymentEvents } from './events.ts';
 import { refundEvents } from './refunds/events.ts';
+import { paymentStreamType } from './stream.ts';
+import { refundStreamType } from './refunds/decider.ts';
 import { paymentsProjector } from '../../projections/payments.ts';
 import { expireDuePayments, runSettlementBatch } from './jobs.ts';
 import { paymentRoutes } from './routes.ts';
@@ -18,6 +20,7 @@ export const paymentsContext = defineContext({
   events: [paymentEvents, refundEvents],
   webhooks: paymentWebhookMappings,
   postings: paymentPostings,
+  streams: [paymentStreamType, refundStreamType],
   routes: (services) => [...paymentRoutes(services), ...refundRoutes(services)],
   projectors: [paymentsProjector, refundsProjector],
   reactors: (platform) => [

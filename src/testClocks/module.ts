@@ -1,6 +1,7 @@
 import { defineContext } from '../module.ts';
 import { testClockWebhookMappings } from '../../projections/webhookMappings.ts';
 import { testClockEvents } from './events.ts';
+import { testClockSlotsStreamType, testClockStreamType } from './decider.ts';
 import { testClocksProjector } from '../../projections/testClocks.ts';
 import { testClockReactor } from './reactor.ts';
 import { testClockRoutes } from './routes.ts';
@@ -10,6 +11,7 @@ export const testClocksContext = defineContext({
   name: 'testClocks',
   events: [testClockEvents],
   webhooks: testClockWebhookMappings,
+  streams: [testClockStreamType, testClockSlotsStreamType],
   routes: testClockRoutes,
   projectors: [testClocksProjector],
   reactors: (platform) => [testClockReactor(platform)],

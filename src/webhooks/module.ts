@@ -2,6 +2,7 @@ import { hostname } from 'node:os';
 import { defineContext } from '../module.ts';
 import { createWebhooksProjector, WEBHOOKS_PROJECTOR, WEBHOOKS_PROJECTOR_VERSION } from '../../projections/webhooks.ts';
 import { webhookEvents } from './events.ts';
+import { webhookStreamType } from './decider.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { secretBoxOf } from './handlers.ts';
 import { webhookRoutes } from './routes.ts';
@@ -15,6 +16,7 @@ import { purgeWebhookHistory } from './retention.ts';
 export const webhooksContext = defineContext({
   name: 'webhooks',
   events: [webhookEvents],
+  streams: [webhookStreamType],
   routes: webhookRoutes,
   projectors: ({ webhookMappings }) => [createWebhooksProjector(WEBHOOKS_PROJECTOR_VERSION, webhookMappings)],
   jobs: (platform) => [{
