@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { storedEvents } from '../src/storedEvents/registry.ts';
+import { storedEvents } from '../src/contexts.ts';
 import type { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { createApp } from '../src/http/app.ts';
 import type { Services } from '../src/http/services.ts';

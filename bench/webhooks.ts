@@ -18,7 +18,7 @@ import { randomUUID } from 'node:crypto';
 import { loadConfig } from '../src/config.ts';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { storedEvents } from '../src/storedEvents/registry.ts';
+import { storedEvents } from '../src/contexts.ts';
 import { assembleService } from '../src/assemble.ts';
 import { systemRuntime } from '../src/domain/runtime.ts';
 import { silentLogger } from '../src/logging.ts';

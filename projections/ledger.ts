@@ -11,7 +11,9 @@
 import { sql, type Generated, type GeneratedAlways, type Kysely } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
-import { entriesFor, holdChangesFor, ledgerEventTypes, parseSystemAccountId, type HoldChange, type JournalEntry } from './ledgerPostings.ts';
+import {
+  entriesFor, holdChangesFor, ledgerEventTypesOf, parseSystemAccountId, type HoldChange, type JournalEntry, type LedgerPostings,
+} from './ledgerPostings.ts';
 import { Decimal, formatAmount, isCurrency, toDecimal, zeroAmount, type Decimal as DecimalValue } from '../src/domain/money.ts';
 import type { Instant } from './columns.ts';
 
@@ -173,23 +175,27 @@ async function write(trx: Kysely<LedgerTables>, entries: readonly JournalEntry[]
           updated_at = GREATEST(b.updated_at, excluded.updated_at)`.execute(trx);
 }
 
-/** The ledger projector; tests build other versions of it to exercise rebuilds. */
-export function createLedgerProjector(version = 1): Projector {
+/**
+ * The ledger projector at `version`, posting what the contexts' `postings` say (every context's, gathered from
+ * their manifests); tests build other versions of it to exercise rebuilds.
+ */
+export function createLedgerProjector(version: number, postings: LedgerPostings): Projector {
   return defineProjector<LedgerTables, StoredEventData>({
     name: LEDGER_PROJECTOR_NAME,
     version,
-    handles: ledgerEventTypes,
+    handles: ledgerEventTypesOf(postings),
     tables: LEDGER_TABLES,
     setup,
     derivedViews,
     async apply(trx, events) {
       // entriesFor checks every entry (assertBalanced) and throws on a broken one: the batch rolls back.
-      await write(trx, events.flatMap((event) => entriesFor(event)), events.flatMap((event) => holdChangesFor(event)));
+      await write(trx, events.flatMap((event) => entriesFor(event, postings)), events.flatMap((event) => holdChangesFor(event, postings)));
     },
   });
 }
 
-export const ledgerProjector: Projector = createLedgerProjector(1);
+/** The version in service. */
+export const LEDGER_PROJECTOR_VERSION = 1;
 
 export interface AccountBalance {
   /** Canonical decimal string at the currency's scale. */

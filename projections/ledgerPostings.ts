@@ -1,14 +1,14 @@
 /**
  * The postings API: every movement of money is a journal entry whose signed lines sum to exactly zero in
- * one currency. `entriesFor` maps a recorded event to its entries; it is pure (the same event always gives
- * the same entries, with the same ids), so the ledger projection replays and rebuilds identically.
+ * one currency. `entriesFor` maps a recorded event to its entries (by the contexts' `LedgerPostings`); it is pure
+ * (the same event always gives the same entries, with the same ids), so the ledger projection replays and rebuilds identically.
  *
  * Sign convention: a positive line increases the account's balance, a negative line decreases it. An
  * adjustment of +100 USD to account A is `A +100.00`, `system:USD:adjustments −100.00`.
  */
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
-import { handlerOf, recordedAs, type EventHandlers } from '../src/eventstore/typedEvents.ts';
+import { handlerOf, recordedAs, unionOfHandlers, type EventHandlers } from '../src/eventstore/typedEvents.ts';
 import type { StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
 import {
   ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_DEBITED, ACCOUNT_HOLD_RELEASED, DEPOSIT_RECEIVED, PAYMENT_SETTLED,
@@ -239,16 +239,10 @@ function holdChange(event: RecordedEvent<string, AccountHoldReleasedData>, sign:
   return [{ accountId: field(event, data, 'accountId'), currency, delta: formatAmount(sign === 1 ? amount : amount.negated(), currency), at: field(event, data, 'at') }];
 }
 
-const holdMappers: EventHandlers<StoredEventData, [], HoldChange[]> = {
-  [ACCOUNT_FUNDS_HELD]: (event) => holdChange(event, 1),
-  [ACCOUNT_HOLD_RELEASED]: (event) => holdChange(event, -1),
-  [ACCOUNT_HOLD_DEBITED]: (event) => holdChange(event, -1),
-};
-
-/** The changes of held funds an event makes (none for most events). Pure and deterministic. */
-export function holdChangesFor(event: RecordedEvent): HoldChange[] {
+/** The changes of held funds an event makes (none for most events), with `postings`' hold mappers. Pure and deterministic. */
+export function holdChangesFor(event: RecordedEvent, postings: LedgerPostings): HoldChange[] {
   const typed = recordedAs<StoredEventData>(event);
-  const mapper = handlerOf(holdMappers, typed.type);
+  const mapper = handlerOf(postings.holds ?? {}, typed.type);
   return mapper ? mapper(withData(typed)) : [];
 }
 
@@ -310,24 +304,52 @@ function refundSettledEntries(event: RecordedEvent<'RefundSettled', RefundSettle
 }
 
 /**
- * Event type → its entries. Each mapper reads its event through the ledger's own contract (src/ledger/events.ts);
- * keyed by stored event type, the compiler checks that the producer's data satisfies it.
+ * What a context's money events post, keyed by stored event type: each mapper reads its event through the ledger's
+ * own contract (src/ledger/events.ts), and keyed by stored event type, the compiler checks that the producer's data
+ * satisfies it. Each context's manifest carries its own (src/<context>/module.ts); the ledger projector is built
+ * from all of them together (`Registered.postings`).
  */
-const mappers: EventHandlers<StoredEventData, [], JournalEntry[]> = {
-  [ACCOUNT_ADJUSTED]: adjustmentEntries,
-  [ACCOUNT_CREDITED]: creditedEntries,
-  [ACCOUNT_HOLD_DEBITED]: holdDebitedEntries,
-  [PAYMENT_SETTLED]: settlementEntries,
-  [PAYMENT_UNSETTLED]: unsettledEntries,
-  [DEPOSIT_RECEIVED]: unassignedDepositEntries,
-  [REFUND_SETTLED]: refundSettledEntries,
+export interface LedgerPostings {
+  /** Event type → its journal entries. */
+  readonly entries?: EventHandlers<StoredEventData, [], JournalEntry[]>;
+  /** Event type → the changes of held funds it makes (no money moves, available funds change). */
+  readonly holds?: EventHandlers<StoredEventData, [], HoldChange[]>;
+}
+
+/** The accounts' postings: adjustments, credits of payments' funds, and holds (src/accounts/). */
+export const accountPostings: LedgerPostings = {
+  entries: {
+    [ACCOUNT_ADJUSTED]: adjustmentEntries,
+    [ACCOUNT_CREDITED]: creditedEntries,
+    [ACCOUNT_HOLD_DEBITED]: holdDebitedEntries,
+  },
+  holds: {
+    [ACCOUNT_FUNDS_HELD]: (event) => holdChange(event, 1),
+    [ACCOUNT_HOLD_RELEASED]: (event) => holdChange(event, -1),
+    [ACCOUNT_HOLD_DEBITED]: (event) => holdChange(event, -1),
+  },
 };
 
-/** The event types that move or hold money; the ledger projector handles exactly these. */
-export const ledgerEventTypes: readonly StoredEventType[] = Object.freeze([
-  ACCOUNT_ADJUSTED, ACCOUNT_CREDITED, ACCOUNT_HOLD_DEBITED, PAYMENT_SETTLED, PAYMENT_UNSETTLED, DEPOSIT_RECEIVED, REFUND_SETTLED,
-  ACCOUNT_FUNDS_HELD, ACCOUNT_HOLD_RELEASED,
-]);
+/** The payments' postings: settlements recorded before accounts decided credits, unreconciled funds, refunds paid out (src/payments/). */
+export const paymentPostings: LedgerPostings = {
+  entries: { [PAYMENT_SETTLED]: settlementEntries, [PAYMENT_UNSETTLED]: unsettledEntries, [REFUND_SETTLED]: refundSettledEntries },
+};
+
+/** The deposits' postings: an unassigned deposit's funds into suspense (src/deposits/). */
+export const depositPostings: LedgerPostings = { entries: { [DEPOSIT_RECEIVED]: unassignedDepositEntries } };
+
+/** Every context's postings as one (a type posted by two contexts is a wiring error, refused at start). */
+export function postingsOf(parts: readonly LedgerPostings[]): LedgerPostings {
+  return {
+    entries: unionOfHandlers(parts.map((p) => p.entries), 'ledger entries'),
+    holds: unionOfHandlers(parts.map((p) => p.holds), 'ledger holds'),
+  };
+}
+
+/** The event types that move or hold money: the ledger projector handles exactly these. */
+export function ledgerEventTypesOf(postings: LedgerPostings): StoredEventType[] {
+  return [...new Set([...Object.keys(postings.entries ?? {}), ...Object.keys(postings.holds ?? {})] as StoredEventType[])];
+}
 
 /** A money event whose data is not an object is malformed: refused as such (never read as if it were empty). */
 function withData<E extends RecordedEvent>(event: E): E {
@@ -339,9 +361,9 @@ function withData<E extends RecordedEvent>(event: E): E {
  * The journal entries an event produces (none for an event that moves no money). Pure and deterministic.
  * Every entry returned has passed `assertBalanced`; a malformed money event throws `LedgerInvariantError`.
  */
-export function entriesFor(event: RecordedEvent): JournalEntry[] {
+export function entriesFor(event: RecordedEvent, postings: LedgerPostings): JournalEntry[] {
   const typed = recordedAs<StoredEventData>(event);
-  const mapper = handlerOf(mappers, typed.type);
+  const mapper = handlerOf(postings.entries ?? {}, typed.type);
   if (!mapper) return [];
   const entries = mapper(withData(typed));
   for (const entry of entries) assertBalanced(entry);

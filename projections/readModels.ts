@@ -1,6 +1,9 @@
 /**
  * Every read model's tables, as the read side's queries (projections/*.queries.ts, the routes' answers through
  * `Services.readModels`) read them: each projector declares its own beside its CREATE TABLE, and this unites them.
+ * Written by hand, one type per read model, rather than derived from the list of contexts (src/contexts.ts): the
+ * queries here are typed by it and the manifests import the read models, so a derived type would go round in a
+ * circle (docs/architecture.md, "Adding a context").
  */
 import type { Kysely } from 'kysely';
 import type { Database } from '../src/db/database.ts';

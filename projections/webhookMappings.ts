@@ -1,8 +1,8 @@
 /**
  * From domain events to the interface's webhook events: one entry per domain event type, each a pure function of
- * the event and what the emitter knows of its object (for a payment, the facts its payload carries). Refunds,
- * deposits and checkout add their entries here as they land; the emitter (projections/webhooks.ts) and
- * `GET /events` need nothing else.
+ * the event and what the emitter knows of its object (for a payment, the facts its payload carries). Each context's
+ * entries are a table of their own here, carried by its manifest (`webhooks` in src/<context>/module.ts); the
+ * emitter (projections/webhooks.ts) and `GET /events` are built from all of them together (`Registered`).
  *
  * Payloads carry exactly the interface's fields, null where a field does not apply, built in a fixed key order
  * so that the same event always gives the same bytes (the body that is signed, and re-sent on every retry).
@@ -140,7 +140,7 @@ function localDepositFacts(d: { paymentId: string; clientId: string; externalId:
 }
 
 /** Deposits without a destination (src/deposits/events.ts): purchase events, and the facts their status changes carry. */
-const depositMappings: WebhookMappings = {
+export const depositWebhookMappings: WebhookMappings = {
   DepositReceived(event) {
     return { facts: localDepositFacts(event.data), emissions: [] };
   },
@@ -204,8 +204,8 @@ const refundMappings: WebhookMappings = {
   RefundExpired: refundEnd([], (d) => ({ expiredAt: d.at })),
 };
 
-/** Every domain event type the webhooks follow, and what each becomes. */
-export const webhookMappings: WebhookMappings = {
+/** The payments' events (src/payments/events.ts) and their refund children's: status changes and what they carry. */
+export const paymentWebhookMappings: WebhookMappings = {
   PaymentCreated(event) {
     const d = event.data;
     return {
@@ -236,6 +236,11 @@ export const webhookMappings: WebhookMappings = {
     if (!facts) throw new Error(`webhooks: PaymentDocumentAttached of payment ${d.paymentId} before its PaymentCreated`);
     return { facts: { ...facts, documentationStatus: 'SUBMITTED' }, emissions: [] };
   },
+  ...refundMappings,
+};
+
+/** A customer's operation level changed (src/customers/events.ts): `customer.levelChanged`. */
+export const customerWebhookMappings: WebhookMappings = {
   CustomerLevelChanged(event) {
     const d = event.data;
     const payload = {
@@ -248,6 +253,10 @@ export const webhookMappings: WebhookMappings = {
     };
     return { emissions: [emission(event, 'customer.levelChanged', d.clientId, d.customerId, d.changedAt, payload)] };
   },
+};
+
+/** A test clock reached its frozen time (src/testClocks/events.ts): `test_clock.ready`. */
+export const testClockWebhookMappings: WebhookMappings = {
   TestClockReady(event) {
     const d = event.data;
     const payload = {
@@ -256,8 +265,6 @@ export const webhookMappings: WebhookMappings = {
     };
     return { emissions: [emission(event, 'test_clock.ready', d.clientId, d.clockId, d.frozenTime, payload)] };
   },
-  ...depositMappings,
-  ...refundMappings,
 };
 
 /** The payment a mapped event is about (its facts are loaded before the mapping runs), if any. */

@@ -21,7 +21,7 @@ import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
 import { handlerOf, isOneOf, type EventHandlers } from '../src/eventstore/typedEvents.ts';
 import type { RecordedStoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
-import { webhookMappings, paymentIdOf, type Emission, type Mapped, type PaymentFacts } from './webhookMappings.ts';
+import { paymentIdOf, type Emission, type Mapped, type PaymentFacts } from './webhookMappings.ts';
 import { webhookEventSchemas } from '../src/webhooks/events.ts';
 import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
 import type { Instant, Json } from './columns.ts';
@@ -259,8 +259,11 @@ function deliveryRow(event: RecordedEvent, endpointId: string, item: Emission, n
   };
 }
 
-/** The emitter at `version`, with `mappings` (a test bumps it, with a changed mapping, to see history is not resent). */
-export function createWebhooksProjector(version: number, mappings: Mappings = webhookMappings): Projector {
+/**
+ * The emitter at `version`, with `mappings`: every context's entries, gathered from their manifests (a test bumps
+ * it, with a changed mapping, to see history is not resent).
+ */
+export function createWebhooksProjector(version: number, mappings: Mappings): Projector {
   return defineProjector<WebhookTables, StoredEventData>({
     name: WEBHOOKS_PROJECTOR,
     version,
@@ -282,7 +285,7 @@ export function createWebhooksProjector(version: number, mappings: Mappings = we
  * 3: the feed-order index the retention's purge of webhook_events walks (src/webhooks/retention.ts); the companion's
  * CANCELLED and EXPIRED ends.
  */
-export const webhooksProjector = createWebhooksProjector(3);
+export const WEBHOOKS_PROJECTOR_VERSION = 3;
 
 async function setup(trx: Kysely<WebhookTables>): Promise<void> {
   await trx.schema.createTable('webhook_endpoints')

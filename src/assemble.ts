@@ -3,7 +3,7 @@
  * measured into the metrics, every projector and reactor in one projection daemon, the services over them, and
  * the background work. Serving HTTP and the stop order (src/shutdown.ts) stay with the host.
  */
-import { allProjectors } from './contexts.ts';
+import { contexts as serviceContexts, projectorsOf } from './contexts.ts';
 import { startBackgroundWork } from './background.ts';
 import type { Config } from './config.ts';
 import type { Runtime } from './domain/runtime.ts';
@@ -14,6 +14,7 @@ import { createServices, type Services } from './http/services.ts';
 import { createPlatform } from './platform.ts';
 import type { Scheduler } from './jobs/scheduler.ts';
 import type { Logger } from './logging.ts';
+import type { ContextModule } from './module.ts';
 import { ProjectionDaemon, type DaemonOptions } from './projection/daemon.ts';
 import type { Storage } from './storage.ts';
 
@@ -35,8 +36,11 @@ export async function assembleService(deps: {
   schedule?: boolean;
   /** Called with the daemon and its runners before they start, to watch them from the first batch. */
   beforeProjecting?(projections: ProjectionDaemon): void;
+  /** The contexts to run (src/contexts.ts unless a test adds one of its own); the HTTP edge is given the same. */
+  contexts?: readonly ContextModule[];
 }): Promise<AssembledService> {
   const { config, logger, runtime } = deps;
+  const contexts: readonly ContextModule[] = deps.contexts ?? serviceContexts;
   const metrics = new Metrics();
   const freshness = new ReadModelFreshness();
   const storage: Storage = {
@@ -49,11 +53,11 @@ export async function assembleService(deps: {
     onLeaseChange: (projection, change) => metrics.countLeaseChange(projection, change),
     ...deps.daemon, logger, batchSize: config.projectionBatchSize,
   });
-  for (const projector of allProjectors()) projections.addProjector(projector);
+  for (const projector of projectorsOf(contexts)) projections.addProjector(projector);
   deps.beforeProjecting?.(projections);
   projections.start();
   const platform = createPlatform({ config, logger, runtime, storage, projections, onStale: (position) => freshness.timedOut(position) });
   const services = await createServices(platform, { metrics, freshness });
-  const scheduler = startBackgroundWork(services, { schedule: deps.schedule ?? true });
+  const scheduler = startBackgroundWork(services, { schedule: deps.schedule ?? true, contexts });
   return { services, projections, scheduler, storage };
 }

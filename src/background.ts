@@ -2,7 +2,8 @@
  * The work a process does besides answering requests: every context's reactors and scheduled jobs, and the
  * service's own housekeeping. Both the service and the test harness start it here.
  */
-import { contexts } from './contexts.ts';
+import { contexts as serviceContexts } from './contexts.ts';
+import type { ContextModule } from './module.ts';
 import type { Services } from './http/services.ts';
 import type { Platform } from './platform.ts';
 import { Scheduler } from './jobs/scheduler.ts';
@@ -23,7 +24,11 @@ async function inBatches(purge: (limit: number) => Promise<number>, batch: numbe
   return total;
 }
 
-export function startBackgroundWork(services: Services, options: { schedule?: boolean } = {}): Scheduler {
+/** `contexts`: whose reactors, jobs and workers to start (src/contexts.ts unless a test adds one of its own). */
+export function startBackgroundWork(
+  services: Services, options: { schedule?: boolean; contexts?: readonly ContextModule[] } = {},
+): Scheduler {
+  const contexts: readonly ContextModule[] = options.contexts ?? serviceContexts;
   // A reactor answers nobody: the commands it issues need not wait for the read models to show them (their
   // handlers' read-your-writes waits would hold up every event behind it, a reactor's lane at a time).
   const reacting: Platform = { ...services, readYourWrites: async () => undefined };

@@ -22,6 +22,7 @@ import { loadConfig, type Config } from './config.ts';
 import { lockHolder } from './db/dataDirLock.ts';
 import { openStorage, type Storage } from './storage.ts';
 import { registerClient } from './clients/handlers.ts';
+import { storeOnly } from './eventstore/streams.ts';
 import { systemRuntime } from './domain/runtime.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 import { formatPosition, positionReached, type Position } from './eventstore/position.ts';
@@ -30,7 +31,7 @@ import { MAX_READ_LIMIT } from './eventstore/port.ts';
 import { recordFeedDigest, verifyStorageIntegrity } from './integrity/integrity.ts';
 import { verifyReadModels } from './projection/verify.ts';
 import { ReplayRefusedError, replayableProjectors, replayProjector } from './projection/replay.ts';
-import { allProjectors } from './contexts.ts';
+import { allProjectors, storedEvents } from './contexts.ts';
 import type { Projector } from './projection/projector.ts';
 import { readModelsOf } from '../projections/readModels.ts';
 import { STATEMENT_CSV_COLUMNS, statementCsvRow, writeStatement } from '../projections/statements.ts';
@@ -64,7 +65,7 @@ const OPERATOR_ROUTE_TIMEOUT_MS = 30_000;
 const MAX_CLIENT_NAME_CHARS = 200;
 
 async function withStorage<T>(config: Config, work: (storage: Storage) => Promise<T>): Promise<T> {
-  const storage = await openStorage(config);
+  const storage = await openStorage(config, storedEvents.upcasters);
   try {
     return await work(storage);
   } finally {
@@ -200,7 +201,7 @@ async function createClient(config: Config, rawName: string | undefined): Promis
     return body;
   }
   return withStorage(config, async (storage) => {
-    const { credentials } = await registerClient(storage.store, systemRuntime, name, { actor: 'cli' });
+    const credentials = await registerClient(storeOnly(storage.store), systemRuntime, name, { actor: 'cli' });
     return credentials;
   });
 }

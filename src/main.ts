@@ -9,6 +9,7 @@ import { DataDirLockedError } from './db/dataDirLock.ts';
 import { createApp } from './http/app.ts';
 import { createLogger } from './logging.ts';
 import { openStorage } from './storage.ts';
+import { storedEvents } from './contexts.ts';
 import { assembleService } from './assemble.ts';
 import { countRequestsInFlight, stopService } from './shutdown.ts';
 import { systemRuntime } from './domain/runtime.ts';
@@ -26,7 +27,7 @@ async function main(): Promise<void> {
 
   let opened;
   try {
-    opened = await openStorage(config);
+    opened = await openStorage(config, storedEvents.upcasters);
   } catch (error) {
     if (error instanceof DataDirLockedError) fail(error.message);
     throw error;
@@ -82,11 +83,10 @@ async function main(): Promise<void> {
   // a new data directory the projectors are still creating their tables. The credentials are printed once
   // the clients read model has the demo client, so they work from the moment they are shown.
   startingUp = (async () => {
-    const demo = storage.mode === 'embedded' ? await ensureDemoClient(storage.store, systemRuntime) : null;
+    const demo = storage.mode === 'embedded' ? await ensureDemoClient(services, systemRuntime) : null;
     if (demo) {
-      await services.readYourWrites(demo.position);
       // Printed, not logged: the secret must not end up in log collectors.
-      process.stdout.write(`\n${describeCredentials(demo.credentials)}\n\n`);
+      process.stdout.write(`\n${describeCredentials(demo)}\n\n`);
     } else if (storage.mode === 'embedded') {
       logger.info(`demo client ${DEMO_CLIENT_ID} exists (its credentials were shown at the first start)`);
     }

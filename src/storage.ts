@@ -13,7 +13,6 @@ import type { EventStore } from './eventstore/port.ts';
 import { comparePositions, type Position } from './eventstore/position.ts';
 import { PostgresEventStore } from './eventstore/postgres/postgresEventStore.ts';
 import type { UpcasterRegistry } from './eventstore/upcasting.ts';
-import { storedEvents } from './storedEvents/registry.ts';
 import { ProjectionStateStore } from './projection/projectionState.ts';
 
 export interface Storage {
@@ -27,8 +26,8 @@ export interface Storage {
   close(): Promise<void>;
 }
 
-/** `upcasters`: every stored event type's versions (src/storedEvents/registry.ts) unless a caller brings its own. */
-export async function openStorage(config: Config, upcasters: UpcasterRegistry = storedEvents.upcasters): Promise<Storage> {
+/** `upcasters`: every stored event type's versions (`storedEvents.upcasters`, src/contexts.ts). */
+export async function openStorage(config: Config, upcasters: UpcasterRegistry): Promise<Storage> {
   let lock: DataDirLock | null = null;
   let database: Database;
   if (config.databaseUrl) {

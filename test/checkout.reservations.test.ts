@@ -119,6 +119,8 @@ onPostgres('checkout reservations whose payment does not appear', function () {
     const paid = await hostedPay(port, checkoutToken);
     expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
     await until(async () => (await session(id)).status === 'FINISHED', { what: 'the session finished with its payment', timeoutMs: 60_000, intervalMs: 200 });
+    // The payments' read model is its own projector: it may show the payment SETTLED a moment after the session's.
+    await until(async () => (await paymentsOf(id))[0]?.status === 'SETTLED', { what: 'the payment reads SETTLED', timeoutMs: 60_000, intervalMs: 200 });
     const [payment] = await paymentsOf(id);
     expect(payment).to.include({ status: 'SETTLED' });
     expect((await session(id)).paymentId).to.equal(payment!.id);
@@ -141,6 +143,8 @@ onPostgres('checkout reservations whose payment does not appear', function () {
     const answer = await late;
     expect(answer.status, JSON.stringify(answer.body)).to.equal(200);
     await until(async () => (await session(id)).status === 'FINISHED', { what: 'the session follows the late payment', timeoutMs: 60_000, intervalMs: 200 });
+    // The payments' read model is its own projector: it may show the payment SETTLED a moment after the session's.
+    await until(async () => (await paymentsOf(id))[0]?.status === 'SETTLED', { what: 'the payment reads SETTLED', timeoutMs: 60_000, intervalMs: 200 });
     const [payment] = await paymentsOf(id);
     expect(payment).to.include({ status: 'SETTLED' });
     expect((await session(id)).paymentId).to.equal(payment!.id);

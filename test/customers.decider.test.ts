@@ -179,9 +179,9 @@ describe('a customer whose creation was given up', () => {
 
 describe('document number reservation decider', () => {
   const reserve = (customerId: string): DocumentNumberCommand =>
-    ({ type: 'ReserveDocumentNumber', clientId: 'c1', documentNumber: '123', customerId, now });
+    ({ type: 'ClaimKey', key: { clientId: 'c1', documentNumber: '123' }, owner: customerId, now });
   const release = (customerId: string): DocumentNumberCommand =>
-    ({ type: 'ReleaseDocumentNumber', clientId: 'c1', documentNumber: '123', customerId, now });
+    ({ type: 'ReleaseKey', key: { clientId: 'c1', documentNumber: '123' }, owner: customerId, now });
   const reserved = (customerId: string): DocumentNumberEvent =>
     ({ type: 'CustomerDocumentNumberReserved', data: { clientId: 'c1', documentNumber: '123', customerId, at } });
   const released = (customerId: string): DocumentNumberEvent =>
@@ -194,7 +194,7 @@ describe('document number reservation decider', () => {
   });
 
   it('a release naming the reservation’s revision releases only that reservation, while it is the last event', () => {
-    const releaseAt = (customerId: string, reservationRevision: number): DocumentNumberCommand => ({ ...release(customerId), reservationRevision, eventId: 'r1' } as DocumentNumberCommand);
+    const releaseAt = (customerId: string, reservationRevision: number): DocumentNumberCommand => ({ type: 'ReleaseKey', key: { clientId: 'c1', documentNumber: '123' }, owner: customerId, now, atRevision: reservationRevision, eventId: 'r1' });
     givenReservation([reserved('k1')]).when(releaseAt('k1', 0)).then([{ ...released('k1'), id: 'r1' } as unknown as DocumentNumberEvent]);
     givenReservation([reserved('k1'), released('k1'), reserved('k1')]).when(releaseAt('k1', 0)).then([]);
     givenReservation([reserved('k1'), released('k1'), reserved('k1')]).when(releaseAt('k1', 2)).then([{ ...released('k1'), id: 'r1' } as unknown as DocumentNumberEvent]);

@@ -45,7 +45,7 @@ describe('deposit decider', () => {
   });
 
   it('answers another client as not found, before anything else', () => {
-    for (const command of [request(), answer(), { type: 'Expire', refundPaymentId: 'r1', now: later(LIFETIME_MS) }] as DepositCommand[]) {
+    for (const command of [request(), answer(), { type: 'ExpireDeposit', refundPaymentId: 'r1', now: later(LIFETIME_MS) }] as DepositCommand[]) {
       given([received, pending]).when({ ...command, tenant: OTHER_CLIENT }).thenThrows('notFound', /^payment not found$/);
     }
     given([]).when(request()).thenThrows('notFound', /^payment not found$/);
@@ -94,7 +94,7 @@ describe('deposit decider', () => {
   });
 
   it('expires once past expiresAt, never while an assignment is in flight, never after it settled', () => {
-    const expire = (when: Date): DepositCommand => ({ type: 'Expire', refundPaymentId: 'r1', now: when });
+    const expire = (when: Date): DepositCommand => ({ type: 'ExpireDeposit', refundPaymentId: 'r1', now: when });
     given([received, pending]).when(expire(later(LIFETIME_MS - 1))).thenThrows('failedPrecondition', /awaits assignment until/);
     const expired = given([received, pending]).when(expire(later(LIFETIME_MS))).decided();
     expect(expired.map((e) => e.type)).to.deep.equal(['PaymentExpired', 'DepositRefundDue']);
@@ -119,7 +119,7 @@ describe('deposit decider', () => {
   it('any sequence of commands settles or expires a deposit at most once, and never both', () => {
     const commands: fc.Arbitrary<DepositCommand> = fc.oneof(
       fc.constantFrom<DepositCommand>(request(), request('2000.00'), answer(), answer({ outcome: 'REFUSED', accountStatus: 'BLOCKED' }),
-        { type: 'Expire', refundPaymentId: 'r1', now: later(LIFETIME_MS) }, answer(credited, 'a2')),
+        { type: 'ExpireDeposit', refundPaymentId: 'r1', now: later(LIFETIME_MS) }, answer(credited, 'a2')),
     );
     fc.assert(fc.property(fc.array(commands, { maxLength: 12 }), (sequence) => {
       let history: DepositStreamEvent[] = [received, pending];

@@ -14,7 +14,7 @@ import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStor
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
-import { allProjectors } from '../src/contexts.ts';
+import { allProjectors, registered } from '../src/contexts.ts';
 import { createLedgerProjector, LEDGER_PROJECTOR_NAME } from '../projections/ledger.ts';
 import { depositDecider } from '../src/deposits/decider.ts';
 import { finishAssignment } from '../src/deposits/handlers.ts';
@@ -33,7 +33,7 @@ const env = { SANDBOX_AUTOPILOT: 'false', PROVIDER_SECRET, READ_YOUR_WRITES_TIME
 const HOUR_MS = 60 * 60 * 1000;
 
 function bumped(projector: Projector): Projector {
-  return projector.name === LEDGER_PROJECTOR_NAME ? createLedgerProjector(projector.version + 1) : { ...projector, version: projector.version + 1 };
+  return projector.name === LEDGER_PROJECTOR_NAME ? createLedgerProjector(projector.version + 1, registered.postings) : { ...projector, version: projector.version + 1 };
 }
 
 for (const target of databaseTargets()) {

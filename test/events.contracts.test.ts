@@ -5,7 +5,7 @@
  * stored event only through the handler's explicit mapping.
  */
 import { expect } from 'chai';
-import { storedEvents } from '../src/storedEvents/registry.ts';
+import { storedEvents } from '../src/contexts.ts';
 import { compareWithSnapshot, canonicalSchema, readSnapshot, type EventSchemaSnapshot } from '../src/storedEvents/snapshot.ts';
 import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { accountDecider } from '../src/accounts/decider.ts';
@@ -193,7 +193,7 @@ for (const target of databaseTargets()) {
       // A number reserved for a customer never created, given back as the customers reactor does once it is old enough.
       const orphan = { clientId: client.clientId, documentNumber: '33.333.333-3', customerId: randomUUID() };
       await handleCommand(service.services.storage.store, documentNumberStream(orphan.clientId, orphan.documentNumber), documentNumberDecider,
-        { type: 'ReserveDocumentNumber', ...orphan, now: clock.now() }, { clientId: client.clientId });
+        { type: 'ClaimKey', key: { clientId: orphan.clientId, documentNumber: orphan.documentNumber }, owner: orphan.customerId, now: clock.now() }, { clientId: client.clientId });
       expect(await customers.releaseAbandonedReservation(service.services, { ...orphan, reservationRevision: 0, reservationEventId: randomUUID() }, { clientId: client.clientId }))
         .to.equal(true);
 

@@ -402,7 +402,7 @@ for (const target of databaseTargets()) {
       const orphan = randomUUID();
       // What createCustomer does first, and then nothing else: its process died before the customer was recorded.
       await handleCommand(platform.storage.store, documentNumberStream(alice.clientId, documentNumber), documentNumberDecider,
-        { type: 'ReserveDocumentNumber', clientId: alice.clientId, documentNumber, customerId: orphan, now: new Date() }, { clientId: alice.clientId });
+        { type: 'ClaimKey', key: { clientId: alice.clientId, documentNumber }, owner: orphan, now: new Date() }, { clientId: alice.clientId });
       const reservedAt = Date.now();
       const holder = async () => (await readState(platform.storage.store, documentNumberStream(alice.clientId, documentNumber), documentNumberDecider)).holder;
       expect(await holder()).to.equal(orphan);
@@ -451,7 +451,7 @@ for (const target of databaseTargets()) {
       const customerId = createdId(platform.runtime, metadata, 'customer');
       const numberStream = documentNumberStream(alice.clientId, documentNumber);
       await handleCommand(platform.storage.store, numberStream, documentNumberDecider,
-        { type: 'ReserveDocumentNumber', clientId: alice.clientId, documentNumber, customerId, now: new Date() }, metadata);
+        { type: 'ClaimKey', key: { clientId: alice.clientId, documentNumber }, owner: customerId, now: new Date() }, metadata);
       await until(async () => (await readState(platform.storage.store, numberStream, documentNumberDecider)).holder === null,
         { what: 'the reservation is given back' });
 

@@ -6,7 +6,7 @@ import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { providerSignature } from '../src/payments/routes.ts';
 import { expireDuePayments, runSettlementBatch } from '../src/payments/jobs.ts';
 import { movableClock, providerReceipts, TEST_CARD } from './support/payments.ts';
-import { storedEvents } from '../src/storedEvents/registry.ts';
+import { storedEvents } from '../src/contexts.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
 const card = { ...TEST_CARD, cvv: '123' };

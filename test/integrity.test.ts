@@ -15,7 +15,7 @@ import { createLedgerProjector } from '../projections/ledger.ts';
 import type { AccountAdjustedData } from '../src/ledger/events.ts';
 import { verifyReadModels } from '../src/projection/verify.ts';
 import { replayProjector } from '../src/projection/replay.ts';
-import { allProjectors } from '../src/contexts.ts';
+import { allProjectors, registered } from '../src/contexts.ts';
 import { databaseTargets } from './support/targets.ts';
 import { until } from './support/until.ts';
 
@@ -148,14 +148,14 @@ for (const target of databaseTargets()) {
           adjustmentId: randomUUID(), adjustedAt: new Date().toISOString() };
         return { type: 'AccountAdjusted', data, metadata: { clientId: 'client-1', actor: 'operator' } };
       };
-      const first = new ProjectionDaemon(database, store, fast).addProjector(createLedgerProjector(1));
+      const first = new ProjectionDaemon(database, store, fast).addProjector(createLedgerProjector(1, registered.postings));
       first.start();
       const one = await store.append(`account-${account}`, [deposit('10.00')], 'any');
       expect(await first.waitFor(one.position, 10_000)).to.equal(true);
       await first.stop();
       await recordFeedDigest(database, store, new Date());
 
-      const ledger = createLedgerProjector(2);
+      const ledger = createLedgerProjector(2, registered.postings);
       const bumped = new ProjectionDaemon(database, store, fast).addProjector(ledger);
       bumped.start();
       let writing = true;

@@ -10,6 +10,7 @@ import { CURRENCY_SCALES, formatAmount, toDecimal, zeroAmount, type Decimal } fr
 import { assertBalanced, systemAccountId, type JournalEntry } from '../projections/ledgerPostings.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { balancesOf, createLedgerProjector } from '../projections/ledger.ts';
+import { registered } from '../src/contexts.ts';
 import { readModelsOf } from '../projections/readModels.ts';
 import { databaseTargets } from './support/targets.ts';
 import { until } from './support/until.ts';
@@ -41,7 +42,7 @@ for (const target of databaseTargets()) {
     let version = 1;
 
     const startLedger = (v: number) => {
-      const daemon = new ProjectionDaemon(database, store, fast).addProjector(createLedgerProjector(v));
+      const daemon = new ProjectionDaemon(database, store, fast).addProjector(createLedgerProjector(v, registered.postings));
       daemon.start();
       return daemon;
     };
@@ -294,7 +295,7 @@ for (const target of databaseTargets()) {
     it('stops on a malformed money event instead of skipping it', async () => {
       const isolated = await target.open();
       const isolatedStore = new PostgresEventStore(isolated);
-      const daemon = new ProjectionDaemon(isolated, isolatedStore, fast).addProjector(createLedgerProjector(1));
+      const daemon = new ProjectionDaemon(isolated, isolatedStore, fast).addProjector(createLedgerProjector(1, registered.postings));
       try {
         const a = randomUUID();
         await isolatedStore.append(`account-${a}`, [adjustment(a, 'USD', '1.001'), adjustment(a, 'USD', '5')], 'no_stream');

@@ -10,7 +10,6 @@ import type { Database } from '../src/db/database.ts';
 import type { NewEvent } from '../src/eventstore/port.ts';
 import type { AccountAdjustedData } from '../src/ledger/events.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
-import { storedEvents } from '../src/storedEvents/registry.ts';
 import { eventDataValidator } from '../src/storedEvents/validate.ts';
 import { identityStream } from '../src/identities/events.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
@@ -20,7 +19,7 @@ import { DECLINED_CARD } from '../src/payments/sandbox/triggers.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import type { Projector } from '../src/projection/projector.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from '../src/projection/projectionState.ts';
-import { allProjectors } from '../src/contexts.ts';
+import { allProjectors, registered, storedEvents } from '../src/contexts.ts';
 import { createLedgerProjector, LEDGER_PROJECTOR_NAME } from '../projections/ledger.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type Credentials, type TestService } from './support/testService.ts';
@@ -42,7 +41,7 @@ const etpay = [{ type: 'ETPAY', etpay: { bank: 'Banco Ejemplo' } }];
 /** The next version of a projector: same tables and handlers, built from zero into a schema of its own. */
 function bumped(projector: Projector): Projector {
   return projector.name === LEDGER_PROJECTOR_NAME
-    ? createLedgerProjector(projector.version + 1)
+    ? createLedgerProjector(projector.version + 1, registered.postings)
     : { ...projector, version: projector.version + 1 };
 }
 
@@ -412,8 +411,8 @@ for (const target of databaseTargets()) {
       const database = await target.open();
       const store = new PostgresEventStore(database);
       const fast = { idlePollMs: 20, leaseTtlMs: 600, initialBackoffMs: 10, maxBackoffMs: 50 };
-      const old = new ProjectionDaemon(database, store, { ...fast, owner: 'old-instance' }).addProjector(createLedgerProjector(1));
-      const fresh = new ProjectionDaemon(database, store, { ...fast, owner: 'new-instance' }).addProjector(createLedgerProjector(2));
+      const old = new ProjectionDaemon(database, store, { ...fast, owner: 'old-instance' }).addProjector(createLedgerProjector(1, registered.postings));
+      const fresh = new ProjectionDaemon(database, store, { ...fast, owner: 'new-instance' }).addProjector(createLedgerProjector(2, registered.postings));
       const account = `acct-${randomUUID()}`;
       const deposit = (amount: string): NewEvent => {
         const data: AccountAdjustedData = { accountId: account, clientId: 'client-1', currency: 'USD', amount, reason: 'replay',

@@ -18,6 +18,7 @@ import type { ParentRefundEvent, RefundCreatedData, RefundEvent } from '../src/p
 import { accountDecider, availableFunds, holdAnswerId, type AccountCommand } from '../src/accounts/decider.ts';
 import type { AccountEvent } from '../src/accounts/events.ts';
 import { entriesFor } from '../projections/ledgerPostings.ts';
+import { registered } from '../src/contexts.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { DeciderSpecification } from './support/deciderSpecification.ts';
 import { asOwner, OTHER_CLIENT, type AsOwner } from './support/tenancy.ts';
@@ -225,20 +226,20 @@ describe('refund child: its lifecycle', () => {
     expect(settled!.data).to.include({ fundingSource: 'SUSPENSE', accountId: null, to: 'SETTLED' });
     const recorded: RecordedEvent = { id: randomUUID(), stream: 'refund-r2', revision: 1n, position: { commit: 1n, prepare: 1n }, type: settled!.type,
       schemaVersion: 1, data: settled!.data, metadata: {}, recordedAt: now };
-    expect(entriesFor(recorded).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([
+    expect(entriesFor(recorded, registered.postings).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([
       ['system:CLP:suspense -400', 'system:CLP:refunds_payable 400'],
       ['system:CLP:refunds_payable -400', 'system:CLP:clearing 400'],
     ]);
     // Failed, the money stays where it was: no entry.
     const [failed] = child.given([created(fromSuspense)]).when(end('FAILED')).decided();
-    expect(entriesFor({ ...recorded, type: failed!.type, data: failed!.data })).to.deep.equal([]);
+    expect(entriesFor({ ...recorded, type: failed!.type, data: failed!.data }, registered.postings)).to.deep.equal([]);
   });
 
   it('funded from an account: settled, the ledger pays refunds payable out to clearing (the hold\'s debit filled it)', () => {
     const [settled] = child.given([created(fromAccount)]).when(end('SETTLED')).decided();
     const recorded: RecordedEvent = { id: randomUUID(), stream: 'refund-r1', revision: 1n, position: { commit: 1n, prepare: 1n }, type: settled!.type,
       schemaVersion: 1, data: settled!.data, metadata: {}, recordedAt: now };
-    expect(entriesFor(recorded).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([
+    expect(entriesFor(recorded, registered.postings).map((e) => e.lines.map((l) => `${l.accountId} ${l.amount}`))).to.deep.equal([
       ['system:CLP:refunds_payable -400', 'system:CLP:clearing 400'],
     ]);
   });

@@ -8,7 +8,8 @@ import { webhookDecider, type WebhookCommand as TenantCommand } from '../src/web
 import type { WebhookEvent } from '../src/webhooks/events.ts';
 import { isNonPublicAddress, webhookUrlProblem } from '../src/webhooks/url.ts';
 import { publicOnlyLookup } from '../src/webhooks/dispatcher.ts';
-import { transactionPayload, webhookMappings, type PaymentFacts } from '../projections/webhookMappings.ts';
+import { transactionPayload, type PaymentFacts } from '../projections/webhookMappings.ts';
+import { registered as service } from '../src/contexts.ts';
 import { DELIVERY_WINDOW_MS, retryDelayMs } from '../src/webhooks/outbox.ts';
 import { SecretBox } from '../src/webhooks/secrets.ts';
 import { deliveryHeaders } from '../src/webhooks/signing.ts';
@@ -147,16 +148,16 @@ describe('webhook mapping', () => {
   }, 0);
 
   it('follows a payment from creation: a status change gives transaction.status_changed, then the specific events, with the same bytes every time', () => {
-    const { facts } = webhookMappings.PaymentCreated!(created, null);
+    const { facts } = service.webhookMappings.PaymentCreated!(created, null);
     expect(facts).to.include({ status: 'CREATED', identityEmail: 'shop@example.com' });
     const settled = recorded('PaymentSettled', { paymentId: 'p1', from: 'RECEIVED', to: 'SETTLED', at, settlementBatchId: 'b1' }, 2);
-    const first = webhookMappings.PaymentSettled!(settled, facts!);
+    const first = service.webhookMappings.PaymentSettled!(settled, facts!);
     expect(first.emissions.map((e) => e.eventType)).to.deep.equal(['transaction.status_changed', 'payment.settled']);
     expect(first.emissions.map((e) => e.sequence)).to.deep.equal([3, 3]);
     expect(first.facts).to.include({ status: 'SETTLED', settledAt: at, settlementBatchId: 'b1' });
     for (const emission of first.emissions) expect(payloadProblems(JSON.parse(emission.body))).to.deep.equal([]);
-    expect(webhookMappings.PaymentSettled!(settled, facts!)).to.deep.equal(first);
-    expect(() => webhookMappings.PaymentSettled!(settled, null)).to.throw(/before its PaymentCreated/);
+    expect(service.webhookMappings.PaymentSettled!(settled, facts!)).to.deep.equal(first);
+    expect(() => service.webhookMappings.PaymentSettled!(settled, null)).to.throw(/before its PaymentCreated/);
   });
 
   it('writes the interface’s payload fields in its order, null where they do not apply', () => {

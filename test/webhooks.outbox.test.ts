@@ -15,12 +15,16 @@ import { testDispatcher } from './support/webhooks.ts';
 import { until } from './support/until.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { storedEvents } from '../src/storedEvents/registry.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { createFreshSchema, searchPathOf } from '../src/projection/projectorSchema.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
-import { createWebhooksProjector, webhooksProjector } from '../projections/webhooks.ts';
-import { webhookMappings, webhookEventId, type Mapping } from '../projections/webhookMappings.ts';
+import { createWebhooksProjector, WEBHOOKS_PROJECTOR_VERSION } from '../projections/webhooks.ts';
+import { webhookEventId, type Mapping } from '../projections/webhookMappings.ts';
+import { registered, storedEvents } from '../src/contexts.ts';
+
+/** The emitter in service: every context's mappings, as their manifests carry them. */
+const { webhookMappings } = registered;
+const webhooksProjector = createWebhooksProjector(WEBHOOKS_PROJECTOR_VERSION, webhookMappings);
 import { enqueueTestPing } from '../src/webhooks/outbox.ts';
 import { CLAIM_LEASE_MS, type WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 

@@ -16,7 +16,11 @@ import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } fro
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { AccountCreditedData } from '../ledger/events.ts';
-import type { AccountCreditRefusedData, AccountEvent, AccountHoldRefusedData, AccountOpenedData, AccountStatus } from './events.ts';
+import { reservationDecider } from '../domain/reservation.ts';
+import { streamType } from '../eventstore/streams.ts';
+import type {
+  AccountCreditRefusedData, AccountEvent, AccountHoldRefusedData, AccountNumberEvent, AccountOpenedData, AccountStatus,
+} from './events.ts';
 import type { UpdateAccount } from '../../schemas/accounts.ts';
 
 /** Every command acts for a tenant (src/domain/tenancy.ts): another client's account is not found. */
@@ -240,3 +244,23 @@ export const accountDecider: Decider<AccountCommand, AccountEvent, AccountState>
     }
   },
 };
+
+/** An account number, held for ever by the account it was reserved for (`account-number-<number>`). */
+export const accountNumberDecider = reservationDecider<string, AccountNumberEvent>({
+  claimed: (accountNumber, accountId) => ({ type: 'AccountNumberReserved', data: { accountNumber, accountId } }),
+  released: null,
+  read: (event) => ({ claimedBy: event.data.accountId }),
+  taken: (accountNumber, accountId) => `account number ${accountNumber} belongs to account ${accountId}`,
+});
+
+/** `account-<accountId>`; a request waits for the read models after its own changes, not after a flow's steps. */
+export const accountStreamType = streamType('account-', { decider: accountDecider, readModels: {
+  OpenAccount: 'written', UpdateAccount: 'written', CloseAccount: 'written', AdjustAccount: 'written',
+  // Steps of the settlement, assignment and refund flows, which wait once at their end.
+  CreditSettlement: 'none', HoldFunds: 'none', RequestHold: 'none', ReleaseHold: 'none', DebitHold: 'none',
+} });
+
+/** `account-number-<number>`: reserved before the account opens, which is what a request waits for. */
+export const accountNumberStreamType = streamType('account-number-', { decider: accountNumberDecider, readModels: {
+  ClaimKey: 'none', ReleaseKey: 'none',
+} });

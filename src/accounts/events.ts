@@ -105,7 +105,7 @@ export type AccountEvent =
 
 export type AccountNumberEvent = { type: 'AccountNumberReserved'; data: FromSchema<typeof accountNumberEventSchemas.AccountNumberReserved> };
 
-export const accountEvents: ContextEvents = { schemas: { ...accountEventSchemas, ...accountNumberEventSchemas } };
+export const accountEvents = { schemas: { ...accountEventSchemas, ...accountNumberEventSchemas } } satisfies ContextEvents;
 
 export const accountStream = (accountId: string) => `account-${accountId}`;
 /** Reservation of an account number: appended once with no_stream, never released, so never reused. */

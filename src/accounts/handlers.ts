@@ -2,14 +2,15 @@
 import { createdId, deterministicId, requestKeyOf } from '../eventstore/deterministicId.ts';
 import { randomInt } from 'node:crypto';
 import type { CreateAccount, UpdateAccount } from '../../schemas/accounts.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
-import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { domainInvalid, domainNotFound } from '../domain/errors.ts';
+import { DomainError, domainInvalid, domainNotFound } from '../domain/errors.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
-import { accountDecider, holdOf, settlementAnswerOf, type AccountCommand, type SettlementAnswer } from './decider.ts';
-import { accountNumberStream, accountStream, type AccountHoldRefusedData, type AccountNumberEvent } from './events.ts';
+import {
+  accountNumberStreamType, accountStreamType, holdOf, settlementAnswerOf, type SettlementAnswer,
+} from './decider.ts';
+import { accountNumberStream, accountStream, type AccountHoldRefusedData } from './events.ts';
 import type { Position } from '../eventstore/position.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 
@@ -25,16 +26,11 @@ export async function accountWithHistory(
 ): Promise<{ accountId: string; currency: string }> {
   const row = await platform.reads.accounts.open(accountId);
   if (row && visibleTo(tenant, row.client_id)) return { accountId: row.account_id, currency: row.currency };
-  const state = await readState(platform.storage.store, accountStream(accountId), accountDecider);
+  const state = await streamState(platform, accountStreamType, accountStream(accountId));
   if (!row && state.account && state.closed && visibleTo(tenant, state.account.clientId)) {
     return { accountId: state.account.accountId, currency: state.account.currency };
   }
   throw domainNotFound(`account ${accountId} not found`);
-}
-
-async function run(platform: Platform, accountId: string, command: AccountCommand, metadata: EventMetadata): Promise<void> {
-  const { position, events } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider, command, metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
 /** A 12-digit account number: drawn at random, or from `seed` (a digest), the same for the same seed. */
@@ -45,23 +41,26 @@ function accountNumberCandidate(seed: string | null): string {
 }
 
 /**
- * A 12-digit account number, reserved by appending to its own stream with `no_stream`: two accounts can
- * never get the same number, and a deleted account's number stays reserved for ever. A request with an
- * Idempotency-Key draws its candidates from the key, and the reservation's id from the account and the number:
- * run again, it finds its own reservation (a repeat) and keeps the number, rather than reserving a second one that
- * would name the same account.
+ * A 12-digit account number, claimed on its own stream (src/domain/reservation.ts): two accounts can never get
+ * the same number, and a deleted account's number stays reserved for ever. A number held by another account is
+ * refused, and the next candidate drawn. A request with an Idempotency-Key draws its candidates from the key, and
+ * the reservation's id from the account and the number: run again, it finds the number its account holds (a
+ * repeat) and keeps it, rather than reserving a second one that would name the same account.
  */
 async function reserveAccountNumber(platform: Platform, accountId: string, metadata: EventMetadata): Promise<string> {
   const requestKey = requestKeyOf(metadata);
   for (let attempt = 0; attempt < ACCOUNT_NUMBER_ATTEMPTS; attempt++) {
     const number = accountNumberCandidate(requestKey === null ? null : deterministicId('account number', requestKey, String(attempt)));
     try {
-      await platform.storage.store.append(accountNumberStream(number), [{
-        id: deterministicId('account number reserved', accountId, number), type: 'AccountNumberReserved', data: { accountNumber: number, accountId },
-      } satisfies AccountNumberEvent & { id: string }], 'no_stream');
+      // A new number's stream is new: decided on the empty state and appended with no_stream, sparing the read. The
+      // reservation is recorded without the request's metadata, as it always was: its id is derived above already.
+      await runCommand(platform, accountNumberStreamType, accountNumberStream(number), {
+        type: 'ClaimKey', key: number, owner: accountId, now: platform.runtime.now(),
+        eventId: deterministicId('account number reserved', accountId, number),
+      }, {}, { expectNewStream: true });
       return number;
     } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      if (!(error instanceof DomainError && error.kind === 'alreadyExists')) throw error;
     }
   }
   throw new Error('could not reserve an unused account number');
@@ -80,7 +79,7 @@ export async function openAccount(platform: Platform, clientId: string, input: C
   const accountId = createdId(platform.runtime, metadata, 'account');
   const accountNumber = await reserveAccountNumber(platform, accountId, metadata);
   const holder = [identity.name, identity.lastname].filter(Boolean).join(' ');
-  await run(platform, accountId, { type: 'OpenAccount', tenant, now: platform.runtime.now(), account: {
+  await runCommand(platform, accountStreamType, accountStream(accountId), { type: 'OpenAccount', tenant, now: platform.runtime.now(), account: {
     accountId, clientId, identityId: input.identityId, externalId: input.externalId ?? null, type: input.type,
     custody: input.custody ?? 'PLATFORM', currency: input.currency, name: input.name ?? null, accountNumber,
     accountHolder: holder || null, country: identity.country, parentId: input.parentId ?? null,
@@ -88,17 +87,17 @@ export async function openAccount(platform: Platform, clientId: string, input: C
   return accountId;
 }
 
-export function updateAccount(
+export async function updateAccount(
   platform: Platform, tenant: Tenant, accountId: string, input: UpdateAccount, metadata: EventMetadata,
 ): Promise<void> {
   // Field by field: a field added to the request reaches no event until the event's contract has it too.
   const changes = definedOnly({ name: input.name, externalId: input.externalId, status: input.status });
-  return run(platform, accountId, { type: 'UpdateAccount', tenant, changes, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, accountStreamType, accountStream(accountId), { type: 'UpdateAccount', tenant, changes, now: platform.runtime.now() }, metadata);
 }
 
 /** Closes the account; the account's own stream decides whether it still holds money. */
-export function closeAccount(platform: Platform, tenant: Tenant, accountId: string, metadata: EventMetadata): Promise<void> {
-  return run(platform, accountId, { type: 'CloseAccount', tenant, now: platform.runtime.now() }, metadata);
+export async function closeAccount(platform: Platform, tenant: Tenant, accountId: string, metadata: EventMetadata): Promise<void> {
+  await runCommand(platform, accountStreamType, accountStream(accountId), { type: 'CloseAccount', tenant, now: platform.runtime.now() }, metadata);
 }
 
 export interface SettlementCredit {
@@ -117,7 +116,7 @@ export interface SettlementCredit {
 export async function creditSettlement(
   platform: Platform, accountId: string, credit: SettlementCredit, metadata: EventMetadata,
 ): Promise<SettlementAnswer> {
-  const { state } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+  const { state } = await runCommand(platform, accountStreamType, accountStream(accountId),
     // A settlement credits the account its payment names, whichever client's: the service's own flow.
     { type: 'CreditSettlement', tenant: 'any', ...credit, now: platform.runtime.now() }, metadata);
   const answer = settlementAnswerOf(state, credit.paymentId);
@@ -125,10 +124,10 @@ export async function creditSettlement(
   return answer;
 }
 
-export function adjustAccount(
+export async function adjustAccount(
   platform: Platform, tenant: Tenant, accountId: string, amount: string, reason: string, metadata: EventMetadata,
 ): Promise<void> {
-  return run(platform, accountId, {
+  await runCommand(platform, accountStreamType, accountStream(accountId), {
     type: 'AdjustAccount', tenant, amount, reason, adjustmentId: createdId(platform.runtime, metadata, 'adjustment'), now: platform.runtime.now(),
   }, metadata);
 }
@@ -146,7 +145,7 @@ export type HoldAnswer =
 export async function requestHold(
   platform: Platform, accountId: string, hold: { holdId: string; amount: string; reason: string }, metadata: EventMetadata,
 ): Promise<HoldAnswer> {
-  const { state } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+  const { state } = await runCommand(platform, accountStreamType, accountStream(accountId),
     { type: 'RequestHold', tenant: 'any', ...hold, now: platform.runtime.now() }, metadata);
   const answer = holdOf(state, hold.holdId);
   if (!answer) throw new Error(`account ${accountId} recorded no answer to hold ${hold.holdId}`);
@@ -160,7 +159,7 @@ export async function requestHold(
 export async function endHold(
   platform: Platform, accountId: string, holdId: string, end: 'DEBITED' | 'RELEASED', metadata: EventMetadata,
 ): Promise<Position | null> {
-  const { position } = await handleCommand(platform.storage.store, accountStream(accountId), accountDecider,
+  const { position } = await runCommand(platform, accountStreamType, accountStream(accountId),
     { type: end === 'DEBITED' ? 'DebitHold' : 'ReleaseHold', tenant: 'any', holdId, now: platform.runtime.now() }, metadata);
   return position;
 }

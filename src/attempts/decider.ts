@@ -4,6 +4,7 @@
  * found.
  */
 import type { Decider } from '../domain/decider.ts';
+import { streamType } from '../eventstore/streams.ts';
 import { domainConflict } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type { AttemptEvent, PaymentAttemptCreatedData } from './events.ts';
@@ -30,3 +31,6 @@ export const attemptDecider: Decider<AttemptCommand, AttemptEvent, AttemptState>
     }
   },
 };
+
+/** `payment-attempt-<attemptId>`: its recording hands its wait to the HTTP edge, which records the answer meanwhile. */
+export const attemptStreamType = streamType('payment-attempt-', { decider: attemptDecider, readModels: { RecordAttempt: 'alongside' } });

@@ -70,12 +70,12 @@ export const attemptEventSchemas = {
 
 export type AttemptEvent = { type: 'PaymentAttemptCreated'; data: PaymentAttemptCreatedData };
 
-export const attemptEvents: ContextEvents = {
+export const attemptEvents = {
   schemas: attemptEventSchemas,
   upcasters: [
     { type: 'PaymentAttemptCreated', fromVersion: 1, upcaster: nodesMaskedAsNow },
     { type: 'PaymentAttemptCreated', fromVersion: 2, upcaster: boundToNoClock },
   ],
-};
+} satisfies ContextEvents;
 
 export const attemptStream = (attemptId: string) => `payment-attempt-${attemptId}`;

@@ -9,7 +9,7 @@ import { paymentInitiationType, type PaymentNodeInput } from '../../schemas/paym
 import type { Catalog, CatalogNodeType } from '../catalog/catalog.ts';
 import { customerOfClient } from '../customers/handlers.ts';
 import { domainInvalid, domainNotFound } from '../domain/errors.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { formatAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import { amountIn, checkNodeAccounts, destinationOf, refuseRefundType } from '../payments/handlers.ts';
@@ -17,7 +17,7 @@ import { checkOriginAmounts, pricedNode, validateNode, type NodeContext, type No
 import { feesFor, purchaseFor, totalFee } from '../payments/pricing.ts';
 import { MAX_PAYMENT_NODES } from '../../schemas/paymentNodes.ts';
 import type { Platform } from '../platform.ts';
-import { attemptDecider } from './decider.ts';
+import { attemptStreamType } from './decider.ts';
 import { attemptStream, type StoredAttemptNode } from './events.ts';
 import type { AttemptView } from './ports.ts';
 import { creatingOn } from '../testClocks/binding.ts';
@@ -129,7 +129,7 @@ export async function createAttempt(
     throw domainInvalid(`totalAmount: ${totalAmount} ${input.currency} does not cover the ${method!.type} fee of ${feeAmount} ${input.currency}`);
   }
 
-  const { events, position } = await handleCommand(platform.storage.store, attemptStream(attemptId), attemptDecider, {
+  const { events, readModels } = await runCommand(platform, attemptStreamType, attemptStream(attemptId), {
     type: 'RecordAttempt', tenant: { clientId }, now,
     attempt: {
       attemptId, clientId, externalId: input.externalId ?? null, identityId: input.identityId,
@@ -141,5 +141,5 @@ export async function createAttempt(
       ...(clockId ? { testClockId: clockId } : {}),
     },
   }, metadata, { expectNewStream: true });
-  return { row: platform.reads.attempts.viewOf(events[0]!.data), readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
+  return { row: platform.reads.attempts.viewOf(events[0]!.data), readModels };
 }

@@ -19,6 +19,7 @@
  * activation starts a new period; a deleted link is gone (not found) for every command.
  */
 import type { Decider } from '../domain/decider.ts';
+import { streamType } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type { CheckoutSessionCreatedData, LinkEvent, PaymentLinkCreatedData, SessionEvent, SessionStatus } from './events.ts';
@@ -276,3 +277,17 @@ export const linkDecider: Decider<LinkCommand, LinkEvent, LinkState> = {
     }
   },
 };
+
+/**
+ * `checkout-session-<sessionId>`: a creation and a payment's reservation hand their wait to the HTTP edge (which
+ * records the answer meanwhile); the other moves wait for the read models they touch; the release job's, for none.
+ */
+export const sessionStreamType = streamType('checkout-session-', { decider: sessionDecider, readModels: {
+  CreateSession: 'alongside', ReservePayment: 'alongside', ChooseMethod: 'written', ReleasePayment: 'written', StartPayment: 'written',
+  EndPayment: 'written', Expire: 'written', Refresh: 'written', ReleaseStalledPayment: 'none',
+} });
+
+/** `payment-link-<linkId>`: a creation hands its wait to the HTTP edge; a change waits for every read model. */
+export const linkStreamType = streamType('payment-link-', { decider: linkDecider, readModels: {
+  CreateLink: 'alongside', Activate: 'all', Delete: 'all',
+} });

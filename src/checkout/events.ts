@@ -120,13 +120,13 @@ export type LinkEvent =
   | { type: 'PaymentLinkActivated'; data: LinkData<'PaymentLinkActivated'> }
   | { type: 'PaymentLinkDeleted'; data: LinkData<'PaymentLinkDeleted'> };
 
-export const checkoutEvents: ContextEvents = {
+export const checkoutEvents = {
   schemas: { ...sessionEventSchemas, ...linkEventSchemas },
   upcasters: [
     { type: 'CheckoutSessionCreated', fromVersion: 1, upcaster: boundToNoClock },
     { type: 'PaymentLinkCreated', fromVersion: 1, upcaster: boundToNoClock },
   ],
-};
+} satisfies ContextEvents;
 
 export const sessionStream = (sessionId: string) => `checkout-session-${sessionId}`;
 export const linkStream = (linkId: string) => `payment-link-${linkId}`;

@@ -8,7 +8,8 @@
 import { randomBytes } from 'node:crypto';
 import type { CreateCheckoutSession, PayCheckoutSession } from '../../schemas/checkout.ts';
 import type { CreatePayment } from '../../schemas/payments.ts';
-import { handleCommand, ranBefore, readState } from '../eventstore/commandHandler.ts';
+import { ranBefore } from '../eventstore/commandHandler.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import { failpoint } from '../failpoints.ts';
 import { deterministicId, createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
@@ -25,7 +26,9 @@ import { paymentIdFor } from '../payments/events.ts';
 import { validateNodes } from '../payments/nodes.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import { checkAllowedMethods, computeTotals, payableConfigs, paymentConfigsFor } from './amounts.ts';
-import { assertPayable, linkActive, linkDecider, sessionDecider, type LinkState, type PaymentOutcome, type SessionState } from './decider.ts';
+import {
+  assertPayable, linkActive, linkStreamType, sessionStreamType, type LinkState, type PaymentOutcome, type SessionState,
+} from './decider.ts';
 import { linkStream, sessionStream, type CheckoutSessionCreatedData, type CheckoutTerms, type SessionStatus } from './events.ts';
 import { creatingOn } from '../testClocks/binding.ts';
 import { isOnAClock, onClockMetadata, platformOn } from '../testClocks/time.ts';
@@ -42,11 +45,11 @@ const CHECKOUT_TOKEN_BYTES = 24;
 const newToken = () => randomBytes(CHECKOUT_TOKEN_BYTES).toString('base64url');
 
 export function loadSession(platform: Platform, sessionId: string): Promise<SessionState> {
-  return readState(platform.storage.store, sessionStream(sessionId), sessionDecider);
+  return streamState(platform, sessionStreamType, sessionStream(sessionId));
 }
 
 export function loadLink(platform: Platform, linkId: string): Promise<LinkState> {
-  return readState(platform.storage.store, linkStream(linkId), linkDecider);
+  return streamState(platform, linkStreamType, linkStream(linkId));
 }
 
 type CheckoutDestination = CreateCheckoutSession['destinations'][number];
@@ -147,7 +150,7 @@ async function openSession(
     : await creatingOn(wallPlatform, terms.clientId, clock.testClockId, 'checkout_session', sessionId, wallMetadata);
   const now = platform.runtime.now();
   const duration = link ? Math.min(terms.duration, LINK_SESSION_DURATION_SECONDS) : terms.duration;
-  const { position, events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
+  const { readModels } = await runCommand(platform, sessionStreamType, sessionStream(sessionId), {
     type: 'CreateSession', tenant: { clientId: terms.clientId },
     session: {
       ...terms, duration, sessionId, paymentLinkId: link?.linkId ?? null, checkoutToken: newToken(),
@@ -157,7 +160,7 @@ async function openSession(
       ...(clockId ? { testClockId: clockId } : {}),
     },
   }, clockId ? onClockMetadata(metadata, clockId, now) : metadata, { expectNewStream: true });
-  return { sessionId, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
+  return { sessionId, readModels };
 }
 
 /**
@@ -209,51 +212,42 @@ export async function createLink(
   const { platform, metadata, clockId } = await creatingOn(wallPlatform, clientId, testClockId, 'payment_link', linkId, wallMetadata);
   const terms = await checkedTerms(platform, clientId, input);
   const now = platform.runtime.now();
-  const { position, events } = await handleCommand(platform.storage.store, linkStream(linkId), linkDecider, {
+  const { readModels } = await runCommand(platform, linkStreamType, linkStream(linkId), {
     type: 'CreateLink', tenant: { clientId },
     link: {
       ...terms, linkId, checkoutToken: newToken(), activeUntil: new Date(now.getTime() + terms.duration * 1000).toISOString(),
       createdAt: now.toISOString(), ...(clockId ? { testClockId: clockId } : {}),
     },
   }, metadata, { expectNewStream: true });
-  return { linkId, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
-}
-
-async function runLink(platform: Platform, linkId: string, command: Parameters<typeof linkDecider.decide>[0], metadata: EventMetadata) {
-  const { position } = await handleCommand(platform.storage.store, linkStream(linkId), linkDecider, command, metadata);
-  await platform.readYourWrites(position);
+  return { linkId, readModels };
 }
 
 export async function activateLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
   const on = await onLinkClock(platform, linkId);
-  return runLink(on, linkId, { type: 'Activate', tenant, now: on.runtime.now() }, metadata);
+  await runCommand(on, linkStreamType, linkStream(linkId), { type: 'Activate', tenant, now: on.runtime.now() }, metadata);
 }
 
 export async function deleteLink(platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata): Promise<void> {
   const on = await onLinkClock(platform, linkId);
-  return runLink(on, linkId, { type: 'Delete', tenant, now: on.runtime.now() }, metadata);
+  await runCommand(on, linkStreamType, linkStream(linkId), { type: 'Delete', tenant, now: on.runtime.now() }, metadata);
 }
 
-async function runSession(platform: Platform, sessionId: string, command: Parameters<typeof sessionDecider.decide>[0], metadata: EventMetadata) {
-  const { position, events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, command, metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
-}
 
 /** DELETE: an open session becomes EXPIRED at once; an expired one stays so; a paid or final one is refused (422). */
 export async function expireSession(platform: Platform, tenant: Tenant, sessionId: string, reason: 'DELETED' | 'EXPIRES_AT', metadata: EventMetadata): Promise<void> {
   const on = await onSessionClock(platform, sessionId);
-  return runSession(on, sessionId, { type: 'Expire', tenant, reason, now: on.runtime.now() }, metadata);
+  await runCommand(on, sessionStreamType, sessionStream(sessionId), { type: 'Expire', tenant, reason, now: on.runtime.now() }, metadata);
 }
 
 export async function refreshSession(platform: Platform, tenant: Tenant, sessionId: string, metadata: EventMetadata): Promise<void> {
   const on = await onSessionClock(platform, sessionId);
-  return runSession(on, sessionId, { type: 'Refresh', tenant, now: on.runtime.now() }, metadata);
+  await runCommand(on, sessionStreamType, sessionStream(sessionId), { type: 'Refresh', tenant, now: on.runtime.now() }, metadata);
 }
 
 /** The payer picked a method on the page: an ATTEMPT session becomes ACTIVE (an ACTIVE one stays so). */
 export async function chooseSessionMethod(platform: Platform, sessionId: string, method: string, metadata: EventMetadata): Promise<void> {
   const on = await onSessionClock(platform, sessionId);
-  return runSession(on, sessionId, { type: 'ChooseMethod', tenant: 'any', method, now: on.runtime.now() }, metadata);
+  await runCommand(on, sessionStreamType, sessionStream(sessionId), { type: 'ChooseMethod', tenant: 'any', method, now: on.runtime.now() }, metadata);
 }
 
 /** The session's move to PROCESSING_PAYMENT for a payment created for it (the reactor's; the pay call reserved it already). */
@@ -262,7 +256,7 @@ export async function startSessionPayment(
 ): Promise<void> {
   const platform = await onSessionClock(wallPlatform, sessionId);
   const eventId = deterministicId('checkout-session-payment-started', sessionId, paymentId);
-  return runSession(platform, sessionId, { type: 'StartPayment', tenant: 'any', paymentId, method, eventId, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, sessionStreamType, sessionStream(sessionId), { type: 'StartPayment', tenant: 'any', paymentId, method, eventId, now: platform.runtime.now() }, metadata);
 }
 
 export async function endSessionPayment(
@@ -270,7 +264,7 @@ export async function endSessionPayment(
 ): Promise<void> {
   const platform = await onSessionClock(wallPlatform, sessionId);
   const eventId = deterministicId('checkout-session-payment-ended', sessionId, paymentId);
-  return runSession(platform, sessionId, { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, sessionStreamType, sessionStream(sessionId), { type: 'EndPayment', tenant: 'any', paymentId, ending, eventId, now: platform.runtime.now() }, metadata);
 }
 
 /**
@@ -374,7 +368,7 @@ export async function paySession(
   const clientId = session.clientId;
   const externalId = `checkout-${sessionId}`;
   const paymentId = paymentIdFor(clientId, externalId);
-  const reserved = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider,
+  const reserved = await runCommand(platform, sessionStreamType, sessionStream(sessionId),
     { type: 'ReservePayment', tenant: 'any', paymentId, method: origin.type, now: platform.runtime.now() }, metadata);
   // A process that dies here leaves the session reserved with no payment: the release job gives it back.
   await failpoint('checkout.afterReservation');
@@ -396,8 +390,7 @@ export async function paySession(
     await releaseUnlessCreated(platform, sessionId, paymentId, error, metadata);
     throw error;
   }
-  const sessionRead = platform.readYourWrites(reserved.position, reserved.events.map((e) => e.type));
-  return { row: payment.row, readModels: Promise.all([sessionRead, payment.readModels]).then(() => undefined) };
+  return { row: payment.row, readModels: Promise.all([reserved.readModels, payment.readModels]).then(() => undefined) };
 }
 
 /**
@@ -408,7 +401,7 @@ export async function paySession(
 async function releaseUnlessCreated(platform: Platform, sessionId: string, paymentId: string, error: unknown, metadata: EventMetadata): Promise<void> {
   if ((await loadPayment(platform, paymentId)).payment) return;
   const reason = error instanceof Error ? error.message.slice(0, MAX_RELEASE_REASON_CHARS) : 'the payment could not be created';
-  await runSession(platform, sessionId, { type: 'ReleasePayment', tenant: 'any', paymentId, reason, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, sessionStreamType, sessionStream(sessionId), { type: 'ReleasePayment', tenant: 'any', paymentId, reason, now: platform.runtime.now() }, metadata);
 }
 
 /**
@@ -426,7 +419,7 @@ export async function releaseStalledReservation(platform: Platform, sessionId: s
   const session = (await loadSession(platform, sessionId)).session;
   // Released to EXPIRED, or not, at the session's own time: its test clock's when it is bound to one.
   const on = await platformOn(platform, session?.testClockId);
-  const { events } = await handleCommand(platform.storage.store, sessionStream(sessionId), sessionDecider, {
+  const { events } = await runCommand(platform, sessionStreamType, sessionStream(sessionId), {
     type: 'ReleaseStalledPayment', tenant: 'any', paymentId, reservationRecordedAt: reservation.recordedAt.toISOString(),
     timeoutSeconds: platform.config.checkoutReservationTimeoutSeconds, wallNow: platform.runtime.now(), now: on.runtime.now(),
   }, metadata);

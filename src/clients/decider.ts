@@ -1,4 +1,5 @@
 import type { Decider } from '../domain/decider.ts';
+import { streamType } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound } from '../domain/errors.ts';
 import { toDecimal } from '../domain/money.ts';
 import type { ClientEvent } from './events.ts';
@@ -51,3 +52,11 @@ export const clientDecider: Decider<ClientCommand, ClientEvent, ClientState> = {
     }
   },
 };
+
+/**
+ * `client-<clientId>`: an operator's change waits for every read model (the client's key and token checks read
+ * them); the CLI, where none runs, waits for none.
+ */
+export const clientStreamType = streamType('client-', { decider: clientDecider, readModels: {
+  RegisterClient: 'all', DeleteClient: 'all', SetReviewThresholds: 'all',
+} });

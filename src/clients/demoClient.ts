@@ -5,20 +5,21 @@
  */
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
-import type { EventStore } from '../eventstore/port.ts';
+import type { CommandPorts } from '../eventstore/streams.ts';
 import type { Runtime } from '../domain/runtime.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { ClientCredentials } from '../../schemas/clients.ts';
-import { registerClient, type RegisteredClient } from './handlers.ts';
+import { registerClient } from './handlers.ts';
 import { clientStream } from './events.ts';
 
 export const DEMO_CLIENT_ID = deterministicId('payments-ledger', 'demo-client');
 
-export async function ensureDemoClient(store: EventStore, runtime: Runtime): Promise<RegisteredClient | null> {
+/** The demo client's credentials, once the read models have it; null when it exists already. */
+export async function ensureDemoClient(ports: CommandPorts, runtime: Runtime): Promise<ClientCredentials | null> {
   // Usual case first, without hashing credentials only to find the client exists.
-  if ((await store.readStream(clientStream(DEMO_CLIENT_ID), { limit: 1 })).length > 0) return null;
+  if ((await ports.storage.store.readStream(clientStream(DEMO_CLIENT_ID), { limit: 1 })).length > 0) return null;
   try {
-    return await registerClient(store, runtime, 'Demo merchant', { actor: 'system' }, DEMO_CLIENT_ID);
+    return await registerClient(ports, runtime, 'Demo merchant', { actor: 'system' }, DEMO_CLIENT_ID);
   } catch (error) {
     if (error instanceof DomainError || error instanceof WrongExpectedRevisionError) return null;
     throw error;

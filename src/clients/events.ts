@@ -38,6 +38,6 @@ export interface ClientReviewThresholdsSet {
 
 export type ClientEvent = ClientRegistered | ClientDeleted | ClientReviewThresholdsSet;
 
-export const clientEvents: ContextEvents = { schemas: clientEventSchemas };
+export const clientEvents = { schemas: clientEventSchemas } satisfies ContextEvents;
 
 export const clientStream = (clientId: string) => `client-${clientId}`;

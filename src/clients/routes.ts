@@ -115,23 +115,19 @@ async function createClient(
   services: Services, { body, req }: HandlerInput<{ body: typeof createClientBodySchema }>,
 ): Promise<HandlerResult> {
   const { name } = body;
-  const { credentials, position } = await registerClient(services.storage.store, services.runtime, name,
-    commandMetadata(req));
-  await services.readYourWrites(position);
+  const credentials = await registerClient(services, services.runtime, name, commandMetadata(req));
   return { status: 201, body: credentials };
 }
 
 async function onDeleteClient(services: Services, { params, req }: HandlerInput<{ params: typeof idParamSchema }>): Promise<HandlerResult> {
-  const position = await deleteClient(services.storage.store, services.runtime, params.id, commandMetadata(req));
-  await services.readYourWrites(position);
+  await deleteClient(services, services.runtime, params.id, commandMetadata(req));
   return { status: 200 };
 }
 
 async function setClientReviewThresholds(
   services: Services, { params, body, req }: HandlerInput<{ params: typeof idParamSchema; body: typeof reviewThresholdsBodySchema }>,
 ): Promise<HandlerResult> {
-  const position = await setReviewThresholds(services.storage.store, services.runtime, params.id, body, commandMetadata(req));
-  await services.readYourWrites(position);
+  await setReviewThresholds(services, services.runtime, params.id, body, commandMetadata(req));
   return { status: 200, body: await thresholdsOf(services, params.id) };
 }
 

@@ -2,6 +2,8 @@ import type { AddCustomerDocument, UploadCustomerDocument } from '../../schemas/
 import type { Decider } from '../domain/decider.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
+import { reservationDecider, type ReservationCommand, type ReservationState } from '../domain/reservation.ts';
+import { streamType } from '../eventstore/streams.ts';
 import type {
   CustomerChanges, CustomerDocument, CustomerEvent, CustomerFields, CustomerLevelChangedData, DocumentNumberEvent, LevelChangeReason,
   OperationLevel,
@@ -192,49 +194,33 @@ export const customerDecider: Decider<CustomerCommand, CustomerEvent, CustomerSt
   },
 };
 
-export type DocumentNumberCommand =
-  /**
-   * `eventId`: the reservation's id, derived from the stream's revision it would take (see reserveDocumentNumber),
-   * so that a customer reserving the number again after a release records a reservation of its own.
-   */
-  | { type: 'ReserveDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date; eventId?: string }
-  /**
-   * `reservationRevision`: release only the reservation recorded there, if it is still the stream's last event
-   * (not one the same customer made again since). `eventId`: the reactor's deterministic id for its release.
-   */
-  | { type: 'ReleaseDocumentNumber'; clientId: string; documentNumber: string; customerId: string; now: Date; reservationRevision?: number; eventId?: string };
-
-/** The customer holding a client's document number, if any, and the revision of the stream's last event (-1: none). */
-export interface DocumentNumberState {
-  holder: string | null;
-  revision: number;
+/** A client's document number: held by one customer at a time, on its own stream (`customer-doc-<clientId>-<number>`). */
+export interface DocumentNumber {
+  clientId: string;
+  documentNumber: string;
 }
 
-export const documentNumberDecider: Decider<DocumentNumberCommand, DocumentNumberEvent, DocumentNumberState> = {
-  initialState: { holder: null, revision: -1 },
+export type DocumentNumberCommand = ReservationCommand<DocumentNumber>;
+/** The customer holding a client's document number, if any, and the revision of the stream's last event (-1: none). */
+export type DocumentNumberState = ReservationState;
 
-  decide(command, state) {
-    const data = { clientId: command.clientId, documentNumber: command.documentNumber, customerId: command.customerId, at: command.now.toISOString() };
-    switch (command.type) {
-      case 'ReserveDocumentNumber':
-        if (state.holder === command.customerId) return [];
-        if (state.holder !== null) {
-          throw domainConflict(`documentNumber ${command.documentNumber} already belongs to customer ${state.holder}`);
-        }
-        return [{ type: 'CustomerDocumentNumberReserved', ...(command.eventId ? { id: command.eventId } : {}), data }];
-      case 'ReleaseDocumentNumber':
-        if (state.holder !== command.customerId) return [];
-        if (command.reservationRevision !== undefined && state.revision !== command.reservationRevision) return [];
-        return [{ type: 'CustomerDocumentNumberReleased', ...(command.eventId ? { id: command.eventId } : {}), data }];
-    }
-  },
+const numberData = (key: DocumentNumber, customerId: string, at: Date) =>
+  ({ clientId: key.clientId, documentNumber: key.documentNumber, customerId, at: at.toISOString() });
 
-  evolve(state, event) {
-    switch (event.type) {
-      case 'CustomerDocumentNumberReserved':
-        return { holder: event.data.customerId, revision: state.revision + 1 };
-      case 'CustomerDocumentNumberReleased':
-        return { holder: state.holder === event.data.customerId ? null : state.holder, revision: state.revision + 1 };
-    }
-  },
-};
+export const documentNumberDecider = reservationDecider<DocumentNumber, DocumentNumberEvent>({
+  claimed: (key, customerId, at) => ({ type: 'CustomerDocumentNumberReserved', data: numberData(key, customerId, at) }),
+  released: (key, customerId, at) => ({ type: 'CustomerDocumentNumberReleased', data: numberData(key, customerId, at) }),
+  read: (event) => event.type === 'CustomerDocumentNumberReserved' ? { claimedBy: event.data.customerId } : { releasedBy: event.data.customerId },
+  taken: (key, holder) => `documentNumber ${key.documentNumber} already belongs to customer ${holder}`,
+});
+
+/** `customer-<customerId>`; a request waits for every read model after its change (the reactor's step: for none). */
+export const customerStreamType = streamType('customer-', { decider: customerDecider, readModels: {
+  CreateCustomer: 'all', UpdateCustomer: 'all', AddDocument: 'all', UploadDocument: 'all', DecideDocument: 'all', ChangeOperationLevel: 'all',
+  AbandonCreation: 'none',
+} });
+
+/** `customer-doc-<clientId>-<number>`: a step before (or after) the customer's own change, which is what a request waits for. */
+export const documentNumberStreamType = streamType('customer-doc-', { decider: documentNumberDecider, readModels: {
+  ClaimKey: 'none', ReleaseKey: 'none',
+} });

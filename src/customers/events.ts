@@ -124,7 +124,7 @@ export type DocumentNumberEvent =
   | { type: 'CustomerDocumentNumberReserved'; data: NumberData<'CustomerDocumentNumberReserved'> }
   | { type: 'CustomerDocumentNumberReleased'; data: NumberData<'CustomerDocumentNumberReleased'> };
 
-export const customerEvents: ContextEvents = { schemas: { ...customerEventSchemas, ...documentNumberEventSchemas } };
+export const customerEvents = { schemas: { ...customerEventSchemas, ...documentNumberEventSchemas } } satisfies ContextEvents;
 
 export const customerStream = (customerId: string) => `customer-${customerId}`;
 /** Reservation of a document number within a client: appended with `no_stream` first, released on change. */

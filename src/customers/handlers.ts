@@ -4,16 +4,16 @@
  */
 import { createdId } from '../eventstore/deterministicId.ts';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
-import { MAX_READ_LIMIT, type EventMetadata, type RecordedEvent } from '../eventstore/port.ts';
-import type { Position } from '../eventstore/position.ts';
-import type { Decider } from '../domain/decider.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
-import { customerDecider, documentNumberDecider, type CustomerCommand, type CustomerState, type DocumentNumberState } from './decider.ts';
+import {
+  customerStreamType, documentNumberStreamType, type CustomerState, type DocumentNumberState,
+} from './decider.ts';
 import { customerStream, documentNumberStream, type CustomerChanges, type CustomerFields, type OperationLevel } from './events.ts';
 
 /**
@@ -25,37 +25,10 @@ const HOLDER_CREATION_WAIT_MS = 5_000;
 /** Between two looks at a reserved number's customer while it is being created. */
 const HOLDER_POLL_MS = 10;
 
-/** A stream folded whole, page by page, as its decider sees it; and its last event (null for an empty stream). */
-async function fold<Event extends { type: string; data: unknown }, State>(
-  platform: Platform, stream: string, decider: Pick<Decider<unknown, Event, State>, 'initialState' | 'evolve'>,
-): Promise<{ state: State; last: RecordedEvent | null }> {
-  let state = decider.initialState;
-  let last: RecordedEvent | null = null;
-  for (let from = 0n; ;) {
-    const page = await platform.storage.store.readStream(stream, { fromRevision: from, limit: MAX_READ_LIMIT });
-    // Read back untyped: the stream holds only its decider's events, as `catchUp` in src/eventstore/commandHandler.ts folds them.
-    for (const event of page) state = decider.evolve(state, { type: event.type, data: event.data } as Event);
-    if (page.length > 0) last = page[page.length - 1]!;
-    if (page.length < MAX_READ_LIMIT) return { state, last };
-    from = page[page.length - 1]!.revision + 1n;
-  }
-}
-
 /** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
 export async function customerOfClient(platform: Platform, clientId: string, customerId: string): Promise<CustomerState | null> {
-  return (await customerStreamOf(platform, clientId, customerId))?.customer ?? null;
-}
-
-/** A customer of the client, and where its stream's last event is in the feed: what a read model must pass to show it as it is. */
-interface CustomerAsRecorded {
-  customer: CustomerState;
-  position: Position;
-  lastType: string;
-}
-
-async function customerStreamOf(platform: Platform, clientId: string, customerId: string): Promise<CustomerAsRecorded | null> {
-  const { state, last } = await fold(platform, customerStream(customerId), customerDecider);
-  return state.exists && state.clientId === clientId && last ? { customer: state, position: last.position, lastType: last.type } : null;
+  const state = await streamState(platform, customerStreamType, customerStream(customerId));
+  return state.exists && state.clientId === clientId ? state : null;
 }
 
 /**
@@ -67,18 +40,11 @@ async function customerStreamOf(platform: Platform, clientId: string, customerId
 export async function customerHoldingDocumentNumber(
   platform: Platform, clientId: string, documentNumber: string,
 ): Promise<CustomerState | null> {
-  return (await documentNumberHolder(platform, clientId, documentNumber))?.customer ?? null;
-}
-
-/** As `customerHoldingDocumentNumber`, with where the holder's last event is (to wait for the read models without reading it again). */
-export async function documentNumberHolder(
-  platform: Platform, clientId: string, documentNumber: string,
-): Promise<CustomerAsRecorded | null> {
   const deadline = Date.now() + HOLDER_CREATION_WAIT_MS;
   for (;;) {
-    const { state: { holder } } = await fold(platform, documentNumberStream(clientId, documentNumber), documentNumberDecider);
+    const { holder } = await streamState(platform, documentNumberStreamType, documentNumberStream(clientId, documentNumber));
     if (holder === null) return null;
-    const customer = await customerStreamOf(platform, clientId, holder);
+    const customer = await customerOfClient(platform, clientId, holder);
     if (customer) return customer;
     if (Date.now() >= deadline) {
       throw domainConflict(`documentNumber ${documentNumber} is reserved by customer ${holder}, whose creation has not completed`);
@@ -93,10 +59,6 @@ export async function customerInReadModels(platform: Platform, customerId: strin
   if (last) await platform.readYourWrites(last.position, [last.type]);
 }
 
-async function run(platform: Platform, customerId: string, command: CustomerCommand, metadata: EventMetadata) {
-  return handleCommand(platform.storage.store, customerStream(customerId), customerDecider, command, metadata);
-}
-
 /**
  * Reserves `documentNumber` for `customerId`; answers whether this call recorded the reservation (false: the
  * customer held it already) and the revision of the number's stream the reservation is at.
@@ -107,9 +69,9 @@ async function reserveDocumentNumber(
   // The reservation's id names the revision it takes: a request sent again with its key, after the number it
   // reserved was given back (releaseAbandonedReservation), records a new reservation instead of finding its
   // first one (which ids derived from the key alone would make it do) and going on without any.
-  const { events, state } = await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
+  const { events, state } = await runCommand(platform, documentNumberStreamType, documentNumberStream(clientId, documentNumber),
     (current: DocumentNumberState) => ({
-      type: 'ReserveDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now(),
+      type: 'ClaimKey', key: { clientId, documentNumber }, owner: customerId, now: platform.runtime.now(),
       eventId: deterministicId('customer-document-number-reserved', clientId, documentNumber, customerId, String(current.revision + 1)),
     }) as const, metadata);
   return { reserved: events.length > 0, revision: state.revision };
@@ -118,9 +80,10 @@ async function reserveDocumentNumber(
 async function releaseDocumentNumber(
   platform: Platform, clientId: string, documentNumber: string, customerId: string, metadata: EventMetadata, reservationRevision?: number,
 ): Promise<void> {
-  await handleCommand(platform.storage.store, documentNumberStream(clientId, documentNumber), documentNumberDecider,
-    { type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, now: platform.runtime.now(), ...(reservationRevision === undefined ? {} : { reservationRevision }) },
-    metadata);
+  await runCommand(platform, documentNumberStreamType, documentNumberStream(clientId, documentNumber), {
+    type: 'ReleaseKey', key: { clientId, documentNumber }, owner: customerId, now: platform.runtime.now(),
+    ...(reservationRevision === undefined ? {} : { atRevision: reservationRevision }),
+  }, metadata);
 }
 
 /**
@@ -175,15 +138,15 @@ export async function releaseAbandonedReservation(
 ): Promise<boolean> {
   const { clientId, documentNumber, customerId, reservationRevision, reservationEventId } = reservation;
   const numberStream = documentNumberStream(clientId, documentNumber);
-  const number = await readState(platform.storage.store, numberStream, documentNumberDecider);
+  const number = await streamState(platform, documentNumberStreamType, numberStream);
   if (number.holder !== customerId || number.revision !== reservationRevision) return false;
-  const { state } = await run(platform, customerId, {
+  const { state } = await runCommand(platform, customerStreamType, customerStream(customerId), {
     type: 'AbandonCreation', tenant: 'any', customerId, clientId, documentNumber, reservationRevision,
     eventId: deterministicId('customer-creation-abandoned', reservationEventId), now: platform.runtime.now(),
   }, metadata);
   if (state.exists) return false;
-  const { events } = await handleCommand(platform.storage.store, numberStream, documentNumberDecider, {
-    type: 'ReleaseDocumentNumber', clientId, documentNumber, customerId, reservationRevision, now: platform.runtime.now(),
+  const { events } = await runCommand(platform, documentNumberStreamType, numberStream, {
+    type: 'ReleaseKey', key: { clientId, documentNumber }, owner: customerId, atRevision: reservationRevision, now: platform.runtime.now(),
     eventId: deterministicId('customer-document-number-released', reservationEventId),
   }, metadata);
   if (events.length > 0) {
@@ -210,25 +173,13 @@ function payerFieldsOf(input: UpdateCustomer): CustomerChanges {
 export async function createCustomer(
   platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
 ): Promise<string> {
-  const created = await recordCustomer(platform, clientId, input, metadata, autoCreated);
-  await platform.readYourWrites(created.position, created.eventTypes);
-  return created.customerId;
-}
-
-/**
- * Creates the customer and answers where its events are, without waiting for the read models: for a caller that
- * records more and waits once for everything (a deposit whose originator is new).
- */
-export async function recordCustomer(
-  platform: Platform, clientId: string, input: CreateCustomer, metadata: EventMetadata, autoCreated = false,
-): Promise<{ customerId: string; position: Position | null; eventTypes: string[] }> {
   const customerId = createdId(platform.runtime, metadata, 'customer');
   const fields = customerFieldsOf(input);
-  const { position, events } = await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, (reservationRevision) =>
-    run(platform, customerId, {
+  await withDocumentNumber(platform, clientId, fields.documentNumber, customerId, metadata, (reservationRevision) =>
+    runCommand(platform, customerStreamType, customerStream(customerId), {
       type: 'CreateCustomer', tenant: { clientId }, customerId, clientId, fields, autoCreated, reservationRevision, now: platform.runtime.now(),
     }, metadata));
-  return { customerId, position, eventTypes: events.map((e) => e.type) };
+  return customerId;
 }
 
 export async function updateCustomer(
@@ -238,41 +189,36 @@ export async function updateCustomer(
   // The new number is reserved before the customer's stream decides: another client's customer (or none) must
   // reserve nothing, so its stream is asked first, and answers as the decider would.
   if (changes.documentNumber !== undefined && !(await customerOfClient(platform, clientId, customerId))) throw domainNotFound('customer not found');
-  const { events, position } = await withDocumentNumber(platform, clientId, changes.documentNumber, customerId, metadata, () =>
-    run(platform, customerId, { type: 'UpdateCustomer', tenant: { clientId }, changes, now: platform.runtime.now() }, metadata));
+  const { events } = await withDocumentNumber(platform, clientId, changes.documentNumber, customerId, metadata, () =>
+    runCommand(platform, customerStreamType, customerStream(customerId), { type: 'UpdateCustomer', tenant: { clientId }, changes, now: platform.runtime.now() }, metadata));
   for (const event of events) {
     const previous = event.type === 'CustomerUpdated' ? event.data.previousDocumentNumber : undefined;
     if (previous) await releaseDocumentNumber(platform, clientId, previous, customerId, metadata);
   }
-  await platform.readYourWrites(position);
 }
 
 export async function addCustomerDocument(
   platform: Platform, tenant: Tenant, customerId: string, document: AddCustomerDocument, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = createdId(platform.runtime, metadata, 'customer document');
-  const { position } = await run(platform, customerId, { type: 'AddDocument', tenant, documentId, document, now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
+  await runCommand(platform, customerStreamType, customerStream(customerId), { type: 'AddDocument', tenant, documentId, document, now: platform.runtime.now() }, metadata);
   return documentId;
 }
 
 export async function uploadCustomerDocument(
   platform: Platform, tenant: Tenant, customerId: string, documentId: string, upload: UploadCustomerDocument, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, customerId, { type: 'UploadDocument', tenant, documentId, upload, now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
+  await runCommand(platform, customerStreamType, customerStream(customerId), { type: 'UploadDocument', tenant, documentId, upload, now: platform.runtime.now() }, metadata);
 }
 
 export async function decideCustomerDocument(
   platform: Platform, tenant: Tenant, customerId: string, documentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, customerId, { type: 'DecideDocument', tenant, documentId, decision, now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
+  await runCommand(platform, customerStreamType, customerStream(customerId), { type: 'DecideDocument', tenant, documentId, decision, now: platform.runtime.now() }, metadata);
 }
 
 export async function changeCustomerOperationLevel(
   platform: Platform, tenant: Tenant, customerId: string, operationLevel: OperationLevel, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, customerId, { type: 'ChangeOperationLevel', tenant, operationLevel, now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
+  await runCommand(platform, customerStreamType, customerStream(customerId), { type: 'ChangeOperationLevel', tenant, operationLevel, now: platform.runtime.now() }, metadata);
 }

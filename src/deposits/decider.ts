@@ -10,6 +10,7 @@
  * takes the funds is its own stream's answer, brought here by the assignment's process manager.
  */
 import type { Decider } from '../domain/decider.ts';
+import type { StreamPart } from '../eventstore/streams.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../domain/money.ts';
@@ -36,7 +37,7 @@ export type DepositCommand = (
   | { type: 'RequestAssignment'; target: AssignmentTarget; expectedAmount: string | null; companionId?: string | null; now: Date }
   /** `companionId`: the id the companion child takes when the amounts differ. */
   | { type: 'RecordAssignmentAnswer'; accountId: string; answer: AssignmentAnswer; companionId: string; now: Date }
-  | { type: 'Expire'; refundPaymentId: string; now: Date }
+  | { type: 'ExpireDeposit'; refundPaymentId: string; now: Date }
 ) & TenantScoped;
 
 export type DepositStatus = 'CREATED' | 'SETTLED' | 'EXPIRED';
@@ -148,7 +149,7 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
         // Another process (or the reactor) recorded this answer first: nothing left to do.
         if (!state.inFlight || state.inFlight.accountId !== command.accountId) return [];
         return assigned(state, command, at);
-      case 'Expire':
+      case 'ExpireDeposit':
         if (state.status !== 'CREATED') throw domainPrecondition(`payment ${deposit.paymentId} is ${state.status}; it cannot expire`);
         if (state.inFlight) throw domainPrecondition(`payment ${deposit.paymentId} is being assigned; it cannot expire now`);
         if (Date.parse(deposit.expiresAt) > command.now.getTime()) {
@@ -213,6 +214,11 @@ export const depositDecider: Decider<DepositCommand, DepositStreamEvent, Deposit
  * the account as any deposit, and the companion as it ended.
  */
 export type CompanionCommand = (
+  /**
+   * The child of an under- or overpaid assignment, created once: its id (the payment's and the event's) is derived
+   * from the deposit, and a stream that holds it already records nothing.
+   */
+  | { type: 'CreateCompanion'; companion: DepositCompanionCreatedData }
   /** The deposit `depositPaymentId` was assigned to pay it; `creditEventId`: that deposit's credit on the account. */
   | { type: 'PayCompanion'; depositPaymentId: string; creditEventId: string; now: Date }
   | { type: 'CancelCompanion'; now: Date }
@@ -221,7 +227,7 @@ export type CompanionCommand = (
 
 /** What a companion's stream records: its own events and the payments' status changes it reuses. */
 export type CompanionStreamEvent =
-  | { type: 'DepositCompanionCreated'; data: DepositCompanionCreatedData }
+  | { type: 'DepositCompanionCreated'; data: DepositCompanionCreatedData; id?: string }
   | { type: 'DepositCompanionPaid'; data: DepositEventData<'DepositCompanionPaid'> }
   | { type: 'DepositCompanionCancelled'; data: DepositEventData<'DepositCompanionCancelled'> }
   | { type: 'PaymentSettled'; data: PaymentSettledData & { from: 'CREATED'; to: 'SETTLED' } }
@@ -256,6 +262,10 @@ export const companionDecider: Decider<CompanionCommand, CompanionStreamEvent, C
 
   decide(command, state) {
     refuseOtherTenants(command.tenant, state.companion?.clientId ?? null, 'payment not found');
+    if (command.type === 'CreateCompanion') {
+      if (state.companion) return [];
+      return [{ type: 'DepositCompanionCreated', id: command.companion.paymentId, data: command.companion }];
+    }
     if (!state.companion) throw domainNotFound('payment not found');
     const at = command.now.toISOString();
     switch (command.type) {
@@ -302,3 +312,16 @@ export const companionDecider: Decider<CompanionCommand, CompanionStreamEvent, C
     }
   },
 };
+
+/**
+ * The deposit's part of its stream (src/payments/stream.ts): every command is a step of a flow (the notification,
+ * the assignment, the expiry), which waits once at its end for every type its steps may write.
+ */
+export const depositPart: StreamPart<DepositCommand, DepositStreamEvent, DepositState> = { decider: depositDecider, readModels: {
+  RecordDeposit: 'none', RequestAssignment: 'none', RecordAssignmentAnswer: 'none', ExpireDeposit: 'none',
+} };
+
+/** The companion's part of its stream: its creation and payment are steps of the assignment; its end, a request's own. */
+export const companionPart: StreamPart<CompanionCommand, CompanionStreamEvent, CompanionState> = { decider: companionDecider, readModels: {
+  CreateCompanion: 'none', PayCompanion: 'none', CancelCompanion: 'written', ExpireCompanion: 'written',
+} };

@@ -200,14 +200,14 @@ export type DepositStreamEvent =
 
 export type DepositEventData<T extends DepositEvent['type']> = Extract<DepositEvent, { type: T }>['data'];
 
-export const depositEvents: ContextEvents = {
+export const depositEvents = {
   schemas: depositEventSchemas,
   upcasters: [
     { type: 'DepositReceived', fromVersion: 1, upcaster: boundToNoClock },
     { type: 'DepositCompanionCreated', fromVersion: 1, upcaster: companionCreatedV1toV2 },
     { type: 'DepositAssignmentRequested', fromVersion: 1, upcaster: assignmentRequestedV1toV2 },
   ],
-};
+} satisfies ContextEvents;
 
 /** The `externalId` of a provider's deposit: `<provider>:<provider deposit id>`. */
 export const depositExternalId = (provider: string, providerDepositId: string) => `${provider}:${providerDepositId}`;

@@ -7,8 +7,7 @@
  * assignment reactor (./reactor.ts) re-runs the steps for a process that stopped in between.
  */
 import type { DepositNotification } from '../../schemas/deposits.ts';
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
-import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { recordedAs } from '../eventstore/typedEvents.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
@@ -17,20 +16,20 @@ import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPreco
 import { clientTenant } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../domain/money.ts';
 import type { Platform } from '../platform.ts';
-import { accountDecider, settlementAnswerOf, type AccountState } from '../accounts/decider.ts';
+import { accountNumberStreamType, accountStreamType, settlementAnswerOf, type AccountState } from '../accounts/decider.ts';
 import { accountNumberStream, accountStream } from '../accounts/events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
-import { clientDecider } from '../clients/decider.ts';
+import { clientStreamType } from '../clients/decider.ts';
 import { clientStream } from '../clients/events.ts';
-import { customerHoldingDocumentNumber, documentNumberHolder, recordCustomer } from '../customers/handlers.ts';
-import { paymentDecider } from '../payments/decider.ts';
+import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
+import { paymentStreamType } from '../payments/stream.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
 import { issueRefundChild } from '../payments/refunds/handlers.ts';
 import { creatingOn } from '../testClocks/binding.ts';
 import { platformOn } from '../testClocks/time.ts';
 import {
-  companionDecider, companionOpen, depositDecider, expectedIn, type CompanionCommand, type CompanionState, type DepositCommand, type DepositState,
+  companionOpen, expectedIn, type CompanionState, type DepositState,
 } from './decider.ts';
 import {
   companionExpiresAt, companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
@@ -49,20 +48,12 @@ const DEPOSIT_EVENT_TYPES = [
 /** What a matched deposit records: a payment's creation, receipt and settlement. */
 const MATCHED_EVENT_TYPES = ['PaymentCreated', 'PaymentPending', 'PaymentReceived', 'PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
 
-export function loadDeposit(platform: Platform, paymentId: string): Promise<DepositState> {
-  return readState(platform.storage.store, paymentStream(paymentId), depositDecider);
+export async function loadDeposit(platform: Platform, paymentId: string): Promise<DepositState> {
+  return (await streamState(platform, paymentStreamType, paymentStream(paymentId))).deposit;
 }
 
-export function loadCompanion(platform: Platform, paymentId: string): Promise<CompanionState> {
-  return readState(platform.storage.store, paymentStream(paymentId), companionDecider);
-}
-
-function runCompanion(platform: Platform, paymentId: string, command: CompanionCommand, metadata: EventMetadata) {
-  return handleCommand(platform.storage.store, paymentStream(paymentId), companionDecider, command, metadata);
-}
-
-async function run(platform: Platform, paymentId: string, command: DepositCommand, metadata: EventMetadata, newStream = false) {
-  return handleCommand(platform.storage.store, paymentStream(paymentId), depositDecider, command, metadata, { expectNewStream: newStream });
+export async function loadCompanion(platform: Platform, paymentId: string): Promise<CompanionState> {
+  return (await streamState(platform, paymentStreamType, paymentStream(paymentId))).companion;
 }
 
 /** The lowest `minAmount` of the catalog's pay-in methods for `currency`: a deposit below it is refused. */
@@ -94,35 +85,29 @@ function amountIn(text: string, currency: string): string {
 
 /** The account an account number names, as the number's reservation and the account's own stream tell. */
 async function accountByNumber(platform: Platform, accountNumber: string): Promise<AccountState | null> {
-  const [first] = await platform.storage.store.readStream(accountNumberStream(accountNumber), { limit: 1 });
-  const reserved = first ? recordedAs<StoredEventData>(first) : null;
-  if (reserved?.type !== 'AccountNumberReserved') return null;
-  const { accountId } = reserved.data;
-  const state = await readState(platform.storage.store, accountStream(accountId), accountDecider);
+  const { holder: accountId } = await streamState(platform, accountNumberStreamType, accountNumberStream(accountNumber));
+  if (accountId === null) return null;
+  const state = await streamState(platform, accountStreamType, accountStream(accountId));
   return state.account ? state : null;
 }
 
 /** Creations of the originator as a customer tried, when another request takes its document number first. */
 const MAX_ORIGINATOR_ATTEMPTS = 3;
 
-/**
- * The originator as a customer of the client: the one holding its document number, else a new one (autoCreated);
- * and `shown`, settled once the read models show that customer as its stream has it (the deposit's answer names
- * it): the caller waits for it beside its own writes' wait, not before them.
- */
-async function originatorCustomer(
-  platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata,
-): Promise<{ customerId: string; shown: Promise<void> }> {
+/** The originator as a customer of the client: the one holding its document number, else a new one (autoCreated). */
+async function originatorCustomer(platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    const holder = await documentNumberHolder(platform, clientId, originator.documentNumber);
-    if (holder) return { customerId: holder.customer.customerId!, shown: platform.readYourWrites(holder.position, [holder.lastType]) };
+    const holder = await customerHoldingDocumentNumber(platform, clientId, originator.documentNumber);
+    if (holder) {
+      await customerInReadModels(platform, holder.customerId!);
+      return holder.customerId!;
+    }
     try {
-      const created = await recordCustomer(platform, clientId, {
+      return await createCustomer(platform, clientId, {
         firstName: originator.firstName, documentNumber: originator.documentNumber,
         ...(originator.lastName ? { lastName: originator.lastName } : {}),
         ...(originator.documentType ? { documentType: originator.documentType as never } : {}),
       }, metadata, true);
-      return { customerId: created.customerId, shown: platform.readYourWrites(created.position, created.eventTypes) };
     } catch (error) {
       const numberTaken = error instanceof DomainError && error.kind === 'alreadyExists';
       if (!numberTaken || attempt >= MAX_ORIGINATOR_ATTEMPTS) throw error;
@@ -228,7 +213,7 @@ export async function receiveDeposit(
   let platform = wallPlatform;
   let metadata = wallMetadata;
   const { clientId, currency } = input;
-  const client = await readState(platform.storage.store, clientStream(clientId), clientDecider);
+  const client = await streamState(platform, clientStreamType, clientStream(clientId));
   if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
   const totalAmount = amountIn(input.amount, currency);
   const minimum = minimumDeposit(platform, currency);
@@ -255,12 +240,13 @@ export async function receiveDeposit(
   const account = await accountByNumber(platform, input.reference);
   const matches = account !== null && account.account!.clientId === clientId && !account.closed && account.status === 'ACTIVE'
     && account.account!.currency === currency;
-  const { customerId, shown: customerShown } = await originatorCustomer(platform, clientId, originator, metadata);
+  const customerId = await originatorCustomer(platform, clientId, originator, metadata);
   if (matches) {
     const { accountId, accountNumber, identityId } = account.account!;
     let recorded = true;
     try {
-      await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, {
+      // Its read-model wait runs beside the flow (bounded, never rejects), which waits for all its steps at its end.
+      await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
         type: 'CreatePayment', tenant: { clientId }, now: platform.runtime.now(), screening: { outcome: 'CLEAR' },
         payment: {
           paymentId, clientId, externalId, identityId, identityExternalId: null, identityEmail: null, accountId, accountNumber,
@@ -275,17 +261,16 @@ export async function receiveDeposit(
       recorded = false;
       await existingDeposit(platform, paymentId, externalId, input, totalAmount);
     }
-    await Promise.all([completeMatched(platform, paymentId, totalAmount, metadata), customerShown]);
+    await completeMatched(platform, paymentId, totalAmount, metadata);
     const answer = { paymentId, outcome: 'MATCHED', recorded } as const;
     return recorded ? answer : repeated(platform, answer);
   }
-  const { events, position } = await run(platform, paymentId, {
+  const { events, position } = await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
     type: 'RecordDeposit', tenant: { clientId }, now: platform.runtime.now(), lifetimeMs: UNASSIGNED_LIFETIME_MS,
     deposit: { paymentId, clientId, externalId, totalAmount, currency, provider: platform.provider.name, providerDepositId: input.depositId,
       reference: input.reference, originator, customerId, ...clock },
-  }, metadata, true);
-  // The read models of what this deposit recorded (nothing: a twin notification recorded it), and of its customer.
-  await Promise.all([platform.readYourWrites(position, events.map((e) => e.type)), customerShown]);
+  }, metadata, { expectNewStream: true });
+  await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   if (events.length === 0) {
     const other = (await existingDeposit(platform, paymentId, externalId, input, totalAmount))!;
     if (other.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
@@ -305,7 +290,7 @@ async function completeMatched(platform: Platform, paymentId: string, totalAmoun
  * creation. Answers the position of the last event appended, or null.
  */
 export async function finishMatched(platform: Platform, paymentId: string, totalAmount: string, metadata: EventMetadata): Promise<Position | null> {
-  const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
+  const received = await runCommand(platform, paymentStreamType, paymentStream(paymentId),
     { type: 'Receive', tenant: 'any', receivedAmount: totalAmount, now: platform.runtime.now() }, metadata)
     .catch((error: unknown) => {
       // Received before (a repeated notification, the reactor): only the settlement may be left to do.
@@ -348,7 +333,7 @@ export async function assignDeposit(
   }
   const companion = input.companionId === undefined ? null
     : await payableCompanion(wallPlatform, clientId, input.companionId, deposit.deposit, input.accountId);
-  const account = await readState(platform.storage.store, accountStream(input.accountId), accountDecider);
+  const account = await streamState(platform, accountStreamType, accountStream(input.accountId));
   if (!account.account || account.account.clientId !== clientId || account.closed) throw domainNotFound(`account ${input.accountId} not found`);
   const { currency } = deposit.deposit;
   if (account.account.currency !== currency) {
@@ -360,7 +345,7 @@ export async function assignDeposit(
     // The account answers once per deposit, and it refused this one while it was not ACTIVE.
     throw domainPrecondition(`account ${input.accountId} refused this deposit when it was ${earlier.data.status}; assign it to another account`);
   }
-  await run(platform, paymentId, {
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
     type: 'RequestAssignment', tenant, now: platform.runtime.now(),
     // Paying a companion, the deposit reconciles against the amount still due unless told otherwise.
     expectedAmount: input.expectedAmount ?? companion?.totalAmount ?? null, companionId: companion?.paymentId ?? null,
@@ -372,7 +357,7 @@ export async function assignDeposit(
   await depositInReadModels(platform, paymentId);
   const after = await loadDeposit(platform, paymentId);
   if (after.status !== 'SETTLED' || after.assigned?.accountId !== input.accountId) {
-    const refusal = settlementAnswerOf(await readState(platform.storage.store, accountStream(input.accountId), accountDecider), paymentId);
+    const refusal = settlementAnswerOf(await streamState(platform, accountStreamType, accountStream(input.accountId)), paymentId);
     const status = refusal?.outcome === 'REFUSED' ? refusal.data.status : 'not ACTIVE';
     throw domainPrecondition(`account ${input.accountId} is ${status}; it cannot receive the deposit`);
   }
@@ -421,7 +406,7 @@ export async function finishAssignment(platform: Platform, paymentId: string, me
       paymentId, totalAmount: deposit.totalAmount, feeAmount: zeroAmount(deposit.currency), netAmount: deposit.totalAmount,
       fundsFrom: 'suspense', settlementBatchId: null,
     }, metadata);
-    const recorded = await run(platform, paymentId, {
+    const recorded = await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
       type: 'RecordAssignmentAnswer', tenant: 'any', accountId, now: platform.runtime.now(),
       companionId: companionIdFor(deposit.clientId, deposit.externalId),
       answer: answer.outcome === 'CREDITED' ? { outcome: 'CREDITED', creditEventId: answer.eventId } : { outcome: 'REFUSED', accountStatus: answer.data.status },
@@ -441,7 +426,7 @@ async function payNamedCompanion(platform: Platform, paymentId: string, metadata
   const assigned = (await loadDeposit(platform, paymentId)).assigned;
   if (!assigned?.companionId) return null;
   try {
-    const { position, events } = await runCompanion(platform, assigned.companionId, {
+    const { position, events } = await runCommand(platform, paymentStreamType, paymentStream(assigned.companionId), {
       type: 'PayCompanion', tenant: 'any', depositPaymentId: paymentId, creditEventId: assigned.creditEventId, now: platform.runtime.now(),
     }, metadata);
     return events.length > 0 ? position : null;
@@ -459,16 +444,15 @@ async function payNamedCompanion(platform: Platform, paymentId: string, metadata
 export async function cancelCompanion(wallPlatform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   // A companion of a deposit bound to a test clock is judged, and cancelled, at that clock's time.
   const platform = await platformOn(wallPlatform, (await loadCompanion(wallPlatform, paymentId)).companion?.testClockId);
-  const { position, events } = await refusingOtherKinds(platform, tenant, paymentId,
+  await refusingOtherKinds(platform, tenant, paymentId,
     'only a deposit\'s companion holding the amount still due (UNDERPAID, CREATED) can be cancelled',
-    () => runCompanion(platform, paymentId, { type: 'CancelCompanion', tenant, now: platform.runtime.now() }, metadata));
-  await platform.readYourWrites(position, events.map((e) => e.type));
+    () => runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'CancelCompanion', tenant, now: platform.runtime.now() }, metadata));
 }
 
 /** The expiry job's: a companion past its expiresAt, still CREATED, expires (nothing, otherwise). */
 export async function expireCompanion(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<boolean> {
-  const { events, position } = await runCompanion(platform, paymentId, { type: 'ExpireCompanion', tenant: 'any', now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
+  const { events } = await runCommand(platform, paymentStreamType, paymentStream(paymentId),
+    { type: 'ExpireCompanion', tenant: 'any', now: platform.runtime.now() }, metadata);
   return events.length > 0;
 }
 
@@ -486,15 +470,10 @@ async function ensureCompanion(platform: Platform, paymentId: string, metadata: 
     expiresAt: companionExpiresAt(state.companion.kind, assigned.at),
     ...(deposit.testClockId ? { testClockId: deposit.testClockId } : {}),
   };
-  try {
-    const { position } = await platform.storage.store.append(paymentStream(companion.paymentId),
-      [{ id: companion.paymentId, type: 'DepositCompanionCreated', data: companion, metadata }], 'no_stream');
-    return position;
-  } catch (error) {
-    // Created before, by this flow or the reactor.
-    if (error instanceof WrongExpectedRevisionError) return null;
-    throw error;
-  }
+  // Null when created before, by this flow or the reactor.
+  const { position } = await runCommand(platform, paymentStreamType, paymentStream(companion.paymentId),
+    { type: 'CreateCompanion', tenant: 'any', companion }, metadata, { expectNewStream: true });
+  return position;
 }
 
 /**
@@ -505,8 +484,8 @@ async function ensureCompanion(platform: Platform, paymentId: string, metadata: 
 export async function expireDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
   const state = await loadDeposit(platform, paymentId);
   if (!state.deposit) throw domainNotFound('payment not found');
-  const { position } = await run(platform, paymentId, {
-    type: 'Expire', tenant: 'any', now: platform.runtime.now(), refundPaymentId: refundIdFor(state.deposit.clientId, state.deposit.externalId),
+  const { position } = await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
+    type: 'ExpireDeposit', tenant: 'any', now: platform.runtime.now(), refundPaymentId: refundIdFor(state.deposit.clientId, state.deposit.externalId),
   }, metadata);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
   await platform.readYourWrites(await refundExpiredDeposit(platform, paymentId, metadata), DEPOSIT_EVENT_TYPES);

@@ -1,4 +1,7 @@
 import { defineContext } from '../module.ts';
+import { depositPostings } from '../../projections/ledgerPostings.ts';
+import { depositWebhookMappings } from '../../projections/webhookMappings.ts';
+import { depositEvents } from './events.ts';
 import { depositsProjector } from '../../projections/deposits.ts';
 import { expireDueCompanions, expireUnassignedDeposits } from './jobs.ts';
 import { assignmentReactor } from './reactor.ts';
@@ -10,6 +13,9 @@ import { depositRoutes } from './routes.ts';
  */
 export const depositsContext = defineContext({
   name: 'deposits',
+  events: [depositEvents],
+  webhooks: depositWebhookMappings,
+  postings: depositPostings,
   routes: depositRoutes,
   projectors: [depositsProjector],
   reactors: (platform) => [assignmentReactor(platform)],

@@ -48,6 +48,21 @@ export type EventHandlers<M extends EventMap, A extends unknown[], R> = {
   readonly [K in EventType<M>]?: (event: RecordedEvent<K, M[K]>, ...args: A) => R;
 };
 
+/**
+ * One table of handlers from several contexts' (each keyed by event type): a type two of them handle is a wiring
+ * error, thrown when the service is assembled rather than one silently shadowing the other.
+ */
+export function unionOfHandlers<H extends object>(parts: readonly (H | undefined)[], what: string): H {
+  const union: Record<string, unknown> = {};
+  for (const part of parts) {
+    for (const [type, handler] of Object.entries(part ?? {})) {
+      if (Object.hasOwn(union, type)) throw new Error(`${what}: event type ${type} handled twice`);
+      union[type] = handler;
+    }
+  }
+  return union as H;
+}
+
 /** The handler declared for `type`, if any (own keys only: an event named `toString` has none). */
 export function handlerOf<M extends EventMap, A extends unknown[], R, K extends EventType<M>>(
   handlers: EventHandlers<M, A, R>, type: K,

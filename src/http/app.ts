@@ -3,7 +3,8 @@
  * OpenAPI document built from the same declarations, then 404 and the error payload for everything else.
  */
 import express, { type Express } from 'express';
-import { contexts } from '../contexts.ts';
+import { contexts as serviceContexts } from '../contexts.ts';
+import type { ContextModule } from '../module.ts';
 import { errorHandler, unknownRoute } from './errors.ts';
 import { jsonBody } from './jsonBody.ts';
 import { metricsMiddleware } from './metrics.ts';
@@ -17,9 +18,13 @@ import { systemRoutes } from './systemRoutes.ts';
 export interface AppOptions {
   /** Routes added by tests (e.g. one that crashes on purpose); not documented. */
   extraRoutes?: AnyRoute[];
+  /** The contexts whose routes to mount (src/contexts.ts unless a test adds one of its own). */
+  contexts?: readonly ContextModule[];
 }
 
-export function allRoutes(services: Services, document: () => Record<string, unknown>): AnyRoute[] {
+export function allRoutes(
+  services: Services, document: () => Record<string, unknown>, contexts: readonly ContextModule[] = serviceContexts,
+): AnyRoute[] {
   return [...systemRoutes(services, document), ...contexts.flatMap((context) => context.routes?.(services) ?? [])];
 }
 
@@ -46,7 +51,7 @@ export function createApp(services: Services, options: AppOptions = {}): { app: 
   app.set('trust proxy', false);
 
   let document: Record<string, unknown> | null = null;
-  const routes = allRoutes(services, () => (document ??= buildOpenApiDocument(routes)));
+  const routes = allRoutes(services, () => (document ??= buildOpenApiDocument(routes)), options.contexts);
 
   app.use(requestContext(services.logger));
   app.use(metricsMiddleware(services.metrics));

@@ -2,6 +2,7 @@ import type { AccessScope, AccessScopeToRemove } from '../../schemas/identities.
 import type { Decider } from '../domain/decider.ts';
 import { domainConflict, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
+import { streamType } from '../eventstore/streams.ts';
 import type {
   GraphLink, IdentityChanges, IdentityEvent, IdentityFields, IdentityGraphEvent, IdentityStatus, StoredAccessScope,
 } from './events.ts';
@@ -234,3 +235,14 @@ export const identityGraphDecider: Decider<IdentityGraphCommand, IdentityGraphEv
     }
   },
 };
+
+/** `identity-<identityId>`: a request waits for every read model after a change (a deletion: its flow, after the graph's step). */
+export const identityStreamType = streamType('identity-', { decider: identityDecider, readModels: {
+  CreateIdentity: 'all', UpdateIdentity: 'all', ChangeIdentityStatus: 'all', AddAccessRule: 'all', RemoveAccessRule: 'all',
+  DeleteIdentity: 'none',
+} });
+
+/** `identity-graph-<clientId>`: links wait for the read models they touch; leaving is a step of a deletion. */
+export const identityGraphStreamType = streamType('identity-graph-', { decider: identityGraphDecider, readModels: {
+  LinkChildren: 'written', UnlinkChildren: 'written', LeaveGraph: 'none',
+} });

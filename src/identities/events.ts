@@ -101,4 +101,4 @@ export type IdentityGraphEvent =
 
 export const identityGraphStream = (clientId: string) => `identity-graph-${clientId}`;
 
-export const identityEvents: ContextEvents = { schemas: { ...identityEventSchemas, ...identityGraphEventSchemas } };
+export const identityEvents = { schemas: { ...identityEventSchemas, ...identityGraphEventSchemas } } satisfies ContextEvents;

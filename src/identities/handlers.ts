@@ -5,25 +5,20 @@
 import { createdId } from '../eventstore/deterministicId.ts';
 import type { AccessScope, AccessScopeToRemove, CreateIdentity, UpdateIdentity } from '../../schemas/identities.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
-import { handleCommand, type CommandResult } from '../eventstore/commandHandler.ts';
+import type { CommandResult } from '../eventstore/commandHandler.ts';
+import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { recordedAs } from '../eventstore/typedEvents.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
-import type { Position } from '../eventstore/position.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import {
-  identityDecider, identityGraphDecider, type GraphMember, type IdentityCommand, type IdentityGraphCommand, type IdentityGraphState,
+  identityGraphStreamType, identityStreamType, type GraphMember, type IdentityGraphCommand, type IdentityGraphState,
 } from './decider.ts';
 import {
   identityGraphStream, identityStream, type GraphLink, type IdentityChanges, type IdentityFields, type IdentityGraphEvent,
   type IdentityStatus,
 } from './events.ts';
-
-async function run(platform: Platform, identityId: string, command: IdentityCommand, metadata: EventMetadata): Promise<Position | null> {
-  const result = await handleCommand(platform.storage.store, identityStream(identityId), identityDecider, command, metadata);
-  return result.position;
-}
 
 /**
  * What the request's fields become in the stored event, field by field: a field added to the request schema
@@ -47,8 +42,8 @@ function identityChangesOf(input: UpdateIdentity): IdentityChanges {
 export async function createIdentity(platform: Platform, clientId: string, input: CreateIdentity, metadata: EventMetadata): Promise<string> {
   const identityId = createdId(platform.runtime, metadata, 'identity');
   const fields = identityFieldsOf(input);
-  const position = await run(platform, identityId, { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
+  await runCommand(platform, identityStreamType, identityStream(identityId),
+    { type: 'CreateIdentity', tenant: { clientId }, identityId, clientId, fields, now: platform.runtime.now() }, metadata);
   return identityId;
 }
 
@@ -56,13 +51,13 @@ export async function updateIdentity(
   platform: Platform, tenant: Tenant, identityId: string, input: UpdateIdentity, metadata: EventMetadata,
 ): Promise<void> {
   const changes = identityChangesOf(input);
-  await platform.readYourWrites(await run(platform, identityId, { type: 'UpdateIdentity', tenant, changes, now: platform.runtime.now() }, metadata));
+  await runCommand(platform, identityStreamType, identityStream(identityId), { type: 'UpdateIdentity', tenant, changes, now: platform.runtime.now() }, metadata);
 }
 
 export async function changeIdentityStatus(
   platform: Platform, tenant: Tenant, identityId: string, status: IdentityStatus, metadata: EventMetadata,
 ): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'ChangeIdentityStatus', tenant, status, now: platform.runtime.now() }, metadata));
+  await runCommand(platform, identityStreamType, identityStream(identityId), { type: 'ChangeIdentityStatus', tenant, status, now: platform.runtime.now() }, metadata);
 }
 
 /**
@@ -72,22 +67,18 @@ export async function changeIdentityStatus(
  */
 export async function deleteIdentity(platform: Platform, clientId: string, identityId: string, metadata: EventMetadata): Promise<void> {
   const left = await decideOnGraph(platform, clientId, { type: 'LeaveGraph', identityId }, [identityId], metadata);
-  const deleted = await handleCommand(platform.storage.store, identityStream(identityId), identityDecider,
+  const deleted = await runCommand(platform, identityStreamType, identityStream(identityId),
     { type: 'DeleteIdentity', tenant: { clientId }, now: platform.runtime.now() }, metadata);
   await platform.readYourWrites(deleted.position ?? left.position, [...left.events, ...deleted.events].map((e) => e.type));
 }
 
 /** Links children to a parent, as the client's graph decides: same client only, one parent per child, never a cycle. */
 export async function addChildren(platform: Platform, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
-  const { position, events } = await decideOnGraph(platform, clientId, { type: 'LinkChildren', parentId, childIds },
-    [parentId, ...childIds], metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
+  await decideOnGraph(platform, clientId, { type: 'LinkChildren', parentId, childIds }, [parentId, ...childIds], metadata);
 }
 
 export async function removeChildren(platform: Platform, clientId: string, parentId: string, childIds: string[], metadata: EventMetadata): Promise<void> {
-  const { position, events } = await decideOnGraph(platform, clientId, { type: 'UnlinkChildren', parentId, childIds },
-    [parentId, ...childIds], metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
+  await decideOnGraph(platform, clientId, { type: 'UnlinkChildren', parentId, childIds }, [parentId, ...childIds], metadata);
 }
 
 type GraphDecision = DistributiveOmit<IdentityGraphCommand, 'clientId' | 'members' | 'linksBefore' | 'now'>;
@@ -109,7 +100,7 @@ async function decideOnGraph(
   ]);
   // Every link, unlink and deletion of a client contends for this one stream: in one process they queue, and a
   // writer of another process that got there first is retried by the command handler (then 409, never a 5xx).
-  return handleCommand(store, stream, identityGraphDecider,
+  return runCommand(platform, identityGraphStreamType, stream,
     { ...decision, clientId, members, linksBefore, now: platform.runtime.now() } as IdentityGraphCommand, metadata);
 }
 
@@ -156,11 +147,11 @@ const identityLinkEventTypes = ['IdentityParentSet', 'IdentityParentCleared'] as
 export async function addAccessRule(
   platform: Platform, tenant: Tenant, identityId: string, scope: AccessScope, metadata: EventMetadata,
 ): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'AddAccessRule', tenant, scope, now: platform.runtime.now() }, metadata));
+  await runCommand(platform, identityStreamType, identityStream(identityId), { type: 'AddAccessRule', tenant, scope, now: platform.runtime.now() }, metadata);
 }
 
 export async function removeAccessRule(
   platform: Platform, tenant: Tenant, identityId: string, scope: AccessScopeToRemove, metadata: EventMetadata,
 ): Promise<void> {
-  await platform.readYourWrites(await run(platform, identityId, { type: 'RemoveAccessRule', tenant, scope, now: platform.runtime.now() }, metadata));
+  await runCommand(platform, identityStreamType, identityStream(identityId), { type: 'RemoveAccessRule', tenant, scope, now: platform.runtime.now() }, metadata);
 }

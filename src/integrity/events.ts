@@ -32,6 +32,6 @@ export interface FeedDigestRecorded {
 
 export type IntegrityEvent = FeedDigestRecorded;
 
-export const integrityEvents: ContextEvents = { schemas: integrityEventSchemas };
+export const integrityEvents = { schemas: integrityEventSchemas } satisfies ContextEvents;
 
 export const DIGEST_STREAM = 'integrity-digests';

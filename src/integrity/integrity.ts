@@ -22,10 +22,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Database } from '../db/database.ts';
-import { WrongExpectedRevisionError } from '../eventstore/errors.ts';
 import type { EventStore } from '../eventstore/port.ts';
+import { runCommand, storeOnly } from '../eventstore/streams.ts';
 import type { Storage } from '../storage.ts';
-import { DIGEST_STREAM, type FeedDigestRecorded, type FeedDigestRecordedData } from './events.ts';
+import { digestStreamType } from './decider.ts';
+import { DIGEST_STREAM, type FeedDigestRecordedData } from './events.ts';
 /** Events a digest covers at most; a longer backlog is sealed by the following runs. */
 export const MAX_EVENTS_PER_DIGEST = 100_000;
 /** Rows read per round trip while hashing. */
@@ -260,13 +261,7 @@ export async function recordFeedDigest(database: Database, store: EventStore, no
     previousDigest: latest?.digest ?? null,
     recordedAt: now.toISOString(),
   };
-  try {
-    const event: FeedDigestRecorded = { type: 'FeedDigestRecorded', data };
-    await store.append(DIGEST_STREAM, [{ ...event, metadata: { actor: 'integrity' } }],
-      digests.length === 0 ? 'no_stream' : BigInt(digests.length - 1));
-  } catch (error) {
-    if (error instanceof WrongExpectedRevisionError) return null;
-    throw error;
-  }
-  return data;
+  const { events } = await runCommand(storeOnly(store), digestStreamType, DIGEST_STREAM, { type: 'RecordDigest', digest: data },
+    { actor: 'integrity' }, { expectNewStream: digests.length === 0 });
+  return events.length > 0 ? data : null;
 }

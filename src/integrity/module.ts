@@ -1,4 +1,6 @@
 import { defineContext } from '../module.ts';
+import { integrityEvents } from './events.ts';
+import { digestStreamType } from './decider.ts';
 import { recordFeedDigest } from './integrity.ts';
 
 /**
@@ -8,6 +10,8 @@ import { recordFeedDigest } from './integrity.ts';
  */
 export const integrityContext = defineContext({
   name: 'integrity',
+  events: [integrityEvents],
+  streams: [digestStreamType],
   jobs: (platform) => platform.storage.mode === 'eventstoredb' ? [] : [{
     name: 'feed-digest',
     schedule: platform.config.integrityDigestCron,

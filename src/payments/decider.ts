@@ -13,6 +13,7 @@
  * payer) arrive in the command, so the decider stays a function of its inputs.
  */
 import type { Decider } from '../domain/decider.ts';
+import type { StreamPart } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../domain/money.ts';
@@ -124,6 +125,11 @@ function reconcile(state: PaymentState, command: Extract<PaymentCommand, { type:
     creditEventId: command.account.creditEventId } };
 }
 
+/** Whether an event of the payment's stream is the payment's own (not its refunds', a deposit's or a companion's). */
+export function isPaymentEvent(event: { type: string; data: unknown }): event is PaymentEvent {
+  return Object.hasOwn(paymentEventSchemas, event.type);
+}
+
 export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState> = {
   initialState: { payment: null, status: null, resumeStatus: null, receivedAmount: null, documents: 0 },
 
@@ -210,7 +216,7 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
 
   evolve(state, event) {
     // A parent's refunds are recorded on its stream too (./refunds/decider.ts): they leave its own state alone.
-    if (!Object.hasOwn(paymentEventSchemas, event.type)) return state;
+    if (!isPaymentEvent(event)) return state;
     switch (event.type) {
       case 'PaymentCreated':
         return { ...state, payment: event.data, status: 'CREATED' };
@@ -225,3 +231,13 @@ export const paymentDecider: Decider<PaymentCommand, PaymentEvent, PaymentState>
     }
   },
 };
+
+/**
+ * The payment's part of its stream (./stream.ts), and what a request waits for after each command: a move made on
+ * its own waits for the read models it touches (a creation hands its wait to the HTTP edge, which records the
+ * answer meanwhile); the receipt and the settlement are steps of flows that wait once at their end.
+ */
+export const paymentPart: StreamPart<PaymentCommand, PaymentEvent, PaymentState> = { decider: paymentDecider, readModels: {
+  CreatePayment: 'alongside', MarkPending: 'written', Authorize: 'written', Capture: 'written', Reject: 'written', Expire: 'written',
+  RequireReview: 'written', ResolveReview: 'written', AttachDocument: 'written', Receive: 'none', Settle: 'none',
+} };

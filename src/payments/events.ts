@@ -148,13 +148,13 @@ export type PaymentEvent =
 export type PaymentEventType = PaymentEvent['type'];
 export type PaymentEventData<T extends PaymentEventType> = Extract<PaymentEvent, { type: T }>['data'];
 
-export const paymentEvents: ContextEvents = {
+export const paymentEvents = {
   schemas: paymentEventSchemas,
   upcasters: [
     { type: 'PaymentCreated', fromVersion: 1, upcaster: nodesMaskedAsNow },
     { type: 'PaymentCreated', fromVersion: 2, upcaster: boundToNoClock },
   ],
-};
+} satisfies ContextEvents;
 
 export const paymentStream = (paymentId: string) => `payment-${paymentId}`;
 

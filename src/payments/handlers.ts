@@ -4,7 +4,8 @@
  */
 import { createdId } from '../eventstore/deterministicId.ts';
 import type { CreatePayment } from '../../schemas/payments.ts';
-import { handleCommand, readState, recordedByRequest } from '../eventstore/commandHandler.ts';
+import { recordedByRequest } from '../eventstore/commandHandler.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../domain/money.ts';
@@ -13,8 +14,9 @@ import type { Platform } from '../platform.ts';
 import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
 import type { CustomerState } from '../customers/decider.ts';
 import type { OperationLevel } from '../customers/events.ts';
-import { needsAccountAnswer, paymentDecider, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
-import { paymentIdFor, paymentStream, type PaymentEvent, type PaymentStatus } from './events.ts';
+import { isPaymentEvent, needsAccountAnswer, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
+import { paymentStreamType, type PaymentStreamState } from './stream.ts';
+import { paymentIdFor, paymentStream, type PaymentStatus } from './events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import type { Position } from '../eventstore/position.ts';
 import { checkOriginAmounts, validateNodes, type NodeSide } from './nodes.ts';
@@ -51,24 +53,10 @@ export async function refusingOtherKinds<T>(
 }
 
 /** The payment folded from its stream: the truth, even before the read models have caught up. */
-export function loadPayment(platform: Platform, paymentId: string): Promise<PaymentState> {
-  return readState(platform.storage.store, paymentStream(paymentId), paymentDecider);
+export async function loadPayment(platform: Platform, paymentId: string): Promise<PaymentState> {
+  return (await streamState(platform, paymentStreamType, paymentStream(paymentId))).payment;
 }
 
-/** Runs the command; `readModels` settles once the read models that its events touch have caught up. */
-async function record(
-  platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata,
-): Promise<{ events: PaymentEvent[]; readModels: Promise<void> }> {
-  const { position, events } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, command, metadata,
-    { expectNewStream: command.type === 'CreatePayment' });
-  return { events, readModels: platform.readYourWrites(position, events.map((e) => e.type)) };
-}
-
-async function run(platform: Platform, paymentId: string, command: PaymentCommand, metadata: EventMetadata): Promise<PaymentEvent[]> {
-  const { events, readModels } = await record(platform, paymentId, command, metadata);
-  await readModels;
-  return events;
-}
 
 /**
  * A refund is a child of a SETTLED payment, made only by POST /payments/:id/refund (its own stream, its parent's
@@ -257,7 +245,8 @@ export async function createPayment(
     },
   });
 
-  const { events, readModels } = await record(platform, paymentId, {
+  // A new payment's stream is new: decided on the empty state and appended with no_stream, sparing the read.
+  const { events, readModels } = await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
     type: 'CreatePayment', tenant: { clientId }, now, screening,
     payment: {
       paymentId, clientId, externalId: input.externalId, identityId: identity.identity_id,
@@ -270,8 +259,8 @@ export async function createPayment(
       expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null, customerId: customer?.customer_id ?? null,
       checkoutSessionId: origin.checkoutSessionId ?? null, ...(clockId ? { testClockId: clockId } : {}),
     },
-  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata);
-  return { row: platform.reads.payments.viewOf(events), readModels };
+  }, clockId ? onClockMetadata(metadata, clockId, now) : metadata, { expectNewStream: true });
+  return { row: platform.reads.payments.viewOf(events.filter(isPaymentEvent)), readModels };
 }
 
 /**
@@ -296,21 +285,21 @@ async function authorizeCardPayment(platform: Platform, tenant: Tenant, paymentI
   // Only ask the issuer about a payment the machine would let through; the decider names the refusal.
   const decision = state.status === 'CREATED' && state.payment.flow === 'CARD' ? platform.provider.authorize(state.payment) : { approved: true as const };
   const now = platform.runtime.now();
-  await run(platform, paymentId, decision.approved ? { type: 'Authorize', tenant, now } : { type: 'Reject', tenant, reason: decision.reason, now }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), decision.approved ? { type: 'Authorize', tenant, now } : { type: 'Reject', tenant, reason: decision.reason, now }, metadata);
 }
 
 export async function capturePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
   await refusingOtherKinds(platform, tenant, paymentId, 'only an authorized card payment can be captured',
-    () => run(platform, paymentId, { type: 'Capture', tenant, now: platform.runtime.now() }, metadata));
+    () => runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'Capture', tenant, now: platform.runtime.now() }, metadata));
 }
 
 export async function markPaymentPending(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'MarkPending', tenant, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'MarkPending', tenant, now: platform.runtime.now() }, metadata);
 }
 
 /** The provider reports the funds arrived; an INSTANT payment then settles at once (`settleReceived`). */
 export async function receivePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const received = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider, (state: PaymentState) => {
+  const received = await runCommand(platform, paymentStreamType, paymentStream(paymentId), ({ payment: state }: PaymentStreamState) => {
     if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
     return { type: 'Receive', tenant, now: platform.runtime.now(), receivedAmount: platform.provider.receivedAmount(state.payment) } as const;
   }, metadata);
@@ -350,7 +339,7 @@ export async function settleReceived(
       : { outcome: 'REFUSED', status: answer.data.status, settlementBatchId: answer.data.settlementBatchId };
   }
   try {
-    ({ position } = await handleCommand(platform.storage.store, paymentStream(paymentId), paymentDecider,
+    ({ position } = await runCommand(platform, paymentStreamType, paymentStream(paymentId),
       { type: 'Settle', tenant: 'any', batchId, account, now: platform.runtime.now() }, metadata));
   } catch (error) {
     // Another process recorded the same answer first.
@@ -371,20 +360,20 @@ export async function settlePayment(
 
 /** The expiry job's and the sandbox provider's (no client route expires a payment): any client's payment. */
 export async function expirePayment(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
-  await run(platform, paymentId, { type: 'Expire', tenant: 'any', now: platform.runtime.now() }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'Expire', tenant: 'any', now: platform.runtime.now() }, metadata);
 }
 
 export async function resolvePaymentReview(
   platform: Platform, tenant: Tenant, paymentId: string, decision: 'APPROVED' | 'REJECTED', metadata: EventMetadata,
 ): Promise<void> {
-  await run(platform, paymentId, { type: 'ResolveReview', tenant, decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
+  await runCommand(platform, paymentStreamType, paymentStream(paymentId), { type: 'ResolveReview', tenant, decision, actor: metadata.actor ?? 'operator', now: platform.runtime.now() }, metadata);
 }
 
 export async function attachPaymentDocument(
   platform: Platform, tenant: Tenant, paymentId: string, document: { type: string; url?: string; contentType?: string }, metadata: EventMetadata,
 ): Promise<string> {
   const documentId = createdId(platform.runtime, metadata, 'payment document');
-  await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => run(platform, paymentId, {
+  await refusingOtherKinds(platform, tenant, paymentId, 'only a payment under review (REQUIRES_REVIEW) takes documents', () => runCommand(platform, paymentStreamType, paymentStream(paymentId), {
     type: 'AttachDocument', tenant, now: platform.runtime.now(),
     document: { documentId, type: document.type, url: document.url ?? null, contentType: document.contentType ?? null },
   }, metadata));

@@ -4,7 +4,7 @@
  * type: that change needs a new version and an upcaster).
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { storedEvents } from './registry.ts';
+import { storedEvents } from '../contexts.ts';
 import { compareWithSnapshot, formatSnapshot, readSnapshot, SNAPSHOT_FILE } from './snapshot.ts';
 
 const { refused, unrecorded, next } = compareWithSnapshot(storedEvents, existsSync(SNAPSHOT_FILE) ? readSnapshot() : {});

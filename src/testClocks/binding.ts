@@ -3,17 +3,17 @@
  * a clock that is not the caller's, or deleted, as not found), and answers the clock's time, which becomes the
  * object's createdAt and its now for every rule of time (./time.ts).
  */
-import { handleCommand, readState } from '../eventstore/commandHandler.ts';
+import { runCommand, streamState } from '../eventstore/streams.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { clientTenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
-import { testClockDecider, type TestClockState } from './decider.ts';
+import { testClockStreamType, type TestClockState } from './decider.ts';
 import { testClockStream, type BoundObjectKind } from './events.ts';
 import { onClockMetadata, platformAt } from './time.ts';
 
 export function loadClock(platform: Platform, clockId: string): Promise<TestClockState> {
-  return readState(platform.storage.store, testClockStream(clockId), testClockDecider);
+  return streamState(platform, testClockStreamType, testClockStream(clockId));
 }
 
 /**
@@ -24,7 +24,7 @@ export function loadClock(platform: Platform, clockId: string): Promise<TestCloc
 export async function bindToClock(
   platform: Platform, clientId: string, clockId: string, kind: BoundObjectKind, objectId: string, metadata: EventMetadata,
 ): Promise<Date> {
-  const { state } = await handleCommand(platform.storage.store, testClockStream(clockId), testClockDecider, {
+  const { state } = await runCommand(platform, testClockStreamType, testClockStream(clockId), {
     type: 'BindObject', tenant: clientTenant(clientId), objectId, kind, eventId: deterministicId('test-clock-bound', clockId, objectId),
   }, metadata);
   return new Date(state.frozenTime!);

@@ -8,6 +8,7 @@
  * holds at most MAX_OBJECTS_PER_CLOCK objects. A client's clocks are counted on a stream of their own.
  */
 import type { Decider } from '../domain/decider.ts';
+import { streamType } from '../eventstore/streams.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type { BoundObjectKind, TestClockEvent, TestClockEventData, TestClockSlotEvent } from './events.ts';
@@ -139,3 +140,13 @@ export const testClockSlotDecider: Decider<TestClockSlotCommand, TestClockSlotEv
     return { clocks };
   },
 };
+
+/** `test-clock-<clockId>`: a request waits for every read model after a change of the clock; binding is a step of a creation. */
+export const testClockStreamType = streamType('test-clock-', { decider: testClockDecider, readModels: {
+  CreateClock: 'all', AdvanceClock: 'all', MarkReady: 'all', DeleteClock: 'all', BindObject: 'none',
+} });
+
+/** The client's count of clocks: a step before a clock's creation, after its deletion. */
+export const testClockSlotsStreamType = streamType('test-clocks-', { decider: testClockSlotDecider, readModels: {
+  TakeSlot: 'none', FreeSlot: 'none',
+} });

@@ -78,7 +78,7 @@ export type TestClockSlotEvent =
 
 export type TestClockEventData<T extends TestClockEvent['type']> = Extract<TestClockEvent, { type: T }>['data'];
 
-export const testClockEvents: ContextEvents = { schemas: { ...testClockEventSchemas, ...testClockSlotEventSchemas } };
+export const testClockEvents = { schemas: { ...testClockEventSchemas, ...testClockSlotEventSchemas } } satisfies ContextEvents;
 
 export const testClockStream = (clockId: string) => `test-clock-${clockId}`;
 export const testClockSlotsStream = (clientId: string) => `test-clocks-${clientId}`;

@@ -6,16 +6,16 @@
  * with the wall clock's (deposit expiry, payment expiry and settlement batches, session expiry), each effect at
  * the instant it fell due, until nothing bound to the clock is due any more, and marks the clock `ready`.
  */
-import { handleCommand } from '../eventstore/commandHandler.ts';
 import { createdId } from '../eventstore/deterministicId.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import { runCommand } from '../eventstore/streams.ts';
 import type { Position } from '../eventstore/position.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { expireDueSessions } from '../checkout/jobs.ts';
 import { expireDueCompanions, expireUnassignedDeposits } from '../deposits/jobs.ts';
 import { expireDuePayments, runSettlementBatch } from '../payments/jobs.ts';
-import { testClockDecider, testClockSlotDecider, type TestClockCommand } from './decider.ts';
+import { testClockDecider, testClockSlotsStreamType, testClockStreamType } from './decider.ts';
 import { loadClock } from './binding.ts';
 import { testClockSlotsStream, testClockStream } from './events.ts';
 import { clockScope } from './time.ts';
@@ -29,10 +29,6 @@ export const MAX_EFFECT_ROUNDS = 100;
 /** How long an advance waits for the read models to show what was recorded before it (they select due objects). */
 const READ_MODELS_WAIT_MS = 30_000;
 
-async function run(platform: Platform, clockId: string, command: TestClockCommand, metadata: EventMetadata, newStream = false) {
-  return handleCommand(platform.storage.store, testClockStream(clockId), testClockDecider, command, metadata, { expectNewStream: newStream });
-}
-
 /** A new clock of the client (at most MAX_CLOCKS_PER_CLIENT at once: a slot is taken on the client's count first). */
 export async function createClock(
   platform: Platform, clientId: string, input: { frozenTime?: string; name?: string }, metadata: EventMetadata,
@@ -43,22 +39,19 @@ export async function createClock(
   // Refused before a slot is taken: a clock that cannot exist takes none.
   testClockDecider.decide({ type: 'CreateClock', tenant: { clientId }, now, clock: { clockId, clientId, name: input.name ?? null, frozenTime } },
     testClockDecider.initialState);
-  await handleCommand(platform.storage.store, testClockSlotsStream(clientId), testClockSlotDecider,
-    { type: 'TakeSlot', clientId, clockId, now }, metadata);
-  const { position } = await run(platform, clockId, {
+  await runCommand(platform, testClockSlotsStreamType, testClockSlotsStream(clientId), { type: 'TakeSlot', clientId, clockId, now }, metadata);
+  await runCommand(platform, testClockStreamType, testClockStream(clockId), {
     type: 'CreateClock', tenant: { clientId }, now, clock: { clockId, clientId, name: input.name ?? null, frozenTime },
-  }, metadata, true);
-  await platform.readYourWrites(position);
+  }, metadata, { expectNewStream: true });
   return clockId;
 }
 
 /** Deletes the clock (then 404); its objects keep the time it had (README, "Test clocks"). Frees its slot. */
 export async function deleteClock(platform: Platform, tenant: Tenant, clockId: string, metadata: EventMetadata): Promise<void> {
-  const { position, state } = await run(platform, clockId, { type: 'DeleteClock', tenant, now: platform.runtime.now() }, metadata);
+  const { state } = await runCommand(platform, testClockStreamType, testClockStream(clockId), { type: 'DeleteClock', tenant, now: platform.runtime.now() }, metadata);
   const clientId = state.clock!.clientId;
-  await handleCommand(platform.storage.store, testClockSlotsStream(clientId), testClockSlotDecider,
+  await runCommand(platform, testClockSlotsStreamType, testClockSlotsStream(clientId),
     { type: 'FreeSlot', clientId, clockId, now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
 }
 
 /**
@@ -68,8 +61,7 @@ export async function deleteClock(platform: Platform, tenant: Tenant, clockId: s
 export async function advanceClock(
   platform: Platform, tenant: Tenant, clockId: string, frozenTime: string, metadata: EventMetadata,
 ): Promise<void> {
-  const { position } = await run(platform, clockId, { type: 'AdvanceClock', tenant, to: new Date(frozenTime), now: platform.runtime.now() }, metadata);
-  await platform.readYourWrites(position);
+  await runCommand(platform, testClockStreamType, testClockStream(clockId), { type: 'AdvanceClock', tenant, to: new Date(frozenTime), now: platform.runtime.now() }, metadata);
 }
 
 /**
@@ -106,9 +98,8 @@ export async function runClockEffects(
   }
   const state = await loadClock(platform, clockId);
   if (state.clock && !state.deleted) {
-    const { position } = await run(platform, clockId, { type: 'MarkReady', tenant: 'any', to: until.toISOString(), now: platform.runtime.now() },
+    await runCommand(platform, testClockStreamType, testClockStream(clockId), { type: 'MarkReady', tenant: 'any', to: until.toISOString(), now: platform.runtime.now() },
       { clientId: state.clock.clientId, actor: 'test-clock', causationId });
-    await platform.readYourWrites(position);
   }
   return { effects, rounds };
 }

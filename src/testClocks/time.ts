@@ -5,12 +5,12 @@
  */
 import type { EventMetadata } from '../eventstore/port.ts';
 import { comparePositions, type Position } from '../eventstore/position.ts';
-import { readState } from '../eventstore/commandHandler.ts';
+import { streamState } from '../eventstore/streams.ts';
 import { recordedAs } from '../eventstore/typedEvents.ts';
 import type { Platform } from '../platform.ts';
 import { paymentStream } from '../payments/events.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
-import { testClockDecider } from './decider.ts';
+import { testClockStreamType } from './decider.ts';
 import { testClockStream } from './events.ts';
 
 /**
@@ -19,7 +19,7 @@ import { testClockStream } from './events.ts';
  */
 export async function timeOf(platform: Platform, clockId: string | null | undefined): Promise<Date> {
   if (!clockId) return platform.runtime.now();
-  const state = await readState(platform.storage.store, testClockStream(clockId), testClockDecider);
+  const state = await streamState(platform, testClockStreamType, testClockStream(clockId));
   return state.frozenTime ? new Date(state.frozenTime) : platform.runtime.now();
 }
 

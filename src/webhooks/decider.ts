@@ -3,6 +3,7 @@
  * credentials, no private address unless allowed) is decided here, so every way of setting a URL passes it.
  */
 import type { Decider } from '../domain/decider.ts';
+import { streamType } from '../eventstore/streams.ts';
 import { domainConflict, domainInvalid, domainNotFound } from '../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../domain/tenancy.ts';
 import type { EndpointChanges, SealedSecret, WebhookEndpointRegisteredData, WebhookEvent } from './events.ts';
@@ -84,3 +85,8 @@ export const webhookDecider: Decider<WebhookCommand, WebhookEvent, WebhookState>
     }
   },
 };
+
+/** `webhook-<endpointId>`: a request waits for the read models its change touches. */
+export const webhookStreamType = streamType('webhook-', { decider: webhookDecider, readModels: {
+  RegisterEndpoint: 'written', UpdateEndpoint: 'written', RotateSecret: 'written', DeleteEndpoint: 'written',
+} });

@@ -54,6 +54,6 @@ export type WebhookEvent =
   | { type: 'WebhookSecretRotated'; data: Data<'WebhookSecretRotated'> }
   | { type: 'WebhookEndpointDeleted'; data: Data<'WebhookEndpointDeleted'> };
 
-export const webhookEvents: ContextEvents = { schemas: webhookEventSchemas };
+export const webhookEvents = { schemas: webhookEventSchemas } satisfies ContextEvents;
 
 export const webhookStream = (endpointId: string) => `webhook-${endpointId}`;

@@ -5,13 +5,13 @@
  */
 import { createdId } from '../eventstore/deterministicId.ts';
 import type { CreateWebhook, RotateSecret, UpdateWebhook } from '../../schemas/webhooks.ts';
-import { handleCommand } from '../eventstore/commandHandler.ts';
+import { runCommand } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { domainInvalid, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
-import { webhookDecider, type WebhookCommand } from './decider.ts';
+import { webhookStreamType } from './decider.ts';
 import { webhookStream } from './events.ts';
 import { enqueueTestPing, retryDelivery } from './outbox.ts';
 import { generateWebhookSecret, webhookSecretBox, type SecretBox } from './secrets.ts';
@@ -19,11 +19,6 @@ import { standardSecretProblem } from './signing.ts';
 
 export function secretBoxOf(platform: Platform): Promise<SecretBox> {
   return webhookSecretBox(platform.storage.database, platform.config.webhookSecretsKey);
-}
-
-async function run(platform: Platform, endpointId: string, command: WebhookCommand, metadata: EventMetadata): Promise<void> {
-  const { position, events } = await handleCommand(platform.storage.store, webhookStream(endpointId), webhookDecider, command, metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
 }
 
 /** The secret sent, refused when its `whsec_` prefix promises a form it does not have; or a generated one. */
@@ -41,24 +36,23 @@ export async function registerWebhook(
   const endpointId = createdId(platform.runtime, metadata, 'webhook endpoint');
   const secretKey = chosenSecret(input.secretKey);
   const box = await secretBoxOf(platform);
-  const { position, events, repeated } = await handleCommand(platform.storage.store, webhookStream(endpointId), webhookDecider, {
+  const { events, repeated } = await runCommand(platform, webhookStreamType, webhookStream(endpointId), {
     type: 'RegisterEndpoint', tenant: { clientId }, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
     endpoint: { endpointId, clientId, url: input.url, events: input.events ? [...input.events] : null, description: input.description ?? null,
       secret: box.seal(endpointId, secretKey) },
   }, metadata);
-  await platform.readYourWrites(position, events.map((e) => e.type));
   // The same request run again (its first answer never arrived): the secret is the one its first run recorded.
   const registered = repeated ? events.find((e) => e.type === 'WebhookEndpointRegistered') : undefined;
   return { endpointId, secretKey: registered ? box.open(endpointId, registered.data.secret) : secretKey };
 }
 
-export function updateWebhook(platform: Platform, tenant: Tenant, endpointId: string, input: UpdateWebhook, metadata: EventMetadata): Promise<void> {
+export async function updateWebhook(platform: Platform, tenant: Tenant, endpointId: string, input: UpdateWebhook, metadata: EventMetadata): Promise<void> {
   // Field by field: a field added to the request reaches no event until the event's contract has it too.
   const changes = definedOnly({
     url: input.url, events: input.events === undefined || input.events === null ? input.events : [...input.events],
     description: input.description, enabled: input.enabled,
   });
-  return run(platform, endpointId, {
+  await runCommand(platform, webhookStreamType, webhookStream(endpointId), {
     type: 'UpdateEndpoint', tenant, changes, allowPrivate: platform.config.webhookAllowPrivate, now: platform.runtime.now(),
   }, metadata);
 }
@@ -69,12 +63,12 @@ export async function rotateWebhookSecret(
 ): Promise<string> {
   const secretKey = chosenSecret(input.secretKey);
   const secret = (await secretBoxOf(platform)).seal(endpointId, secretKey);
-  await run(platform, endpointId, { type: 'RotateSecret', tenant, secret, now: platform.runtime.now() }, metadata);
+  await runCommand(platform, webhookStreamType, webhookStream(endpointId), { type: 'RotateSecret', tenant, secret, now: platform.runtime.now() }, metadata);
   return secretKey;
 }
 
-export function deleteWebhook(platform: Platform, tenant: Tenant, endpointId: string, metadata: EventMetadata): Promise<void> {
-  return run(platform, endpointId, { type: 'DeleteEndpoint', tenant, now: platform.runtime.now() }, metadata);
+export async function deleteWebhook(platform: Platform, tenant: Tenant, endpointId: string, metadata: EventMetadata): Promise<void> {
+  await runCommand(platform, webhookStreamType, webhookStream(endpointId), { type: 'DeleteEndpoint', tenant, now: platform.runtime.now() }, metadata);
 }
 
 /** Sends one of the endpoint's deliveries again (see retryDelivery). */

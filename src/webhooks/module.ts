@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { defineContext } from '../module.ts';
-import { WEBHOOKS_PROJECTOR, webhooksProjector } from '../../projections/webhooks.ts';
+import { createWebhooksProjector, WEBHOOKS_PROJECTOR, WEBHOOKS_PROJECTOR_VERSION } from '../../projections/webhooks.ts';
+import { webhookEvents } from './events.ts';
+import { webhookStreamType } from './decider.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { secretBoxOf } from './handlers.ts';
 import { webhookRoutes } from './routes.ts';
@@ -8,12 +10,15 @@ import { purgeWebhookHistory } from './retention.ts';
 
 /**
  * Webhooks (DESIGN section 16): endpoints, the emitter (a projector writing the outbox from the feed), the
- * dispatcher (a worker sending the outbox), the delivery log and the events feed.
+ * dispatcher (a worker sending the outbox), the delivery log and the events feed. The emitter follows what every
+ * context's manifest maps to webhook events (`webhooks`).
  */
 export const webhooksContext = defineContext({
   name: 'webhooks',
+  events: [webhookEvents],
+  streams: [webhookStreamType],
   routes: webhookRoutes,
-  projectors: [webhooksProjector],
+  projectors: ({ webhookMappings }) => [createWebhooksProjector(WEBHOOKS_PROJECTOR_VERSION, webhookMappings)],
   jobs: (platform) => [{
     name: 'purge-webhook-history', schedule: platform.config.retentionCron,
     run: () => purgeWebhookHistory(platform.storage.database, platform.runtime.now(), platform.config.webhookDeliveryRetentionDays),

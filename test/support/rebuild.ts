@@ -10,13 +10,13 @@ import { comparePositions } from '../../src/eventstore/position.ts';
 import { ProjectionDaemon } from '../../src/projection/daemon.ts';
 import type { Projector } from '../../src/projection/projector.ts';
 import { ProjectionStateStore } from '../../src/projection/projectionState.ts';
-import { allProjectors } from '../../src/contexts.ts';
+import { allProjectors, registered } from '../../src/contexts.ts';
 import { createLedgerProjector, LEDGER_PROJECTOR_NAME } from '../../projections/ledger.ts';
 import { until } from './until.ts';
 
 /** The next version of a projector: same tables and handlers, built from zero into a schema of its own. */
 function bumped(projector: Projector): Projector {
-  return projector.name === LEDGER_PROJECTOR_NAME ? createLedgerProjector(projector.version + 1) : { ...projector, version: projector.version + 1 };
+  return projector.name === LEDGER_PROJECTOR_NAME ? createLedgerProjector(projector.version + 1, registered.postings) : { ...projector, version: projector.version + 1 };
 }
 
 /** Dumps every read model, closes the writers (`stopWriters`), rebuilds them all from the log and compares. */

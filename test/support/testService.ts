@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import { loadConfig, type Config } from '../../src/config.ts';
 import type { Database } from '../../src/db/database.ts';
 import { PostgresEventStore } from '../../src/eventstore/postgres/postgresEventStore.ts';
-import { storedEvents } from '../../src/storedEvents/registry.ts';
+import { contexts as serviceContexts, eventContractsOf } from '../../src/contexts.ts';
 import { createApp, type AppOptions } from '../../src/http/app.ts';
 import type { Services } from '../../src/http/services.ts';
 import { assembleService } from '../../src/assemble.ts';
@@ -69,8 +69,11 @@ export async function startTestService(
 ): Promise<TestService> {
   const config: Config = loadConfig({
     OPERATOR_API_KEY: OPERATOR_KEY, RATE_LIMIT_PER_SECOND: '0', ADDRESS_RATE_LIMIT_PER_SECOND: '0', ...options.env });
-  const store = new PostgresEventStore(database, { upcasters: storedEvents.upcasters });
+  // The service's contexts, or those a test gives (test/registration.test.ts adds one): its stored events with them.
+  const contexts = options.contexts ?? serviceContexts;
+  const store = new PostgresEventStore(database, { upcasters: eventContractsOf(contexts).upcasters });
   const { services, projections, scheduler } = await assembleService({
+    contexts,
     config, logger: silentLogger, runtime: options.runtime ?? systemRuntime,
     storage: { mode: 'embedded', database, store, describe: 'test', close: async () => store.close() },
     daemon: { idlePollMs: 50 }, schedule: options.schedule ?? false,

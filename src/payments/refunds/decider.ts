@@ -13,6 +13,7 @@
  * (./handlers.ts) carries the answers between the streams.
  */
 import type { Decider } from '../../domain/decider.ts';
+import { streamType, type StreamPart } from '../../eventstore/streams.ts';
 import { domainInvalid, domainNotFound, domainPrecondition } from '../../domain/errors.ts';
 import { refuseOtherTenants, type TenantScoped } from '../../domain/tenancy.ts';
 import { AmountError, formatAmount, parseAmount, toDecimal, zeroAmount } from '../../domain/money.ts';
@@ -257,3 +258,11 @@ export const refundDecider: Decider<RefundCommand, RefundEvent, RefundState> = {
     return { ...state, status: event.data.to as RefundStatus };
   },
 };
+
+/** The refunds' part of the parent's stream (../stream.ts): steps of the refund flows, which wait once at their end. */
+export const parentRefundPart: StreamPart<ParentRefundCommand, ParentRefundEvent, ParentRefundState, ParentStreamEvent> = {
+  decider: parentRefundDecider, readModels: { RequestRefund: 'none', AnswerRefund: 'none', EndRefund: 'none' },
+};
+
+/** `refund-<refundId>`: steps of the refund flows, which wait once at their end. */
+export const refundStreamType = streamType('refund-', { decider: refundDecider, readModels: { CreateRefund: 'none', EndRefund: 'none' } });

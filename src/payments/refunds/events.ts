@@ -116,10 +116,10 @@ export type RefundEventData<T extends RefundEvent['type']> = Extract<RefundEvent
 const identityIdNullable = (data: { identityId: string | null }) => ({ ...data, identityId: data.identityId === '' ? null : data.identityId });
 const CHILD_EVENT_TYPES = ['RefundCreated', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'] as const satisfies readonly RefundEvent['type'][];
 
-export const refundEvents: ContextEvents = {
+export const refundEvents = {
   schemas: refundEventSchemas,
   upcasters: CHILD_EVENT_TYPES.map((type) => ({ type, fromVersion: 1, upcaster: identityIdNullable })),
-};
+} satisfies ContextEvents;
 
 export const refundStream = (refundId: string) => `refund-${refundId}`;
 

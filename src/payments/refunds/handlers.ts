@@ -18,7 +18,7 @@
  * deploy) leaves nothing half done.
  */
 import { createdId } from '../../eventstore/deterministicId.ts';
-import { handleCommand, readState } from '../../eventstore/commandHandler.ts';
+import { runCommand, streamState } from '../../eventstore/streams.ts';
 import type { EventMetadata } from '../../eventstore/port.ts';
 import { comparePositions, type Position } from '../../eventstore/position.ts';
 import { domainNotFound, domainPrecondition } from '../../domain/errors.ts';
@@ -27,16 +27,17 @@ import type { Platform } from '../../platform.ts';
 import { endHold, requestHold } from '../../accounts/handlers.ts';
 import { paymentStream } from '../events.ts';
 import { refusingOtherKinds } from '../handlers.ts';
-import { parentRefundDecider, refundDecider, type HoldAnswer, type ParentRefundState, type RefundState } from './decider.ts';
+import { refundStreamType, type HoldAnswer, type ParentRefundState, type RefundState } from './decider.ts';
+import { paymentStreamType } from '../stream.ts';
 import { OUTCOME_EVENTS, refundStream, type RefundCreatedData, type RefundOutcome } from './events.ts';
 
 /** The refund side of a payment, folded from its stream. */
-export function loadParent(platform: Platform, paymentId: string): Promise<ParentRefundState> {
-  return readState(platform.storage.store, paymentStream(paymentId), parentRefundDecider);
+export async function loadParent(platform: Platform, paymentId: string): Promise<ParentRefundState> {
+  return (await streamState(platform, paymentStreamType, paymentStream(paymentId))).refunds;
 }
 
 export function loadRefund(platform: Platform, refundId: string): Promise<RefundState> {
-  return readState(platform.storage.store, refundStream(refundId), refundDecider);
+  return streamState(platform, refundStreamType, refundStream(refundId));
 }
 
 const latest = (...positions: Array<Position | null>): Position | null =>
@@ -72,7 +73,7 @@ function endEventTypes(refund: RefundCreatedData, outcome: RefundOutcome): strin
 export async function issueRefundChild(
   platform: Platform, refund: Omit<RefundCreatedData, 'createdAt'>, metadata: EventMetadata,
 ): Promise<Position | null> {
-  const { position } = await handleCommand(platform.storage.store, refundStream(refund.refundId), refundDecider,
+  const { position } = await runCommand(platform, refundStreamType, refundStream(refund.refundId),
     { type: 'CreateRefund', tenant: 'any', refund, now: platform.runtime.now() }, metadata);
   return position;
 }
@@ -109,9 +110,9 @@ export async function advanceRefund(
     const answer: HoldAnswer = held.outcome === 'HELD'
       ? { outcome: 'HELD' }
       : { outcome: 'REFUSED', refusal: held.data.refusal, detail: refusalDetail(held.data) };
-    const result = await handleCommand(store, paymentStream(parentId), parentRefundDecider,
+    const result = await runCommand(platform, paymentStreamType, paymentStream(parentId),
       { type: 'AnswerRefund', tenant: 'any', refundId, answer, now: platform.runtime.now() }, metadata);
-    parent = result.state;
+    parent = result.state.refunds;
     position = result.position;
     refund = parent.refunds.get(refundId)!;
   }
@@ -135,7 +136,7 @@ export async function requestRefund(
 ): Promise<{ refundId: string; readModels: Promise<void> }> {
   const refundId = createdId(platform.runtime, metadata, 'refund');
   const requested = await refusingOtherKinds(platform, tenant, parentId, 'a refund cannot be refunded (refund its parent payment)',
-    () => handleCommand(platform.storage.store, paymentStream(parentId), parentRefundDecider, {
+    () => runCommand(platform, paymentStreamType, paymentStream(parentId), {
       type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),
     }, metadata));
   const progress = await advanceRefund(platform, parentId, refundId, metadata);
@@ -159,7 +160,7 @@ export async function followRefundEnd(platform: Platform, state: RefundState, me
   // Null when another process ended the hold first: its event is then before the head.
   const held = await endHold(platform, refund.funding.accountId, refund.funding.holdId, outcome === 'SETTLED' ? 'DEBITED' : 'RELEASED', metadata)
     ?? await store.headPosition();
-  const { position } = await handleCommand(store, paymentStream(refund.parentPaymentId), parentRefundDecider,
+  const { position } = await runCommand(platform, paymentStreamType, paymentStream(refund.parentPaymentId),
     { type: 'EndRefund', tenant: 'any', refundId: refund.refundId, outcome, now: platform.runtime.now() }, metadata);
   return latest(held, position);
 }
@@ -178,7 +179,7 @@ export async function endRefund(
   platform: Platform, tenant: Tenant, refundId: string, outcome: RefundOutcome, metadata: EventMetadata,
   reason: string = outcome === 'SETTLED' ? '' : DEFAULT_END_REASONS[outcome],
 ): Promise<void> {
-  const { state, position } = await handleCommand(platform.storage.store, refundStream(refundId), refundDecider,
+  const { state, position } = await runCommand(platform, refundStreamType, refundStream(refundId),
     { type: 'EndRefund', tenant, outcome, reason, now: platform.runtime.now() }, metadata);
   if (!state.refund) throw domainNotFound('refund not found');
   const followed = await followRefundEnd(platform, state, metadata);
