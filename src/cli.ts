@@ -303,14 +303,16 @@ async function verifyReadModelsCommand(config: Config, names: string[], options:
 }
 
 async function replayCommand(config: Config, names: string[], options: GlobalOptions, progress: Progress): Promise<void> {
-  const replayable = replayableProjectors(allProjectors());
-  const leftOut = allProjectors().filter((p) => !replayable.includes(p)).map((p) => `; ${p.name} ${NOT_REPLAYED}`).join('');
+  // One list: each call of allProjectors() builds the projectors afresh, and they are told apart by identity below.
+  const projectors = allProjectors();
+  const replayable = replayableProjectors(projectors);
+  const leftOut = projectors.filter((p) => !replayable.includes(p)).map((p) => `; ${p.name} ${NOT_REPLAYED}`).join('');
   const chosen = chooseProjectors(names, replayable, 'replay', `${leftOut}; ${REACTORS_NOT_REPLAYED}`);
   refuseWhileServiceRuns(config, 'stop it, replay, and start it again (embedded storage has one user at a time); ' +
     'or bump the projector\'s version, which the service rebuilds beside the serving one by itself');
   const output: ReplayJson = {
     replayed: [],
-    notReplayed: names.length > 0 ? [] : allProjectors().filter((p) => !chosen.includes(p)).map((p) => ({ projector: p.name, reason: NOT_REPLAYED })),
+    notReplayed: names.length > 0 ? [] : projectors.filter((p) => !chosen.includes(p)).map((p) => ({ projector: p.name, reason: NOT_REPLAYED })),
   };
   await withStorage(config, async (storage) => {
     const total = await feedSize(config, storage);
