@@ -5,7 +5,6 @@
  * test answers itself. Screenshots go to test-artifacts/checkout/ (git-ignored).
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -15,17 +14,11 @@ import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { movableClock, TEST_CARD } from './support/payments.ts';
 import { until } from './support/until.ts';
+import { installedChromium } from './support/chromium.ts';
 
 const ARTIFACTS = path.join(import.meta.dirname, '..', 'test-artifacts', 'checkout');
 const SHOP = 'https://shop.example.com';
 
-function installedChromium(): string | null {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 const executablePath = installedChromium();
 const title = executablePath === null

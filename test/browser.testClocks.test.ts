@@ -5,7 +5,6 @@
  * this service. Screenshots go to test-artifacts/test-clocks/ (git-ignored).
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -13,17 +12,11 @@ import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { until } from './support/until.ts';
+import { installedChromium } from './support/chromium.ts';
 
 const ARTIFACTS = path.join(import.meta.dirname, '..', 'test-artifacts', 'test-clocks');
 const MINUTE_MS = 60 * 1000;
 
-function installedChromium(): string | null {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 const executablePath = installedChromium();
 const title = executablePath === null

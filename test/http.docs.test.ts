@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import http, { type IncomingHttpHeaders } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { chromium, type Browser } from 'playwright-core';
@@ -10,6 +9,7 @@ import { compileValidator } from '../src/http/validation.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { until } from './support/until.ts';
+import { installedChromium } from './support/chromium.ts';
 
 interface Parameter { name: string; in: string; required: boolean; schema: object; example?: unknown }
 interface Media { schema: object; example?: unknown }
@@ -80,13 +80,6 @@ function operationsOf(document: Document): Array<{ method: string; path: string;
 }
 
 /** Debian's Chromium, when installed; the browser test needs it (CI installs it, .ci/run). */
-function installedChromium(): string | null {
-  try {
-    return execFileSync('sh', ['-c', 'command -v chromium'], { encoding: 'utf8' }).trim() || null;
-  } catch {
-    return null;
-  }
-}
 
 /** The acceptance's bound on the reference page: every operation listed within this, in headless Chromium. */
 const DOCS_READY_MS = 2_000;
