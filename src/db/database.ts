@@ -110,7 +110,10 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   const liveness = target.kind === 'postgres' ? new ProcessLiveness(target.connectionString) : null;
   const close = async () => {
     await liveness?.stop();
-    await db.destroy(); // ends the pool
+    await db.destroy(); // ends the pool, but only once Kysely has used it
+    // A process that queried through `query` alone (the CLI's status) never started Kysely's driver, whose destroy
+    // then leaves the pool open: its idle connections would keep the process alive for pg's idle timeout (10 s).
+    if (!pool.ending) await pool.end();
     if (pglite) await pglite.close();
   };
   const query = async <R extends pg.QueryResultRow>(text: string | { name: string; text: string }, params?: unknown[]) => {
