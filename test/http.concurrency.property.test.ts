@@ -23,6 +23,7 @@ import { startTestService, type ApiResponse, type TestService } from './support/
 import { providerReceipts } from './support/payments.ts';
 import { until } from './support/until.ts';
 import { expectRebuildEqualsLive } from './support/rebuild.ts';
+import { waitForNewestEvent } from './support/newestEvent.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
 const ROUNDS = Number(process.env.ROUNDS ?? 100);
@@ -142,7 +143,7 @@ for (const target of databaseTargets()) {
         }, { what: `payment ${payment.id} settled or unsettled` });
       }
       // The ledger's read model follows each account's own stream exactly.
-      await one.services.projections.waitFor((await one.services.storage.store.headPosition())!, 30_000);
+      await waitForNewestEvent(one.services, 30_000);
       for (const { id } of accounts) {
         const expected = await checkAccountStream(id);
         await until(async () => {
@@ -171,7 +172,7 @@ for (const target of databaseTargets()) {
 
     it('rebuilds every read model from the log into rows identical to those built live', async () => {
       const [one, two] = services as [TestService, TestService];
-      await one.services.projections.waitFor((await one.services.storage.store.headPosition())!, 60_000);
+      await waitForNewestEvent(one.services, 60_000);
       await expectRebuildEqualsLive(database, async () => {
         await one.close();
         await two.close();

@@ -19,6 +19,7 @@ import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';
 import { providerReceipts } from './support/payments.ts';
 import { expectRebuildEqualsLive } from './support/rebuild.ts';
+import { waitForNewestEvent } from './support/newestEvent.ts';
 import { refundNotificationSignature } from '../src/payments/refunds/routes.ts';
 
 const PROVIDER_SECRET = 'refund-race-secret';
@@ -117,7 +118,7 @@ for (const target of databaseTargets()) {
       for (const answer of ended) expect(answer.status, answer.text).to.equal(200);
       for (const answer of second) expect(answer.status, answer.text).to.be.oneOf([201, 422]);
 
-      await one.services.projections.waitFor((await one.services.storage.store.headPosition())!, 30_000);
+      await waitForNewestEvent(one.services, 30_000);
       const children = ok(await get(`/payments/${payment.id}/refund`), 200).refunds as Array<{ id: string; status: string; totalAmount: string }>;
       const created = [...accepted, ...second.filter((a) => a.status === 201)].map((a) => a.body.id as string).sort();
       expect(children.map((c) => c.id).sort(), 'a child per accepted request, no other').to.deep.equal(created);
@@ -146,7 +147,7 @@ for (const target of databaseTargets()) {
 
     it('rebuilds every read model from the log, refunds and balances included, into rows identical to those built live', async () => {
       const [one, two] = services as [TestService, TestService];
-      await one.services.projections.waitFor((await one.services.storage.store.headPosition())!, 60_000);
+      await waitForNewestEvent(one.services, 60_000);
       await expectRebuildEqualsLive(database, async () => {
         await one.close();
         await two.close();

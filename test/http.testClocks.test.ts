@@ -17,6 +17,7 @@ import { startTwoTenants, type TwoTenants } from './support/twoTenants.ts';
 import { startReceiver, type Receiver } from './support/webhookReceiver.ts';
 import { payloadProblems, testDispatcher } from './support/webhooks.ts';
 import { expectRebuildEqualsLive } from './support/rebuild.ts';
+import { waitForNewestEvent } from './support/newestEvent.ts';
 import type { WebhookDispatcher } from '../src/webhooks/dispatcher.ts';
 
 const PROVIDER_SECRET = 'test-provider-secret';
@@ -247,7 +248,7 @@ for (const target of databaseTargets()) {
     });
 
     it('rebuilds every read model from the log into rows identical to those built live', async () => {
-      await service.services.projections.waitFor((await service.services.storage.store.headPosition())!, 60_000);
+      await waitForNewestEvent(service.services, 60_000);
       await dispatcher.stop();
       await expectRebuildEqualsLive(database, async () => {
         await service.close();

@@ -8,6 +8,7 @@ import { databaseTargets } from './support/targets.ts';
 import { startTestService, type TestService } from './support/testService.ts';
 import { providerReceipts } from './support/payments.ts';
 import { until } from './support/until.ts';
+import { waitForNewestEvent } from './support/newestEvent.ts';
 import type { Database } from '../src/db/database.ts';
 import { handleCommand } from '../src/eventstore/commandHandler.ts';
 import { paymentStream } from '../src/payments/events.ts';
@@ -119,7 +120,7 @@ for (const target of databaseTargets()) {
       await followRefundEnd(service.services, await loadRefund(service.services, 'from-suspense'), metadata());
       expect(await typesOf(accountStream(accountId))).to.deep.equal(before);
       expect((await typesOf(paymentStream(paymentId))).filter((t) => t.startsWith('PaymentRefund'))).to.deep.equal([]);
-      await service.services.projections.waitFor((await service.services.storage.store.headPosition())!, 30_000);
+      await waitForNewestEvent(service.services, 30_000);
       const suspense = (await database.query<{ description: string; account_id: string; amount: string }>(
         `SELECT description, account_id, amount::text FROM ledger_entry_lines WHERE description LIKE '%from-suspense%' ORDER BY entry_id, line_no`)).rows;
       expect(suspense.map((r) => `${r.account_id} ${Number(r.amount)}`).sort()).to.deep.equal(

@@ -13,6 +13,7 @@ import { providerReceipts } from './support/payments.ts';
 import { startReceiver, type Receiver } from './support/webhookReceiver.ts';
 import { testDispatcher } from './support/webhooks.ts';
 import { until } from './support/until.ts';
+import { newestEventPosition } from './support/newestEvent.ts';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
@@ -93,7 +94,7 @@ for (const target of databaseTargets()) {
       const hooks = await receiver();
       const webhookId = await register(hooks.url);
       const after = await settledPayment();
-      await service.services.readYourWrites(await service.services.storage.store.headPosition());
+      await service.services.readYourWrites(await newestEventPosition(service.services.storage.database));
       const rows = (await database.query('SELECT object_id, event_type, event_id, source_event_id FROM webhook_deliveries WHERE endpoint_id = $1', [webhookId])).rows;
       expect(rows.map((r) => r.object_id)).not.to.include(before);
       expect(rows.filter((r) => r.object_id === after)).to.have.length(3);
