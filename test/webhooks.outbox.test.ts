@@ -196,8 +196,9 @@ for (const target of databaseTargets()) {
     });
 
     it('refuses a lease that an attempt could outlast', () => {
-      expect(() => testDispatcher(service.services, { leaseMs: 15_000 })).to.throw(RangeError, /must outlast an attempt \(10000 ms\)/);
-      expect(() => testDispatcher(service.services, { leaseMs: 15_000, timeoutMs: 5_000 })).not.to.throw();
+      expect(() => testDispatcher(service.services, { leaseMs: CLAIM_LEASE_MS - 1 })).to.throw(RangeError, /an attempt \(10000 ms\)/);
+      expect(() => testDispatcher(service.services, { leaseMs: 25_000, timeoutMs: 5_000 })).not.to.throw();
+      expect(() => testDispatcher(service.services, { leaseMs: 20_000, timeoutMs: 5_000 })).to.throw(RangeError, /a wait for a slot/);
     });
 
     it('a dispatcher killed in the middle of a delivery leaves it to another, which sends it again once the lease runs out', async () => {

@@ -81,7 +81,7 @@ export interface DispatcherOptions {
   idlePollMs?: number;
   /** One attempt's bound, in ms (DELIVERY_TIMEOUT_MS unless a test says otherwise). */
   timeoutMs?: number;
-  /** A claim's lease, in ms (CLAIM_LEASE_MS); at least the attempt's bound plus LEASE_MARGIN_MS. */
+  /** A claim's lease, in ms (CLAIM_LEASE_MS); at least CLAIM_WAIT_MS + the attempt's bound + LEASE_MARGIN_MS. */
   leaseMs?: number;
   metrics?: DispatcherMetrics;
   /** Called when an attempt ends, with what became of it (tests, benchmarks). */
@@ -112,9 +112,11 @@ export class WebhookDispatcher {
   constructor(private readonly options: DispatcherOptions) {
     this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     this.leaseMs = options.leaseMs ?? CLAIM_LEASE_MS;
-    // A shorter lease could run out during an attempt, and another dispatcher would send the delivery meanwhile.
-    if (this.leaseMs < this.timeoutMs + LEASE_MARGIN_MS) {
-      throw new RangeError(`a claim's lease (${this.leaseMs} ms) must outlast an attempt (${this.timeoutMs} ms) by at least ${LEASE_MARGIN_MS} ms`);
+    // A shorter lease could run out during an attempt, and another dispatcher would send the delivery meanwhile; or
+    // it would leave a claim no time to reach a slot, and every claim would be given back unsent.
+    if (this.leaseMs < CLAIM_WAIT_MS + this.timeoutMs + LEASE_MARGIN_MS) {
+      throw new RangeError(`a claim's lease (${this.leaseMs} ms) must cover a wait for a slot (${CLAIM_WAIT_MS} ms), an attempt `
+        + `(${this.timeoutMs} ms) and the time to record it (${LEASE_MARGIN_MS} ms)`);
     }
     // Attempts that end in the same turn of the event loop, or while a batch is being recorded, share a statement.
     this.recorder = new Coalescer((attempts) => recordAttempts(options.database, attempts), { maxBatch: 500, maxInFlight: 2 });
