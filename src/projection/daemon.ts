@@ -10,6 +10,7 @@ import { positionReached, type Position } from '../eventstore/position.ts';
 import type { Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_TTL_MS, Lanes, ProjectionRunner, type RunnerOptions } from './runner.ts';
+import { SharedTransactions } from './sharedTransactions.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
 import { SharedFeed, type ReleaseSignal } from './sharedFeed.ts';
 
@@ -101,10 +102,14 @@ export class ProjectionDaemon {
   }
 
   private readonly reactorLanes = new Lanes(REACTOR_LANES);
+  private sharedTransactions: SharedTransactions | null = null;
 
   private runnerOptions(): RunnerOptions {
     const { owner: _owner, ...rest } = this.options;
-    return { reactorLanes: this.reactorLanes, ...rest, owner: this.owner, heartbeats: this.heartbeats };
+    return {
+      reactorLanes: this.reactorLanes, sharedTransactions: this.sharedTransactions ??= new SharedTransactions(this.database.db), ...rest, owner: this.owner,
+      heartbeats: this.heartbeats,
+    };
   }
 
   get projectionRunners(): readonly ProjectionRunner[] {

@@ -22,6 +22,7 @@ import { assertValidName } from './projector.ts';
 import { activateVersion, createFreshSchema, projectorSchemaName } from './projectorSchema.ts';
 import { ProjectionStateStore, REACTOR_STATE_VERSION } from './projectionState.ts';
 import type { SharedFeed } from './sharedFeed.ts';
+import type { SharedTransactions } from './sharedTransactions.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
 
@@ -58,6 +59,12 @@ export interface RunnerOptions {
    * not take every pooled connection from the projectors and the requests.
    */
   reactorLanes?: Lanes;
+  /**
+   * Shared by every projector of a process: batches of projectors at the head of the feed ready in the same turn
+   * commit in one transaction (./sharedTransactions.ts). A projector catching up or building commits its large
+   * batches alone, so that it does not hold the others' back.
+   */
+  sharedTransactions?: SharedTransactions;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   logger?: Logger;
@@ -446,14 +453,16 @@ export class ProjectionRunner extends EventEmitter {
   }
 
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
-  private async checkpointTransaction(work: (trx: Kysely<NoTables>) => Promise<void>): Promise<void> {
+  private async checkpointTransaction(shared: SharedTransactions | undefined, work: (trx: Kysely<NoTables>) => Promise<void>): Promise<void> {
     const startedAt = performance.now();
-    await this.database.db.transaction().execute(work);
+    if (shared) await shared.run(work);
+    else await this.database.db.transaction().execute(work);
     this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
   }
 
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
-    await this.checkpointTransaction(async (trx) => {
+    const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
+    await this.checkpointTransaction(shared, async (trx) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, events.length > 0 ? this.database.schema : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
