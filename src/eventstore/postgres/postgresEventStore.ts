@@ -44,6 +44,8 @@ const MAX_READ_GROUP_MEMBERS = 64;
  * go in fewer statements, and leave the pool's other connections to appends, projectors and requests.
  */
 const MAX_READ_GROUPS_IN_FLIGHT = 4;
+/** Named: parsed and planned once per connection, as the appends' statements are. */
+const READ_STREAMS_STATEMENT = { name: 'events_read_streams', text: READ_STREAMS_SQL };
 
 interface FeedRow {
   commit_position: string;
@@ -438,7 +440,7 @@ export class PostgresEventStore implements EventStore {
         read.resolve(rows.map((row) => this.toRecorded(row)));
         return;
       }
-      const { rows } = await this.database.query<FeedRow & { n: number }>(READ_STREAMS_SQL, [JSON.stringify(
+      const { rows } = await this.database.query<FeedRow & { n: number }>(READ_STREAMS_STATEMENT, [JSON.stringify(
         group.map((read, n) => ({ n, stream: read.stream, from_revision: read.from.toString(), lim: read.limit })))]);
       const answers = group.map((): RecordedEvent[] => []);
       for (const row of rows) answers[row.n]!.push(this.toRecorded(row));
