@@ -24,7 +24,7 @@ function renewalsOf(database: Database): Coalescer<Renewal, LeaseRenewal> {
   let coalescer = renewals.get(database);
   if (!coalescer) {
     coalescer = new Coalescer(async (leases) => {
-      const { rows } = await database.query<{ n: number; kept: boolean; locked: boolean }>(
+      const { rows } = await database.query<{ n: number; kept: boolean; locked: boolean }>({ name: 'projection_renew_leases', text:
         `WITH wanted AS (
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, version integer, owner text, ttl_ms double precision)
          ), locked AS (
@@ -40,7 +40,7 @@ function renewalsOf(database: Database): Coalescer<Renewal, LeaseRenewal> {
          )
          SELECT x.n, EXISTS (SELECT 1 FROM renewed r WHERE r.n = x.n) AS kept,
                 EXISTS (SELECT 1 FROM locked l WHERE l.name = x.name AND l.version = x.version) AS locked
-           FROM wanted x`,
+           FROM wanted x` },
         [JSON.stringify(leases.map((lease, n) => ({ n, name: lease.name, version: lease.version, owner: lease.owner, ttl_ms: lease.ttlMs })))]);
       const outcome = new Map(rows.map((row) => [row.n, row.kept ? 'kept' as const : row.locked ? 'lost' as const : 'busy' as const]));
       return leases.map((_, n) => outcome.get(n) ?? 'lost');
@@ -73,7 +73,7 @@ function reactorCheckpointsOf(database: Database): Coalescer<ReactorCheckpoint, 
   let coalescer = reactorCheckpoints.get(database);
   if (!coalescer) {
     coalescer = new Coalescer(async (checkpoints) => {
-      const { rows } = await database.query<{ n: number }>(
+      const { rows } = await database.query<{ n: number }>({ name: 'projection_reactor_checkpoints', text:
         `WITH wanted AS (
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, owner text, ttl_ms double precision,
              previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
@@ -86,7 +86,7 @@ function reactorCheckpointsOf(database: Database): Coalescer<ReactorCheckpoint, 
           WHERE p.name = x.name AND p.version = ${REACTOR_STATE_VERSION} AND p.lease_owner = x.owner AND p.status <> 'retired'
             AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
             AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
-         RETURNING x.n`,
+         RETURNING x.n` },
         [JSON.stringify(checkpoints.map((c, n) => ({
           n, name: c.name, owner: c.owner, ttl_ms: c.ttlMs, handled: c.handled,
           previous_commit: c.previous?.commit.toString() ?? null, previous_prepare: c.previous?.prepare.toString() ?? null,

@@ -44,8 +44,16 @@ const MAX_READ_GROUP_MEMBERS = 64;
  * go in fewer statements, and leave the pool's other connections to appends, projectors and requests.
  */
 const MAX_READ_GROUPS_IN_FLIGHT = 4;
-/** Named: parsed and planned once per connection, as the appends' statements are. */
+/**
+ * Named: parsed once per connection, as the appends' statements are, and planned once Postgres finds its generic
+ * plan as good as a fresh one (planning cost the database more than running these reads did).
+ */
 const READ_STREAMS_STATEMENT = { name: 'events_read_streams', text: READ_STREAMS_SQL };
+const READ_STREAM_FORWARDS_STATEMENT = { name: 'events_read_stream', text: READ_STREAM_FORWARDS_SQL };
+const READ_STREAM_BACKWARDS_STATEMENT = { name: 'events_read_stream_backwards', text: READ_STREAM_BACKWARDS_SQL };
+const READ_TAIL_STATEMENT = { name: 'events_read_tail', text: READ_TAIL_SQL };
+const READ_TAIL_FROM_START_STATEMENT = { name: 'events_read_tail_from_start', text: READ_TAIL_FROM_START_SQL };
+const HEAD_POSITION_STATEMENT = { name: 'events_head_position', text: HEAD_POSITION_SQL };
 
 interface FeedRow {
   commit_position: string;
@@ -384,7 +392,7 @@ export class PostgresEventStore implements EventStore {
     const limit = boundedLimit(options.limit ?? MAX_READ_LIMIT);
     if (options.direction === 'backwards') {
       const from = options.fromRevision ?? BigInt('9223372036854775807');
-      const { rows } = await this.database.query<FeedRow>(READ_STREAM_BACKWARDS_SQL, [stream, from.toString(), limit]);
+      const { rows } = await this.database.query<FeedRow>(READ_STREAM_BACKWARDS_STATEMENT, [stream, from.toString(), limit]);
       return rows.map((row) => this.toRecorded(row));
     }
     return new Promise<RecordedEvent[]>((resolve, reject) => {
@@ -436,7 +444,7 @@ export class PostgresEventStore implements EventStore {
     try {
       if (group.length === 1) {
         const [read] = group as [StreamRead];
-        const { rows } = await this.database.query<FeedRow>(READ_STREAM_FORWARDS_SQL, [read.stream, read.from.toString(), read.limit]);
+        const { rows } = await this.database.query<FeedRow>(READ_STREAM_FORWARDS_STATEMENT, [read.stream, read.from.toString(), read.limit]);
         read.resolve(rows.map((row) => this.toRecorded(row)));
         return;
       }
@@ -462,14 +470,14 @@ export class PostgresEventStore implements EventStore {
   async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }> {
     const limit = boundedLimit(options.limit);
     const { rows } = await this.database.query<FeedRow & { held: boolean | null }>(
-      options.after ? READ_TAIL_SQL : READ_TAIL_FROM_START_SQL,
+      options.after ? READ_TAIL_STATEMENT : READ_TAIL_FROM_START_STATEMENT,
       [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit]);
     const last = rows.pop();
     return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true };
   }
 
   async headPosition(): Promise<Position | null> {
-    const { rows } = await this.database.query<Pick<FeedRow, 'commit_position' | 'prepare_position'>>(HEAD_POSITION_SQL);
+    const { rows } = await this.database.query<Pick<FeedRow, 'commit_position' | 'prepare_position'>>(HEAD_POSITION_STATEMENT);
     const row = rows[0];
     return row ? { commit: toBigInt(row.commit_position), prepare: toBigInt(row.prepare_position) } : null;
   }
