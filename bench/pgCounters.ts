@@ -15,6 +15,12 @@ export interface DatabaseCounts {
 }
 
 const counts: DatabaseCounts = { queries: 0, commits: 0 };
+/**
+ * BENCH_STATEMENTS=1 also tallies the statements by their first words (what a route's round trips are spent on);
+ * `statementTally` answers it, most frequent first.
+ */
+const TALLY = !!process.env.BENCH_STATEMENTS;
+const tally = new Map<string, number>();
 const inTransaction = new WeakSet<object>();
 let installed = false;
 
@@ -39,6 +45,13 @@ export function installDatabaseCounters(): void {
     const text = textOf(args[0]);
     if (text !== null) {
       counts.queries++;
+      if (TALLY) {
+        let shape = text.replace(/\s+/g, ' ').replace(/\$\d+(, \$\d+)*/g, '$n').slice(0, 400);
+        const values = Array.isArray(args[1]) ? args[1] : (args[0] as { values?: unknown[] })?.values;
+        const first = Array.isArray(values) ? values[0] : undefined;
+        if (/^ ?(SELECT transaction_id::text AS commit_position, global_position::text AS prepare_position, id|WITH RECURSIVE last)/.test(shape) && typeof first === 'string') shape = `${first.replace(/[-_][0-9a-f-]{8,}.*$/, '')}: ${shape.slice(0, 60)}`;
+        tally.set(shape, (tally.get(shape) ?? 0) + 1);
+      }
       // A simple-protocol string may hold several statements (BEGIN; …; COMMIT): count its transaction once.
       if (BEGIN.test(text) && /;\s*commit\s*;?\s*$/i.test(text)) counts.commits++;
       else if (BEGIN.test(text)) inTransaction.add(this);
@@ -57,4 +70,11 @@ export function databaseCounts(): DatabaseCounts {
 
 export function countsSince(before: DatabaseCounts): DatabaseCounts {
   return { queries: counts.queries - before.queries, commits: counts.commits - before.commits };
+}
+
+/** The statements counted since the last call, by shape, most frequent first (empty unless BENCH_STATEMENTS=1). */
+export function statementTally(): Array<[string, number]> {
+  const rows = [...tally.entries()].sort((a, b) => b[1] - a[1]);
+  tally.clear();
+  return rows;
 }

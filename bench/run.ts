@@ -275,7 +275,9 @@ async function main(): Promise<void> {
   }
 
   if (SECTIONS.has('clocks')) {
-    console.log('test clocks: the whole service in this process; one advance through the expiry of every object bound to a clock');
+    const [load1] = loadavg();
+    console.log('test clocks: the whole service in this process; one advance through the expiry of every object bound to a clock ' +
+      `(${cpus().length} CPUs, load average ${load1!.toFixed(2)} at the start)`);
     for (const target of targets) {
       const database = await scratchDatabase(target, url);
       try {

@@ -4,12 +4,14 @@
  * simulated deposits, all created with its Test-Clock header, 16 requests at a time); one advance of 49 hours
  * takes every one of them through its expiry (the deposits with their refund child). The figure is the time from
  * the advance's request until the clock is `ready` again, every effect recorded (target: under 5 s for 1,000
- * objects). Prints figures and never fails.
+ * objects), with the statements the process sent meanwhile (its pool instrumented as bench/profile.ts does, the
+ * polling of the clock's status included) and its CPU. Prints figures and never fails.
  */
 import type { Database } from '../src/db/database.ts';
 import type { Report } from './loadReport.ts';
 import { provisionMerchant, type Merchant } from './dataset.ts';
 import { call, startService } from './service.ts';
+import { Profiler } from './profile.ts';
 
 const OBJECTS = Number(process.env.BENCH_CLOCK_OBJECTS ?? 1_000);
 /** Creating requests in flight at once while the clock is filled. */
@@ -63,6 +65,8 @@ function creations(merchant: Merchant, baseUrl: string, clockId: string, frozenT
 }
 
 export async function benchTestClocks(target: string, database: Database, report: Report): Promise<void> {
+  const profiler = new Profiler();
+  profiler.instrumentPool(database.pool);
   const service = await startService(database);
   try {
     const merchant = await provisionMerchant(service.baseUrl);
@@ -72,6 +76,7 @@ export async function benchTestClocks(target: string, database: Database, report
     report(target, `test clock filled with ${OBJECTS.toLocaleString('en-US')} objects, ${CREATORS} at a time`,
       `${((performance.now() - filling) / 1000).toFixed(1)} s`);
 
+    profiler.start();
     const started = performance.now();
     await call(service.baseUrl, 'POST', `/test-clocks/${clock.id}/advance`, merchant.headers,
       { frozenTime: new Date(Date.parse(clock.frozenTime) + 49 * HOUR_MS).toISOString() });
@@ -81,6 +86,7 @@ export async function benchTestClocks(target: string, database: Database, report
       if (!ready) await new Promise((resolve) => setTimeout(resolve, 20));
     }
     const seconds = (performance.now() - started) / 1000;
+    const profile = profiler.stop();
     const counts = (await database.query<{ table: string; n: string }>(`
       SELECT 'sessions' AS table, count(*)::text AS n FROM checkout_sessions WHERE test_clock_id = $1 AND status = 'EXPIRED'
       UNION ALL SELECT 'payments and deposits', count(*)::text FROM payments WHERE test_clock_id = $1 AND status = 'EXPIRED'
@@ -88,6 +94,10 @@ export async function benchTestClocks(target: string, database: Database, report
     const expired = counts.map((row) => `${row.n} ${row.table}`).join(', ');
     report(target, `advance 49 h through every expiry (${OBJECTS.toLocaleString('en-US')} objects)`,
       ready ? `${seconds.toFixed(2)} s until ready (target < 5 s); expired: ${expired}` : `not ready after ${READY_TIMEOUT_MS / 1000} s; expired: ${expired}`);
+    const statements = Math.round(profile.backgroundQueriesPerSecond * profile.seconds);
+    report(target, 'the advance: statements sent, and CPU of this process',
+      `${statements.toLocaleString('en-US')} statements (${(statements / OBJECTS).toFixed(1)} per object), ` +
+      `mean wait for a pooled connection ${profile.backgroundPoolWaitMs.toFixed(1)} ms, CPU ${(profile.serviceCpu * 100).toFixed(0)} % of a core`);
   } finally {
     await service.close();
   }

@@ -38,7 +38,7 @@ import type { Profile, Profiler } from './profile.ts';
 import { call, type BenchService } from './service.ts';
 import { card, SEED_IN_FLIGHT, type Merchant } from './dataset.ts';
 import { startFloor } from './floor.ts';
-import { countsSince, databaseCounts, installDatabaseCounters } from './pgCounters.ts';
+import { countsSince, databaseCounts, installDatabaseCounters, statementTally } from './pgCounters.ts';
 import { CONNECTIONS, reportLoad, reportProfile, type LoadGenerator, type Report } from './loadReport.ts';
 
 const SECONDS = Number(process.env.BENCH_HTTP_SECONDS ?? 10);
@@ -127,13 +127,20 @@ async function measureRoute(ctx: Context, name: string, what: string, spec: Spec
     const answered = Math.max(result.completed, 1);
     return { result, queries: used.queries / answered, commits: used.commits / answered };
   };
+  await profiler.startCpuProfile();
   profiler.start();
+  statementTally();
   const before = databaseCounts();
   const result = await loadgen.run({ ...spec, seconds: SECONDS });
   const profile = profiler.stop();
+  const cpuProfile = await profiler.saveCpuProfile(`${ctx.target}-${name}`);
+  if (cpuProfile) ctx.report(ctx.target, `${what}: CPU profile`, cpuProfile);
   const drained = await drain(service);
   const used = countsSince(before);
   if (!drained) ctx.report(ctx.target, `${what}: note`, `the work it set off had not finished ${DRAIN_TIMEOUT_MS / 1000} s after the run`);
+  for (const [shape, count] of statementTally().slice(0, 40)) {
+    ctx.report(ctx.target, `${what}: statements per request`, `${fmt(count / Math.max(result.completed, 1), 2)}  ${shape}`);
+  }
   const floorAfter = name === 'floor' ? null : await loadgen.run({ ...ctx.floorSpec, seconds: FLOOR_SECONDS });
   const alone = ALONE_ROUTES.has(name) ? await counted({ ...spec, connections: 1, seconds: ALONE_SECONDS }) : undefined;
   const answered = Math.max(result.completed, 1);

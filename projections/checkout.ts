@@ -7,7 +7,9 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import { defineProjector } from '../src/projection/projector.ts';
+import { defineProjector, type ProjectorHandlers } from '../src/projection/projector.ts';
+import { isOneOf } from '../src/eventstore/typedEvents.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { CheckoutTerms, CurrencyConfig, SessionItem, SessionStatus } from '../src/checkout/events.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
@@ -116,12 +118,71 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
   await sql.raw(`CREATE INDEX ${table}_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL`).execute(trx);
 }
 
+/** Every event but the status moves below, one at a time. */
+const handlers: ProjectorHandlers<CheckoutTables, StoredEventData> = {
+  async CheckoutSessionCreated(trx, event) {
+    const d = event.data;
+    await trx.insertInto('checkout_sessions').values({
+      ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
+      payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
+    }).execute();
+  },
+  async CheckoutSessionPaymentStarted(trx, event) {
+    const d = event.data;
+    // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
+    await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: event.recordedAt.toISOString(), updated_at: d.at })
+      .where('session_id', '=', d.sessionId).execute();
+  },
+  async CheckoutSessionPaymentReleased(trx, event) {
+    const d = event.data;
+    await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, payment_started_at: null, updated_at: d.at })
+      .where('session_id', '=', d.sessionId).execute();
+  },
+  async CheckoutSessionRefreshed(trx, event) {
+    const d = event.data;
+    await trx.updateTable('checkout_sessions').set({ expires_at: d.expiresAt, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
+  },
+  async PaymentLinkCreated(trx, event) {
+    const d = event.data;
+    await trx.insertInto('payment_links').values({ ...termsColumns(d), link_id: d.linkId, active_until: d.activeUntil, deleted: false }).execute();
+  },
+  async PaymentLinkActivated(trx, event) {
+    const d = event.data;
+    await trx.updateTable('payment_links').set({ active_until: d.activeUntil, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
+  },
+  async PaymentLinkDeleted(trx, event) {
+    const d = event.data;
+    await trx.updateTable('payment_links').set({ deleted: true, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
+  },
+};
+
+/**
+ * The session events that only move its status (status and updated_at from the event): a run of them in a batch
+ * (a burst of expiries, a test clock's advance) is written in one statement, each session as the last of them in
+ * the run left it, which is what writing them one by one in feed order leaves.
+ */
+const STATUS_MOVES = ['CheckoutSessionMethodChosen', 'CheckoutSessionFinished', 'CheckoutSessionFailed', 'CheckoutSessionExpired'] as const;
+
+/** Sessions per statement of a run of status moves (one JSON document: well within Postgres's bounds). */
+const MOVES_PER_STATEMENT = 1_000;
+
+async function writeStatusMoves(trx: Kysely<CheckoutTables>, moves: Map<string, { status: string; at: string }>): Promise<void> {
+  const rows = [...moves].map(([sessionId, { status, at }]) => ({ session_id: sessionId, status, at }));
+  for (let from = 0; from < rows.length; from += MOVES_PER_STATEMENT) {
+    await sql`UPDATE checkout_sessions AS s SET status = x.status, updated_at = x.at
+      FROM jsonb_to_recordset(${JSON.stringify(rows.slice(from, from + MOVES_PER_STATEMENT))}::jsonb) AS x(session_id text, status text, at timestamptz)
+     WHERE s.session_id = x.session_id`.execute(trx);
+  }
+  moves.clear();
+}
+
 export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData>({
   name: 'checkout',
   // 2: the test clock of a session or link (test_clock_id).
   // 3: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
   version: 3,
   tables: ['checkout_sessions', 'payment_links'],
+  handles: [...Object.keys(handlers) as Array<keyof typeof handlers>, ...STATUS_MOVES],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
       .addColumn('payment_link_id', 'text')
@@ -139,57 +200,20 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
       .addColumn('deleted', 'boolean', (c) => c.notNull()));
     await sql`CREATE INDEX payment_links_client_email ON payment_links (client_id, customer_email)`.execute(trx);
   },
-  handlers: {
-    async CheckoutSessionCreated(trx, event) {
-      const d = event.data;
-      await trx.insertInto('checkout_sessions').values({
-        ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
-        payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
-      }).execute();
-    },
-    async CheckoutSessionPaymentStarted(trx, event) {
-      const d = event.data;
-      // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: d.paymentId, payment_started_at: event.recordedAt.toISOString(), updated_at: d.at })
-        .where('session_id', '=', d.sessionId).execute();
-    },
-    async CheckoutSessionPaymentReleased(trx, event) {
-      const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, payment_id: null, payment_started_at: null, updated_at: d.at })
-        .where('session_id', '=', d.sessionId).execute();
-    },
-    async CheckoutSessionMethodChosen(trx, event) {
-      const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
-    },
-    async CheckoutSessionFinished(trx, event) {
-      const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
-    },
-    async CheckoutSessionFailed(trx, event) {
-      const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
-    },
-    async CheckoutSessionExpired(trx, event) {
-      const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ status: d.to, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
-    },
-    async CheckoutSessionRefreshed(trx, event) {
-      const d = event.data;
-      await trx.updateTable('checkout_sessions').set({ expires_at: d.expiresAt, updated_at: d.at }).where('session_id', '=', d.sessionId).execute();
-    },
-    async PaymentLinkCreated(trx, event) {
-      const d = event.data;
-      await trx.insertInto('payment_links').values({ ...termsColumns(d), link_id: d.linkId, active_until: d.activeUntil, deleted: false }).execute();
-    },
-    async PaymentLinkActivated(trx, event) {
-      const d = event.data;
-      await trx.updateTable('payment_links').set({ active_until: d.activeUntil, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
-    },
-    async PaymentLinkDeleted(trx, event) {
-      const d = event.data;
-      await trx.updateTable('payment_links').set({ deleted: true, updated_at: d.at }).where('link_id', '=', d.linkId).execute();
-    },
+  async apply(trx, events) {
+    // Status moves waiting to be written; any other event writes them first, so every write keeps its feed order.
+    const moves = new Map<string, { status: string; at: string }>();
+    for (const event of events) {
+      if (isOneOf(event, STATUS_MOVES)) {
+        moves.set(event.data.sessionId, { status: event.data.to, at: event.data.at });
+        continue;
+      }
+      if (moves.size > 0) await writeStatusMoves(trx, moves);
+      // Each handler takes its own type's event: the one of this event's type is given this event.
+      const handler = Object.hasOwn(handlers, event.type) ? handlers[event.type as keyof typeof handlers] : undefined;
+      await (handler as ((trx: Kysely<CheckoutTables>, event: RecordedEvent) => Promise<void>) | undefined)?.(trx, event);
+    }
+    if (moves.size > 0) await writeStatusMoves(trx, moves);
   },
 });
 

@@ -201,6 +201,27 @@ for (const target of eventStoreTargets()) {
         expect(await store.readStream(uniqueStream('missing'))).to.deep.equal([]);
       });
 
+      it('reads made together (one statement on Postgres) each answer their own stream, from their revision, within their limit', async () => {
+        const streams = Array.from({ length: 40 }, () => uniqueStream());
+        // Stream i holds i % 7 events, typed E0, E1, ...; every third stream is never written.
+        await Promise.all(streams.map((stream, i) => (i % 3 === 2 || i % 7 === 0
+          ? Promise.resolve()
+          : store.append(stream, Array.from({ length: i % 7 }, (_, n) => ev(`E${n}`, { stream: i, n })), 'no_stream'))));
+        const held = (i: number) => (i % 3 === 2 ? 0 : i % 7);
+        const reads = streams.flatMap((stream, i) => [
+          { stream, i, from: 0, limit: 100 },
+          { stream, i, from: i % 4, limit: 1 + (i % 3) },
+        ]);
+        const answers = await Promise.all(reads.map(({ stream, from, limit }) => store.readStream(stream, { fromRevision: BigInt(from), limit })));
+        answers.forEach((events, r) => {
+          const { stream, i, from, limit } = reads[r]!;
+          const expected = Array.from({ length: held(i) }, (_, n) => `E${n}`).slice(from, from + limit);
+          expect(events.map((e) => e.type), `${stream} from ${from}, at most ${limit}`).to.deep.equal(expected);
+          expect(events.every((e) => e.stream === stream && (e.data as { stream: number }).stream === i)).to.equal(true);
+          expect(events.map((e) => e.revision)).to.deep.equal(expected.map((_, n) => BigInt(from + n)));
+        });
+      });
+
       it('reads the global feed in append order, strictly after a position', async () => {
         const head = await store.headPosition();
         const s1 = uniqueStream();

@@ -47,6 +47,7 @@ for (const target of databaseTargets()) {
     let sequence = 0;
     const dispatchers: WebhookDispatcher[] = [];
     const receivers: Receiver[] = [];
+    const endpoints: Array<{ id: string; headers: Record<string, string> }> = [];
 
     const post = (path: string, body?: unknown, headers = asAlice) => service.request('POST', path, { headers, body });
     const get = (path: string, headers = asAlice) => service.request('GET', path, { headers });
@@ -67,6 +68,7 @@ for (const target of databaseTargets()) {
     const register = async (body: Record<string, unknown>, headers = asAlice) => {
       const response = await post('/webhooks', body, headers);
       expect(response.status, response.text).to.equal(201);
+      endpoints.push({ id: response.body.id, headers });
       return response.body as { id: string; secretKey: string };
     };
     const deliveriesOf = async (webhookId: string, query = '') => (await get(`/webhooks/${webhookId}/deliveries?limit=500${query}`)).body.results as any[];
@@ -82,6 +84,10 @@ for (const target of databaseTargets()) {
       // Receivers first: a request a receiver holds ends when it closes, so a dispatcher stops without waiting for its timeout.
       await Promise.all(receivers.splice(0).map((r) => r.close()));
       await Promise.all(dispatchers.splice(0).map((d) => d.stop()));
+      // A test that failed before deleting its endpoints leaves none behind: they would be sent the next tests'
+      // events (their receivers closed, so those deliveries stay due) and counted in the next tests' claims. One a
+      // test deleted already answers 404, which is fine here.
+      for (const { id, headers } of endpoints.splice(0)) await service.request('DELETE', `/webhooks/${id}`, { headers });
     });
     after(async () => {
       await tenants?.close();

@@ -151,6 +151,57 @@ for (const target of databaseTargets()) {
       }
     });
 
+    it('a clock moved past the leases while attempts are in flight: each delivery is sent once, by one dispatcher, and recorded', async () => {
+      const second = target.name === 'postgres'
+        ? await openDatabase({ kind: 'postgres', connectionString: process.env.DATABASE_URL!, poolSize: 4 }, { schema: database.schema })
+        : database;
+      try {
+        const held = 6;
+        // The first six requests are held open until the test answers them; any later one is answered at once.
+        const hooks = await receiver((_request, index) => (index < held ? 'hang' : 200));
+        const probe = await receiver();
+        const endpoints = [await register(hooks.url), await register(hooks.url)];
+        const probeEndpoint = await register(probe.url);
+        const deliveries: string[] = [];
+        for (let n = 0; n < held / endpoints.length; n++) {
+          for (const endpoint of endpoints) deliveries.push(await enqueueTestPing(database, endpoint, tenants.alice.clientId, new Date()));
+        }
+        let ahead = 0;
+        const now = () => new Date(Date.now() + ahead);
+        const outcomes: string[] = [];
+        const one = dispatcher({ owner: 'one', now, onAttempt: (_claimed, _result, outcome) => outcomes.push(outcome) });
+        one.start();
+        await until(() => hooks.open === held, { what: 'every delivery in flight' });
+
+        // The service's clock jumps past every lease (as a test clock does, or a machine's clock stepped forward).
+        ahead = 2 * CLAIM_LEASE_MS;
+        const two = dispatcher({ owner: 'two', database: second, now });
+        expect(await two.runOnce(), 'another dispatcher, its clock as far ahead, finds every claim still leased').to.equal(0);
+        // A claim by the running dispatcher after the jump: the probe's delivery reaches its receiver.
+        await enqueueTestPing(database, probeEndpoint, tenants.alice.clientId, now());
+        await until(() => probe.received.length === 1, { what: 'a claim after the clock moved' });
+        expect(hooks.received, 'nothing sent again while its first attempt is in flight').to.have.length(held);
+
+        for (const request of hooks.received) request.answer(200);
+        await until(() => outcomes.length >= held + 1, { what: 'every attempt recorded' });
+        expect(outcomes.filter((outcome) => outcome !== 'delivered'), 'no attempt lost its lease').to.deep.equal([]);
+        const recorded = await database.query(`SELECT status, attempts FROM webhook_deliveries WHERE delivery_id = ANY($1)`, [deliveries]);
+        expect(recorded.rows).to.deep.equal(deliveries.map(() => ({ status: 'DELIVERED', attempts: 1 })));
+        expect(new Set(hooks.received.map((r) => String(r.headers['x-webhook-id'])))).to.deep.equal(new Set(deliveries));
+        expect(hooks.received).to.have.length(held);
+        expect(hooks.maxInFlightPerId).to.equal(1);
+        for (const endpoint of [...endpoints, probeEndpoint]) await service.request('DELETE', `/webhooks/${endpoint}`, { headers: asAlice });
+      } finally {
+        if (second !== database) await second.close();
+      }
+    });
+
+    it('refuses a lease that an attempt could outlast', () => {
+      expect(() => testDispatcher(service.services, { leaseMs: CLAIM_LEASE_MS - 1 })).to.throw(RangeError, /an attempt \(10000 ms\)/);
+      expect(() => testDispatcher(service.services, { leaseMs: 25_000, timeoutMs: 5_000 })).not.to.throw();
+      expect(() => testDispatcher(service.services, { leaseMs: 20_000, timeoutMs: 5_000 })).to.throw(RangeError, /a wait for a slot/);
+    });
+
     it('a dispatcher killed in the middle of a delivery leaves it to another, which sends it again once the lease runs out', async () => {
       let first = true;
       const hooks = await receiver(() => {
@@ -174,15 +225,18 @@ for (const target of databaseTargets()) {
       } else {
         // PGlite is one process's database: no second process can share it. What a process killed mid-delivery
         // leaves is what is made here: its claim, leased to it, and a request the receiver got but never answered.
-        const leaseUntil = new Date(Date.now() + CLAIM_LEASE_MS);
-        await database.query(`UPDATE webhook_deliveries SET lease_token = 'dead-process:1', lease_expires_at = $2 WHERE delivery_id = $1`, [delivery, leaseUntil]);
+        await database.query(`UPDATE webhook_deliveries SET lease_token = 'dead-process:1',
+          lease_expires_at = now() + make_interval(secs => $2::double precision / 1000) WHERE delivery_id = $1`, [delivery, CLAIM_LEASE_MS]);
         // Never answered; it ends when the receiver closes.
         void fetch(hooks.url, { method: 'POST', body: '{}', headers: { 'x-webhook-id': delivery } }).catch(() => undefined);
         await until(() => hooks.received.length === 1, { what: 'the request of the dead dispatcher' });
       }
       expect(await dispatcher().runOnce(), 'the lease of the dead dispatcher still holds').to.equal(0);
-      const later = dispatcher({ now: () => new Date(Date.now() + CLAIM_LEASE_MS + 1_000) });
-      expect(await later.runOnce()).to.equal(1);
+      // Leases run on the database's clock: a dispatcher whose clock is past the lease does not end it either.
+      expect(await dispatcher({ now: () => new Date(Date.now() + CLAIM_LEASE_MS + 1_000) }).runOnce()).to.equal(0);
+      // The lease runs out (moved to the database's now, as CLAIM_LEASE_MS passing would).
+      await database.query('UPDATE webhook_deliveries SET lease_expires_at = now() WHERE delivery_id = $1', [delivery]);
+      expect(await dispatcher().runOnce()).to.equal(1);
       const row = (await database.query('SELECT status, attempts FROM webhook_deliveries WHERE delivery_id = $1', [delivery])).rows[0];
       expect(row).to.deep.equal({ status: 'DELIVERED', attempts: 1 });
       expect(hooks.received.map((r) => r.headers['x-webhook-id'])).to.deep.equal([delivery, delivery]);

@@ -128,11 +128,18 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
   const totals = computeTotals(input.items, currency, input);
   checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
   payableConfigs(platform.catalog, currency, totals.totalAmount, input.paymentMethodsAllowed);
-  await platform.reads.identities.owned({ clientId }, input.owner.identityId);
-  await checkDestinations(platform, clientId, input, totals.totalAmount);
-  if (input.customer?.id && !(await customerOfClient(platform, clientId, input.customer.id))) {
-    throw domainNotFound(`customer ${input.customer.id} not found`);
-  }
+  // The owner, the destinations and the customer are looked up at once; a problem is told in that order, as if
+  // they had been looked up one after the other.
+  const customerId = input.customer?.id;
+  const checks = await Promise.allSettled([
+    platform.reads.identities.owned({ clientId }, input.owner.identityId),
+    checkDestinations(platform, clientId, input, totals.totalAmount),
+    customerId ? customerOfClient(platform, clientId, customerId).then((found) => {
+      if (!found) throw domainNotFound(`customer ${customerId} not found`);
+    }) : Promise.resolve(),
+  ]);
+  const failed = checks.find((check) => check.status === 'rejected');
+  if (failed) throw failed.reason;
   const customer = input.customer ? { ...input.customer, ...(input.customer.email ? { email: input.customer.email.toLowerCase() } : {}) } : null;
   return {
     clientId, currency, ...totals, paymentMethodsAllowed: [...input.paymentMethodsAllowed], destinations: input.destinations,

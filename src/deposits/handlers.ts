@@ -9,6 +9,7 @@
 import type { DepositNotification } from '../../schemas/deposits.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
+import type { CommandOptions } from '../eventstore/commandHandler.ts';
 import { recordedAs } from '../eventstore/typedEvents.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
 import type { Position } from '../eventstore/position.ts';
@@ -29,7 +30,7 @@ import { issueRefundChild } from '../payments/refunds/handlers.ts';
 import { creatingOn } from '../testClocks/binding.ts';
 import { platformOn } from '../testClocks/time.ts';
 import {
-  companionOpen, expectedIn, type CompanionState, type DepositState,
+  companionOpen, expectedIn, type CompanionState, type DepositCommand, type DepositState,
 } from './decider.ts';
 import {
   companionExpiresAt, companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
@@ -479,33 +480,35 @@ async function ensureCompanion(platform: Platform, paymentId: string, metadata: 
 /**
  * Expires a deposit past its `expiresAt` (the expiry job's): the deposit records that its funds are owed back to
  * the originator, then the refund child that pays them back from suspense is issued (the refunds' process; the
- * deposit reactor issues it again for a process that stopped in between).
+ * deposit reactor issues it again for a process that stopped in between). The refund is decided on the deposit's
+ * state as the expiry left it, and its stream is new but for that reactor: neither is read again.
  */
 export async function expireDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const state = await loadDeposit(platform, paymentId);
-  if (!state.deposit) throw domainNotFound('payment not found');
-  const { position } = await runCommand(platform, paymentStreamType, paymentStream(paymentId), {
-    type: 'ExpireDeposit', tenant: 'any', now: platform.runtime.now(), refundPaymentId: refundIdFor(state.deposit.clientId, state.deposit.externalId),
+  const { state, position } = await runCommand(platform, paymentStreamType, paymentStream(paymentId), ({ deposit: { deposit } }): DepositCommand => {
+    if (!deposit) throw domainNotFound('payment not found');
+    return { type: 'ExpireDeposit', tenant: 'any', now: platform.runtime.now(), refundPaymentId: refundIdFor(deposit.clientId, deposit.externalId) };
   }, metadata);
   await platform.readYourWrites(position, DEPOSIT_EVENT_TYPES);
-  await platform.readYourWrites(await refundExpiredDeposit(platform, paymentId, metadata), DEPOSIT_EVENT_TYPES);
+  await platform.readYourWrites(await refundExpiredDeposit(platform, paymentId, metadata, state.deposit, { expectNewStream: true }), DEPOSIT_EVENT_TYPES);
 }
 
 /**
  * The refund child of an expired deposit, RECEIVED, funded from the currency's suspense account (where the
  * deposit's funds wait): created once, its id derived from the deposit. Null when there is nothing (left) to do.
+ * `state`: the deposit as the caller has just read it (read here without); `options`, the refund's creation's.
  */
-export async function refundExpiredDeposit(platform: Platform, paymentId: string, metadata: EventMetadata): Promise<Position | null> {
-  const state = await loadDeposit(platform, paymentId);
-  const deposit = state.deposit;
-  if (!deposit || !state.refundDue) return null;
+export async function refundExpiredDeposit(
+  platform: Platform, paymentId: string, metadata: EventMetadata, state?: DepositState, options: CommandOptions = {},
+): Promise<Position | null> {
+  const { deposit, refundDue } = state ?? await loadDeposit(platform, paymentId);
+  if (!deposit || !refundDue) return null;
   const { firstName, lastName, documentNumber } = deposit.originator;
   return issueRefundChild(platform, {
-    refundId: state.refundDue, parentPaymentId: paymentId, clientId: deposit.clientId,
+    refundId: refundDue, parentPaymentId: paymentId, clientId: deposit.clientId,
     // An unassigned deposit reached no account, so no identity owns the money.
     identityId: null, identityEmail: null, customerId: deposit.customerId, totalAmount: deposit.totalAmount, currency: deposit.currency,
     description: `unassigned deposit ${deposit.externalId} expired: back to ${[firstName, lastName].filter(Boolean).join(' ')} (${documentNumber})`,
     funding: { source: 'SUSPENSE' },
-  }, metadata);
+  }, metadata, options);
 }
 

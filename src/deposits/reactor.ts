@@ -35,10 +35,12 @@ export function assignmentReactor(platform: Platform): Reactor {
       DepositAssigned: finish,
       async DepositRefundDue(event) {
         const { paymentId } = event.data;
-        const clockId = await clockOf(paymentId);
+        // Read once: the deposit names its clock and what is due.
+        const deposit = await loadDeposit(platform, paymentId);
+        const clockId = deposit.deposit?.testClockId;
         // A deposit bound to a test clock: its refund child is issued at the instant it expired on that clock.
         const at = new Date(event.data.at);
-        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadataOf(event), clockId, at));
+        await refundExpiredDeposit(clockId ? platformAt(platform, at) : platform, paymentId, onClockMetadata(metadataOf(event), clockId, at), deposit);
       },
     },
   });

@@ -5,8 +5,10 @@
  *   with each other, and each starts from the state the previous one left, so a hot stream (an account that
  *   many settlements credit) costs no retries inside a process. The commands that waited meanwhile are decided
  *   together and appended at once (see the queue below).
- * - The folded state of recently used streams is kept (bounded, least recently used first out), so a command
- *   reads only the events appended since, not the whole stream again.
+ * - The folded state of recently used streams is kept (bounded, least recently used first out), and a command
+ *   alone on its stream decides on it without reading the stream: its append expects the kept revision, so an
+ *   append of another process meanwhile is caught there (then only the events appended since are read). A
+ *   refusal, or a decision that nothing needs to change, is made again on the stream as it is before it is given.
  * - Another process may append first: the append is refused, and the command reads the new events, decides
  *   again and retries, after a jittered backoff, at most MAX_ATTEMPTS times; then a `ContentionError`
  *   (answered 409 with Retry-After), never a server error.
@@ -203,10 +205,15 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
     const cached = cache.get(stream);
     cache.delete(stream);
     let folded: Folded<unknown> = cached ?? { state: decider.initialState, revision: null };
+    // A stream this command creates is decided on the empty state first, and a kept state as it was kept: the
+    // append (expecting that revision) is refused if another process appended since, and the next attempt reads
+    // what is new. Only what an append would not check, a refusal or a decision that nothing needs to change, is
+    // decided again on the stream as it is now before it is answered.
+    let unread = cached !== undefined || options.expectNewStream === true;
     for (let attempt = 1; ; attempt++) {
-      // A stream this command creates is decided on the empty state first; if it exists after all, the
-      // append is refused and the next attempt reads it.
-      if (!(options.expectNewStream && attempt === 1 && !cached)) folded = await catchUp(store, stream, decider, folded);
+      const onKeptState = unread && cached !== undefined;
+      if (!unread) folded = await catchUp(store, stream, decider, folded);
+      unread = false;
       let decided: DecidedEvent[];
       let idOf: ((index: number) => string) | null = null;
       try {
@@ -214,6 +221,10 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
         if (requestKey !== null) idOf = derivedIds(requestKey, stream, asked);
         decided = decider.decide(asked, folded.state);
       } catch (error) {
+        if (error instanceof DomainError && onKeptState) {
+          attempt--;
+          continue;
+        }
         if (error instanceof DomainError && folded.revision !== null) remember(cache, stream, folded);
         // Refused now because the same request already changed the stream (a move made before its process died)?
         const repeat = error instanceof DomainError && folded.revision !== null && idOf !== null
@@ -223,6 +234,10 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
           return;
         }
         throw error;
+      }
+      if (decided.length === 0 && onKeptState) {
+        attempt--;
+        continue;
       }
       if (decided.length === 0) {
         remember(cache, stream, folded);
@@ -255,7 +270,8 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
         // command on the stream folds it afresh.
         if (!(error instanceof WrongExpectedRevisionError)) throw error;
         if (attempt >= MAX_ATTEMPTS) throw new ContentionError(stream, attempt);
-        await sleep(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
+        // A kept state that another process's appends made stale is no contention: read them and go again now.
+        if (!onKeptState) await sleep(Math.random() * Math.min(BACKOFF_CAP_MS, BACKOFF_BASE_MS * 2 ** attempt));
       }
     }
   } catch (error) {

@@ -92,6 +92,37 @@ interface Completion {
  */
 const incarnations = new WeakMap<Database, string>();
 
+/**
+ * The claims' and the completions' statements, named: parsed once per connection and planned once Postgres finds
+ * its generic plan as good (their planning cost the database more than running them).
+ */
+const CLAIM_STATEMENT = {
+  name: 'idempotency_claim',
+  text: `INSERT INTO idempotency_keys (scope, key, request_hash, state, expires_at, owner, owner_lock)
+     SELECT x.scope, x.key, x.hash, 'in_flight', now() + make_interval(secs => $2), x.owner, $4::integer
+       FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, hash text, owner text)
+     ON CONFLICT (scope, key) DO UPDATE
+        SET request_hash = EXCLUDED.request_hash, state = 'in_flight', status_code = NULL, response_body = NULL,
+            created_at = now(), expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, owner_lock = EXCLUDED.owner_lock
+      WHERE idempotency_keys.expires_at < now()
+         OR (idempotency_keys.state = 'in_flight' AND (
+              idempotency_keys.owner = ANY($5::text[])
+           OR (idempotency_keys.owner_lock IS NULL AND $6::boolean AND split_part(idempotency_keys.owner, '/', 1) <> $7)
+           OR (idempotency_keys.owner_lock IS NOT NULL AND NOT EXISTS (
+                 SELECT 1 FROM pg_locks l
+                  WHERE l.locktype = 'advisory' AND l.classid = $8::integer::oid AND l.objid = idempotency_keys.owner_lock::oid
+                    AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
+           OR (idempotency_keys.owner_lock IS NULL AND NOT $6::boolean
+               AND idempotency_keys.created_at < now() - make_interval(secs => $3))))
+     RETURNING owner`,
+};
+const COMPLETE_STATEMENT = {
+  name: 'idempotency_complete',
+  text: `UPDATE idempotency_keys AS k SET state = 'done', status_code = x.status, response_body = x.body
+           FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, owner text, status integer, body jsonb)
+          WHERE k.scope = x.scope AND k.key = x.key AND k.owner = x.owner`,
+};
+
 export class IdempotencyStore {
   /** Claims and completions of concurrent requests share round trips (see Coalescer). */
   private readonly claims: Coalescer<Claim, boolean>;
@@ -163,24 +194,7 @@ export class IdempotencyStore {
     });
     const ended = distinct.flatMap((claim) => this.pendingReleases.get(pendingId(claim.scope, claim.key))?.owner ?? []);
     const lock = this.database.liveness?.key ?? null;
-    const { rows } = await this.database.query<{ owner: string }>(
-      `INSERT INTO idempotency_keys (scope, key, request_hash, state, expires_at, owner, owner_lock)
-       SELECT x.scope, x.key, x.hash, 'in_flight', now() + make_interval(secs => $2), x.owner, $4::integer
-         FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, hash text, owner text)
-       ON CONFLICT (scope, key) DO UPDATE
-          SET request_hash = EXCLUDED.request_hash, state = 'in_flight', status_code = NULL, response_body = NULL,
-              created_at = now(), expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, owner_lock = EXCLUDED.owner_lock
-        WHERE idempotency_keys.expires_at < now()
-           OR (idempotency_keys.state = 'in_flight' AND (
-                idempotency_keys.owner = ANY($5::text[])
-             OR (idempotency_keys.owner_lock IS NULL AND $6::boolean AND split_part(idempotency_keys.owner, '/', 1) <> $7)
-             OR (idempotency_keys.owner_lock IS NOT NULL AND NOT EXISTS (
-                   SELECT 1 FROM pg_locks l
-                    WHERE l.locktype = 'advisory' AND l.classid = $8::integer::oid AND l.objid = idempotency_keys.owner_lock::oid
-                      AND l.objsubid = 2 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())))
-             OR (idempotency_keys.owner_lock IS NULL AND NOT $6::boolean
-                 AND idempotency_keys.created_at < now() - make_interval(secs => $3))))
-       RETURNING owner`,
+    const { rows } = await this.database.query<{ owner: string }>(CLAIM_STATEMENT,
       [JSON.stringify(distinct), this.ttlSeconds, this.abandonedAfterSeconds, lock, ended,
         this.database.kind === 'pglite', this.incarnation, LIVENESS_LOCK_CLASS]);
     const claimed = new Set(rows.map((row) => row.owner));
@@ -188,11 +202,7 @@ export class IdempotencyStore {
   }
 
   private async completeAll(batch: Completion[]): Promise<void[]> {
-    await this.database.query(
-      `UPDATE idempotency_keys AS k SET state = 'done', status_code = x.status, response_body = x.body
-         FROM jsonb_to_recordset($1::jsonb) AS x(scope text, key text, owner text, status integer, body jsonb)
-        WHERE k.scope = x.scope AND k.key = x.key AND k.owner = x.owner`,
-      [JSON.stringify(batch)]);
+    await this.database.query(COMPLETE_STATEMENT, [JSON.stringify(batch)]);
     return batch.map(() => undefined);
   }
 

@@ -10,6 +10,7 @@ import { positionReached, type Position } from '../eventstore/position.ts';
 import type { Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_TTL_MS, Lanes, ProjectionRunner, type RunnerOptions } from './runner.ts';
+import { SharedTransactions } from './sharedTransactions.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
 import { SharedFeed, type ReleaseSignal } from './sharedFeed.ts';
 
@@ -101,10 +102,14 @@ export class ProjectionDaemon {
   }
 
   private readonly reactorLanes = new Lanes(REACTOR_LANES);
+  private sharedTransactions: SharedTransactions | null = null;
 
   private runnerOptions(): RunnerOptions {
     const { owner: _owner, ...rest } = this.options;
-    return { reactorLanes: this.reactorLanes, ...rest, owner: this.owner, heartbeats: this.heartbeats };
+    return {
+      reactorLanes: this.reactorLanes, sharedTransactions: this.sharedTransactions ??= new SharedTransactions(this.database.db), ...rest, owner: this.owner,
+      heartbeats: this.heartbeats,
+    };
   }
 
   get projectionRunners(): readonly ProjectionRunner[] {
@@ -136,14 +141,17 @@ export class ProjectionDaemon {
     position: Position, timeoutMs = DEFAULT_READ_YOUR_WRITES_TIMEOUT_MS, eventTypes?: readonly string[],
     /**
      * `forWrite`: a write's read-your-writes, only for the event types each projector's readers read back at once
-     * (`awaitedFor`). `projector`: that projector only (a read of what it writes after the fact).
+     * (`awaitedFor`). `projector`: that projector only (a read of what it writes after the fact). `tables`: the
+     * projectors that own these read-model tables only (a query of those tables alone; an unknown table throws).
      */
-    options: { forWrite?: boolean; projector?: string } = {},
+    options: { forWrite?: boolean; projector?: string; tables?: readonly string[] } = {},
   ): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
+    const owners = options.tables === undefined ? null : new Set(options.tables.map((table) => this.ownerOf(table)));
     // A read model that handles none of the written event types reads the same before and after them.
     const waited = this.runners.filter((r) => r.kind === 'projector'
       && (options.projector === undefined || r.name === options.projector)
+      && (owners === null || owners.has(r.name))
       && (!eventTypes || (options.forWrite ? r.awaitedBy(eventTypes) : r.handlesAny(eventTypes))));
     // Without the types, make sure the head is read now, whatever woke the feed before.
     if (!eventTypes) this.feed.nudge();
@@ -172,6 +180,13 @@ export class ProjectionDaemon {
         }
       });
     }
+  }
+
+  /** The projector that writes read-model table `table`. */
+  private ownerOf(table: string): string {
+    const owner = this.tableOwners.get(table);
+    if (owner === undefined) throw new Error(`no projector of this process owns table ${table}`);
+    return owner;
   }
 
   /**

@@ -24,7 +24,7 @@ function renewalsOf(database: Database): Coalescer<Renewal, LeaseRenewal> {
   let coalescer = renewals.get(database);
   if (!coalescer) {
     coalescer = new Coalescer(async (leases) => {
-      const { rows } = await database.query<{ n: number; kept: boolean; locked: boolean }>(
+      const { rows } = await database.query<{ n: number; kept: boolean; locked: boolean }>({ name: 'projection_renew_leases', text:
         `WITH wanted AS (
            SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, version integer, owner text, ttl_ms double precision)
          ), locked AS (
@@ -40,12 +40,62 @@ function renewalsOf(database: Database): Coalescer<Renewal, LeaseRenewal> {
          )
          SELECT x.n, EXISTS (SELECT 1 FROM renewed r WHERE r.n = x.n) AS kept,
                 EXISTS (SELECT 1 FROM locked l WHERE l.name = x.name AND l.version = x.version) AS locked
-           FROM wanted x`,
+           FROM wanted x` },
         [JSON.stringify(leases.map((lease, n) => ({ n, name: lease.name, version: lease.version, owner: lease.owner, ttl_ms: lease.ttlMs })))]);
       const outcome = new Map(rows.map((row) => [row.n, row.kept ? 'kept' as const : row.locked ? 'lost' as const : 'busy' as const]));
       return leases.map((_, n) => outcome.get(n) ?? 'lost');
     }, { maxBatch: 1000 });
     renewals.set(database, coalescer);
+  }
+  return coalescer;
+}
+
+/** A reactor's row in projection_state: reactors have one version. */
+export const REACTOR_STATE_VERSION = 1;
+
+interface ReactorCheckpoint {
+  name: string;
+  owner: string;
+  ttlMs: number;
+  previous: Position | null;
+  next: Position;
+  handled: number;
+}
+
+/**
+ * Reactors' checkpoints, one statement for all those stored in the same turn of the event loop. A reactor has no
+ * table to write with its checkpoint (its effects are commands of their own), so the checkpoint needs no
+ * transaction: one compare-and-set statement, shared.
+ */
+const reactorCheckpoints = new WeakMap<Database, Coalescer<ReactorCheckpoint, boolean>>();
+
+function reactorCheckpointsOf(database: Database): Coalescer<ReactorCheckpoint, boolean> {
+  let coalescer = reactorCheckpoints.get(database);
+  if (!coalescer) {
+    coalescer = new Coalescer(async (checkpoints) => {
+      const { rows } = await database.query<{ n: number }>({ name: 'projection_reactor_checkpoints', text:
+        `WITH wanted AS (
+           SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(n integer, name text, owner text, ttl_ms double precision,
+             previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
+         )
+         UPDATE projection_state p
+            SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
+                events_handled = p.events_handled + x.handled,
+                lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000), last_error = NULL, updated_at = now()
+           FROM wanted x
+          WHERE p.name = x.name AND p.version = ${REACTOR_STATE_VERSION} AND p.lease_owner = x.owner AND p.status <> 'retired'
+            AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
+            AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
+         RETURNING x.n` },
+        [JSON.stringify(checkpoints.map((c, n) => ({
+          n, name: c.name, owner: c.owner, ttl_ms: c.ttlMs, handled: c.handled,
+          previous_commit: c.previous?.commit.toString() ?? null, previous_prepare: c.previous?.prepare.toString() ?? null,
+          next_commit: c.next.commit.toString(), next_prepare: c.next.prepare.toString(),
+        })))]);
+      const moved = new Set(rows.map((row) => row.n));
+      return checkpoints.map((_, n) => moved.has(n));
+    }, { maxBatch: 1000 });
+    reactorCheckpoints.set(database, coalescer);
   }
   return coalescer;
 }
@@ -190,6 +240,14 @@ export class ProjectionStateStore {
     await this.database.query(
       `UPDATE projection_state SET last_error = $3, updated_at = now() WHERE name = $1 AND version = $2`,
       [name, version, message.slice(0, 2000)]);
+  }
+
+  /**
+   * A reactor's checkpoint, from `previous` to `next` if nobody else moved it and the lease is still `owner`'s;
+   * false otherwise. Outside any transaction, shared with the other reactors' (see `reactorCheckpointsOf`).
+   */
+  advanceReactorCheckpoint(name: string, owner: string, ttlMs: number, previous: Position | null, next: Position, handled: number): Promise<boolean> {
+    return reactorCheckpointsOf(this.database).submit({ name, owner, ttlMs, previous, next, handled });
   }
 
   /**

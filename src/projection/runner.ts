@@ -20,8 +20,9 @@ import { silentLogger, type Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { assertValidName } from './projector.ts';
 import { activateVersion, createFreshSchema, projectorSchemaName } from './projectorSchema.ts';
-import { ProjectionStateStore } from './projectionState.ts';
+import { ProjectionStateStore, REACTOR_STATE_VERSION } from './projectionState.ts';
 import type { SharedFeed } from './sharedFeed.ts';
+import type { SharedTransactions } from './sharedTransactions.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
 
@@ -58,6 +59,12 @@ export interface RunnerOptions {
    * not take every pooled connection from the projectors and the requests.
    */
   reactorLanes?: Lanes;
+  /**
+   * Shared by every projector of a process: batches of projectors at the head of the feed ready in the same turn
+   * commit in one transaction (./sharedTransactions.ts). A projector catching up or building commits its large
+   * batches alone, so that it does not hold the others' back.
+   */
+  sharedTransactions?: SharedTransactions;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   logger?: Logger;
@@ -81,12 +88,12 @@ export const DEFAULT_HEARTBEAT_MS = 1_000;
 /** A standby instance that found the lease just expiring waits at least this long before trying again. */
 const MIN_STANDBY_POLL_MS = 20;
 
-const REACTOR_VERSION = 1;
-
 /**
  * A batch with nothing this runner handles moves only the in-memory checkpoint (what this process's
  * read-your-writes looks at) until this long has passed since the last stored one: a transaction per batch
- * for events a runner ignores was most of the database's work under load.
+ * for events a runner ignores was most of the database's work under load. A reactor stores its checkpoint at
+ * most this often too, whatever it reacted to: its reactions are commands with deterministic ids, so those a
+ * crash makes it run again (at most this long's worth) find their events already recorded and change nothing.
  */
 const IGNORED_CHECKPOINT_INTERVAL_MS = 1_000;
 /**
@@ -130,6 +137,8 @@ export class ProjectionRunner extends EventEmitter {
   /** The checkpoint as stored; behind `checkpoint` only by events this runner does not handle. */
   private stored: Position | null = null;
   private storedAt = 0;
+  /** A reactor's events reacted to since its stored checkpoint (added to `events_handled` when it is stored). */
+  private reactedUnstored = 0;
   state: RunnerState = 'starting';
   lastError: string | null = null;
   /**
@@ -183,7 +192,7 @@ export class ProjectionRunner extends EventEmitter {
     assertValidName(described.name);
     this.name = described.name;
     this.kind = subject.kind;
-    this.version = subject.kind === 'projector' ? subject.projector.version : REACTOR_VERSION;
+    this.version = subject.kind === 'projector' ? subject.projector.version : REACTOR_STATE_VERSION;
     this.handles = new Set(described.handles);
     this.states = new ProjectionStateStore(database);
     this.schema = subject.kind === 'projector' ? projectorSchemaName(database.schema, subject.projector) : null;
@@ -421,23 +430,39 @@ export class ProjectionRunner extends EventEmitter {
     return false;
   }
 
-  /** Applies `events` and stores the checkpoint `last` in one transaction (reactors: reacts first). */
+  /**
+   * A projector applies `events` and stores the checkpoint `last` in one transaction. A reactor reacts to them,
+   * then stores `last` only when it has nothing to react to or its last store is IGNORED_CHECKPOINT_INTERVAL_MS old.
+   */
   private async storeBatch(events: RecordedEvent[], last: Position): Promise<void> {
-    if (this.subject.kind === 'projector') await this.applyProjected(this.subject.projector, events, last);
-    else await this.applyReacted(this.subject.reactor, events, last);
+    if (this.subject.kind === 'projector') {
+      await this.applyProjected(this.subject.projector, events, last);
+    } else {
+      await this.applyReacted(this.subject.reactor, events);
+      this.reactedUnstored += events.length;
+      if (events.length > 0 && Date.now() - this.storedAt < IGNORED_CHECKPOINT_INTERVAL_MS) return;
+      const startedAt = performance.now();
+      const moved = await this.states.advanceReactorCheckpoint(this.name, this.options.owner, this.leaseTtlMs, this.stored, last, this.reactedUnstored);
+      if (!moved) throw new CheckpointConflictError(`${this.name}: checkpoint moved by another instance`);
+      // The same statement renewed the lease.
+      this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
+      this.reactedUnstored = 0;
+    }
     this.stored = last;
     this.storedAt = Date.now();
   }
 
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
-  private async checkpointTransaction(work: (trx: Kysely<NoTables>) => Promise<void>): Promise<void> {
+  private async checkpointTransaction(shared: SharedTransactions | undefined, work: (trx: Kysely<NoTables>) => Promise<void>): Promise<void> {
     const startedAt = performance.now();
-    await this.database.db.transaction().execute(work);
+    if (shared) await shared.run(work);
+    else await this.database.db.transaction().execute(work);
     this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
   }
 
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
-    await this.checkpointTransaction(async (trx) => {
+    const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
+    await this.checkpointTransaction(shared, async (trx) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, events.length > 0 ? this.database.schema : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
@@ -446,12 +471,12 @@ export class ProjectionRunner extends EventEmitter {
   }
 
   /**
-   * Reacts to a batch, then moves the checkpoint: ordered within a partition (a stream, unless the reactor names
-   * another key), partitions side by side up to `reactorConcurrency`. At least once, as before: the checkpoint
-   * moves only once every event of the batch has reacted; a failure stops new partitions from starting, waits for
-   * those running, and the batch is tried again (the effects' deterministic ids make the second run change nothing).
+   * Reacts to a batch: ordered within a partition (a stream, unless the reactor names another key), partitions
+   * side by side up to `reactorConcurrency`. At least once: the checkpoint moves (in memory, then stored) only once
+   * every event of the batch has reacted; a failure stops new partitions from starting, waits for those running,
+   * and the batch is tried again (the effects' deterministic ids make the second run change nothing).
    */
-  private async applyReacted(reactor: Reactor, events: RecordedEvent[], last: Position): Promise<void> {
+  private async applyReacted(reactor: Reactor, events: RecordedEvent[]): Promise<void> {
     if (reactor.dueAt && events.length > 0) {
       // The checkpoint moves once the whole batch has reacted: waiting once for its last due event costs no more.
       const waitMs = events.reduce((latest, event) => Math.max(latest, reactor.dueAt!(event)), 0) - Date.now();
@@ -484,11 +509,6 @@ export class ProjectionRunner extends EventEmitter {
       failure ??= { error };
     })));
     if (failure) throw (failure as { error: unknown }).error;
-    await this.checkpointTransaction(async (trx) => {
-      const moved = await this.states.advanceCheckpoint(
-        trx, this.name, this.version, this.options.owner, this.leaseTtlMs, this.stored, last, events.length);
-      if (!moved) throw new CheckpointConflictError(`${this.name}: checkpoint moved by another instance`);
-    });
   }
 
   private async isBuilding(): Promise<boolean> {

@@ -18,7 +18,7 @@ import { expireDuePayments, runSettlementBatch } from '../payments/jobs.ts';
 import { testClockDecider, testClockSlotsStreamType, testClockStreamType } from './decider.ts';
 import { loadClock } from './binding.ts';
 import { testClockSlotsStream, testClockStream } from './events.ts';
-import { clockScope } from './time.ts';
+import { clockScope, type TimeScope } from './time.ts';
 
 /**
  * Rounds of due effects one advance runs at most. Each round runs every time rule once over the clock's due
@@ -28,6 +28,12 @@ import { clockScope } from './time.ts';
 export const MAX_EFFECT_ROUNDS = 100;
 /** How long an advance waits for the read models to show what was recorded before it (they select due objects). */
 const READ_MODELS_WAIT_MS = 30_000;
+/**
+ * The read-model tables the time rules select their due objects from (the ports' `unassignedDue`, `companionsDue`,
+ * `payableUntilDue`, `awaitingSettlement` and `expiring`): what a round must see of the rounds before it. A rule
+ * that selects from another table names it here.
+ */
+const DUE_OBJECT_TABLES = ['deposits', 'payments', 'checkout_sessions'];
 
 /** A new clock of the client (at most MAX_CLOCKS_PER_CLIENT at once: a slot is taken on the client's count first). */
 export async function createClock(
@@ -73,33 +79,53 @@ export async function advanceClock(
 export async function runClockEffects(
   platform: Platform, clockId: string, until: Date, after: Position, causationId: string,
 ): Promise<{ effects: number; rounds: number }> {
-  if (!(await platform.projections.waitFor(after, READ_MODELS_WAIT_MS))) {
-    throw new Error(`test clock ${clockId}: the read models did not reach the advance within ${READ_MODELS_WAIT_MS} ms; retried`);
-  }
+  await readModelsAt(platform, clockId, after, DUE_OBJECT_TABLES);
   const scope = clockScope(platform, clockId, until, causationId);
   let effects = 0;
   let rounds = 0;
   while (rounds < MAX_EFFECT_ROUNDS) {
     rounds++;
-    const deposits = await expireUnassignedDeposits(platform, scope);
-    const expired = await expireDuePayments(platform, scope);
-    const batch = await runSettlementBatch(platform, scope);
-    const sessions = await expireDueSessions(platform, scope);
-    const companions = await expireDueCompanions(platform, scope);
-    const done = deposits.expired + expired.expired + batch.settled + batch.unsettled + sessions.expired + companions.expired;
+    const done = await runRound(platform, scope);
     if (done === 0) break;
     effects += done;
-    // The effects did not wait for the read models one by one: the next round selects from them once they have
-    // caught up with all of them.
-    const appended = scope.appendedUpTo();
-    if (appended && !(await platform.projections.waitFor(appended, READ_MODELS_WAIT_MS))) {
-      throw new Error(`test clock ${clockId}: the read models did not catch up within ${READ_MODELS_WAIT_MS} ms; retried`);
-    }
+    // The effects did not wait for the read models one by one: the next round selects from the tables of due
+    // objects once they have caught up with all of them.
+    await readModelsAt(platform, clockId, scope.appendedUpTo(), DUE_OBJECT_TABLES);
   }
+  // A client that sees the clock ready reads every effect back, from whichever read model shows it.
+  await readModelsAt(platform, clockId, scope.appendedUpTo());
   const state = await loadClock(platform, clockId);
   if (state.clock && !state.deleted) {
     await runCommand(platform, testClockStreamType, testClockStream(clockId), { type: 'MarkReady', tenant: 'any', to: until.toISOString(), now: platform.runtime.now() },
       { clientId: state.clock.clientId, actor: 'test-clock', causationId });
   }
   return { effects, rounds };
+}
+
+/**
+ * One round: every time rule over the clock's due objects, side by side (each rule's objects are its own kind,
+ * and each object's stream decides, so an object two rules picked changes once), all within the scope's bound on
+ * effects in flight. Answers how many effects were recorded. A failing rule fails the round once the others end.
+ */
+async function runRound(platform: Platform, scope: TimeScope): Promise<number> {
+  const outcomes = await Promise.allSettled([
+    expireUnassignedDeposits(platform, scope).then((r) => r.expired),
+    expireDuePayments(platform, scope).then((r) => r.expired),
+    runSettlementBatch(platform, scope).then((r) => r.settled + r.unsettled),
+    expireDueSessions(platform, scope).then((r) => r.expired),
+    expireDueCompanions(platform, scope).then((r) => r.expired),
+  ]);
+  let done = 0;
+  for (const outcome of outcomes) {
+    if (outcome.status === 'rejected') throw outcome.reason;
+    done += outcome.value;
+  }
+  return done;
+}
+
+/** Waits until the read models (those owning `tables`; all without) have passed `position`; throws past the bound. */
+async function readModelsAt(platform: Platform, clockId: string, position: Position | null, tables?: readonly string[]): Promise<void> {
+  if (position && !(await platform.projections.waitFor(position, READ_MODELS_WAIT_MS, undefined, tables ? { tables } : {}))) {
+    throw new Error(`test clock ${clockId}: the read models did not reach ${position.commit}-${position.prepare} within ${READ_MODELS_WAIT_MS} ms; retried`);
+  }
 }

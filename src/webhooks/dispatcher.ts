@@ -3,6 +3,8 @@
  * and POSTs them, signed, to their endpoints. Any number of dispatchers (processes) may share one outbox: a
  * claim locks with `FOR UPDATE SKIP LOCKED` and leases what it took, so one delivery is never being sent by two
  * at once, and a dispatcher killed mid-delivery leaves a lease that runs out, after which another sends it again.
+ * A dispatcher never claims a delivery it holds itself (sending it, waiting for a slot for it, or recording its
+ * attempt), so it sends a delivery again only once its previous attempt has an outcome on record.
  *
  * Bounds: one attempt lasts at most DELIVERY_TIMEOUT_MS (10 s) from connecting to the end of the answer; a
  * dispatcher runs at most `maxConcurrent` attempts, and at most `maxPerEndpoint` to one endpoint, so a slow or
@@ -12,7 +14,9 @@
  * delivers; anything else (another status, a refused connection, a timeout) is retried 30 s later, doubling to
  * 1 h, until the next attempt would come more than 24 h after the first: then the delivery is dropped.
  *
- * Time comes from the injected clock (due times, leases, the 24-hour window), so tests move it forward.
+ * Due times and the 24-hour window come from the injected clock, so tests move them forward. Leases do not: they
+ * run on the database's clock (./outbox.ts), and how long a claim may still wait for a slot is measured here on the
+ * monotonic clock, so moving the injected clock ends no lease of an attempt in flight.
  */
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import http from 'node:http';
@@ -30,11 +34,15 @@ import { nonPublicAddressReason, refusedHostReason } from './url.ts';
 
 /** The receiver must answer (status, headers and body) within this. */
 export const DELIVERY_TIMEOUT_MS = 10_000;
+/** What a claim's lease must still have left when its attempt starts, beyond the attempt's own bound: time to record its outcome. */
+const LEASE_MARGIN_MS = 10_000;
+/** Longest a claim waits, leased, for a slot before it is given back (it may still start with the margin left). */
+const CLAIM_WAIT_MS = 10_000;
 /**
- * How long a claim is leased: the longest attempt plus a margin for recording its result. A dispatcher that dies
- * holding a claim delays that delivery by at most this.
+ * How long a claim is leased (on the database's clock): the longest wait for a slot, the longest attempt, and the
+ * margin for recording its outcome. A dispatcher that dies holding a claim delays that delivery by at most this.
  */
-export const CLAIM_LEASE_MS = DELIVERY_TIMEOUT_MS + 20_000;
+export const CLAIM_LEASE_MS = CLAIM_WAIT_MS + DELIVERY_TIMEOUT_MS + LEASE_MARGIN_MS;
 /** Bytes of a receiver's answer read at most; the rest is not waited for. */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 /** When idle, how often the outbox is looked at (new deliveries of this process wake it at once). */
@@ -45,8 +53,6 @@ const DEFAULT_IDLE_POLL_MS = 500;
  * slot. A claim waiting so long that its lease could run out during its attempt is given back unsent instead.
  */
 const PREFETCH = 4;
-/** What a claim's lease must still have left when its attempt starts, beyond the attempt's own bound. */
-const LEASE_MARGIN_MS = 10_000;
 /** Endpoints looked at per claim, in order of their oldest due delivery. */
 const MAX_ENDPOINTS_PER_CLAIM = 1_000;
 /** How often the outbox depth and the age of its oldest delivery are measured for the metrics. */
@@ -73,7 +79,9 @@ export interface DispatcherOptions {
   maxConcurrent: number;
   maxPerEndpoint: number;
   idlePollMs?: number;
+  /** One attempt's bound, in ms (DELIVERY_TIMEOUT_MS unless a test says otherwise). */
   timeoutMs?: number;
+  /** A claim's lease, in ms (CLAIM_LEASE_MS); at least CLAIM_WAIT_MS + the attempt's bound + LEASE_MARGIN_MS. */
   leaseMs?: number;
   metrics?: DispatcherMetrics;
   /** Called when an attempt ends, with what became of it (tests, benchmarks). */
@@ -84,8 +92,12 @@ export class WebhookDispatcher {
   readonly name = 'webhook-dispatcher';
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly perEndpoint = new Map<string, number>();
-  /** Claimed and not yet started, per endpoint, in due order. */
-  private readonly ready = new Map<string, Array<ClaimedDelivery & { leaseUntil: Date }>>();
+  /** Claimed and not yet started, per endpoint, in due order, with when their lease runs out (performance.now() ms, at the earliest). */
+  private readonly ready = new Map<string, Array<ClaimedDelivery & { leaseDeadline: number }>>();
+  /** Deliveries claimed and not yet settled (recorded, given back, or left to their lease): never claimed again meanwhile. */
+  private readonly held = new Set<string>();
+  private readonly timeoutMs: number;
+  private readonly leaseMs: number;
   private readyCount = 0;
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
   private stopping = false;
@@ -98,6 +110,14 @@ export class WebhookDispatcher {
   private readonly recorder: Coalescer<{ claimed: ClaimedDelivery; result: AttemptResult }, AttemptOutcome>;
 
   constructor(private readonly options: DispatcherOptions) {
+    this.timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.leaseMs = options.leaseMs ?? CLAIM_LEASE_MS;
+    // A shorter lease could run out during an attempt, and another dispatcher would send the delivery meanwhile; or
+    // it would leave a claim no time to reach a slot, and every claim would be given back unsent.
+    if (this.leaseMs < CLAIM_WAIT_MS + this.timeoutMs + LEASE_MARGIN_MS) {
+      throw new RangeError(`a claim's lease (${this.leaseMs} ms) must cover a wait for a slot (${CLAIM_WAIT_MS} ms), an attempt `
+        + `(${this.timeoutMs} ms) and the time to record it (${LEASE_MARGIN_MS} ms)`);
+    }
     // Attempts that end in the same turn of the event loop, or while a batch is being recorded, share a statement.
     this.recorder = new Coalescer((attempts) => recordAttempts(options.database, attempts), { maxBatch: 500, maxInFlight: 2 });
   }
@@ -185,21 +205,24 @@ export class WebhookDispatcher {
   }
 
   /**
-   * Claims what is due, up to twice what may be in flight (so that the next attempt of a slot that frees starts at
+   * Claims what is due, up to PREFETCH times what may be in flight (so that the next attempt of a slot that frees starts at
    * once, without a round trip to the database), and starts what the slots allow.
    */
   private async claimAndSend(): Promise<{ started: number; asked: number }> {
     const { maxConcurrent, maxPerEndpoint } = this.options;
-    const now = this.options.now();
-    const held = new Map(this.perEndpoint);
-    for (const [endpointId, queue] of this.ready) held.set(endpointId, (held.get(endpointId) ?? 0) + queue.length);
+    const busy = new Map(this.perEndpoint);
+    for (const [endpointId, queue] of this.ready) busy.set(endpointId, (busy.get(endpointId) ?? 0) + queue.length);
     const asked = Math.min(PREFETCH * maxConcurrent - this.inFlight.size - this.readyCount, MAX_ENDPOINTS_PER_CLAIM * maxPerEndpoint);
     if (asked <= 0) return { started: 0, asked: 0 };
-    const leaseUntil = new Date(now.getTime() + (this.options.leaseMs ?? CLAIM_LEASE_MS));
+    // Taken before the statement is sent: the lease it grants starts later, on the database's clock, so it runs at
+    // least until then.
+    const leaseDeadline = performance.now() + this.leaseMs;
     const claimed = (await claimDue(this.options.database, {
-      now, leaseUntil, limit: asked, perEndpoint: PREFETCH * maxPerEndpoint, busy: held, owner: this.options.owner,
-    })).map((delivery) => ({ ...delivery, leaseUntil }));
+      now: this.options.now(), leaseMs: this.leaseMs, held: [...this.held], limit: asked, perEndpoint: PREFETCH * maxPerEndpoint, busy,
+      owner: this.options.owner,
+    })).map((delivery) => ({ ...delivery, leaseDeadline }));
     for (const delivery of claimed) {
+      this.held.add(delivery.deliveryId);
       const queue = this.ready.get(delivery.endpointId);
       if (queue) queue.push(delivery);
       else this.ready.set(delivery.endpointId, [delivery]);
@@ -212,12 +235,14 @@ export class WebhookDispatcher {
   /** Starts claimed deliveries while there are slots: at most `maxConcurrent`, and `maxPerEndpoint` per endpoint. */
   private pump(): void {
     const { maxConcurrent, maxPerEndpoint } = this.options;
-    const latestStart = this.options.now().getTime() + (this.options.timeoutMs ?? DELIVERY_TIMEOUT_MS) + LEASE_MARGIN_MS;
+    // An attempt started now ends by this (performance.now() ms) with the margin to record it: a claim whose lease
+    // may run out before is given back unsent.
+    const leaseNeeded = performance.now() + this.timeoutMs + LEASE_MARGIN_MS;
     for (const [endpointId, queue] of this.ready) {
       while (queue.length > 0 && this.inFlight.size < maxConcurrent && (this.perEndpoint.get(endpointId) ?? 0) < maxPerEndpoint) {
         const claimed = queue.shift()!;
         this.readyCount--;
-        if (claimed.leaseUntil.getTime() < latestStart) this.giveBack(claimed);
+        if (claimed.leaseDeadline < leaseNeeded) this.giveBack(claimed);
         else this.send(claimed);
       }
       if (queue.length === 0) this.ready.delete(endpointId);
@@ -229,7 +254,7 @@ export class WebhookDispatcher {
   private giveBack(claimed: ClaimedDelivery): Promise<void> {
     const released = releaseClaim(this.options.database, claimed, null, null).catch((error: unknown) => {
       this.options.logger.warn({ err: error, delivery: claimed.deliveryId }, 'could not give a claim back; it is sent once its lease runs out');
-    });
+    }).finally(() => this.held.delete(claimed.deliveryId));
     this.recording.add(released);
     void released.finally(() => this.recording.delete(released));
     return released;
@@ -248,9 +273,14 @@ export class WebhookDispatcher {
     this.inFlight.set(delivery.leaseToken + delivery.deliveryId, attempt);
   }
 
-  /** Sends one claimed delivery and records the attempt. Never throws: a failure is logged, the lease runs out. */
+  /**
+   * Sends one claimed delivery and records the attempt. Never throws: a failure is logged, the lease runs out. The
+   * delivery stays held (not claimed again by this dispatcher) until its attempt is recorded, or it is given back,
+   * or left to its lease after a failure.
+   */
   private async attempt(claimed: ClaimedDelivery): Promise<void> {
     const log = this.options.logger.child({ webhook: claimed.endpointId, delivery: claimed.deliveryId });
+    let recording = false;
     try {
       let secret: string;
       try {
@@ -271,11 +301,14 @@ export class WebhookDispatcher {
       const answer = await this.post(claimed.url, claimed.body, headers);
       const result: AttemptResult = { startedAt, durationMs: performance.now() - started, ...answer };
       // The receiver's slot is free from here on (this attempt leaves inFlight when this returns); the record follows.
-      const recorded = this.record(claimed, result, log);
+      const recorded = this.record(claimed, result, log).finally(() => this.held.delete(claimed.deliveryId));
+      recording = true;
       this.recording.add(recorded);
       void recorded.finally(() => this.recording.delete(recorded));
     } catch (error) {
       log.error({ err: error }, 'webhook attempt failed before it was sent; its lease runs out and it is sent again');
+    } finally {
+      if (!recording) this.held.delete(claimed.deliveryId);
     }
   }
 
@@ -295,7 +328,7 @@ export class WebhookDispatcher {
 
   /** One POST, bounded by the timeout; answers the status, or the error when no answer came. */
   private post(rawUrl: string, body: string, headers: Record<string, string>): Promise<Pick<AttemptResult, 'statusCode' | 'error'>> {
-    const timeoutMs = this.options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    const timeoutMs = this.timeoutMs;
     const url = new URL(rawUrl);
     // An address written in the URL is connected to without a lookup, so it is judged here; a name, by the
     // lookup below, on the addresses the connection will use. A refusal is an attempt like any failed one.

@@ -5,9 +5,14 @@
  *
  * A claim is one statement: the due deliveries of endpoints that are enabled, at most `perEndpoint` of each
  * endpoint and `limit` in all, locked with `FOR UPDATE SKIP LOCKED` (so two dispatchers claiming at once take
- * different rows) and leased to the claimer until `leaseUntil` (so no other dispatcher takes them while they are
+ * different rows) and leased to the claimer for `leaseMs` (so no other dispatcher takes them while they are
  * being sent; a dispatcher that dies mid-delivery leaves a lease that runs out, and the delivery is sent again:
  * at least once). A result is recorded only under the claim's own lease token.
+ *
+ * Due times are the service's clock (`now`, which tests move forward); leases are the database's clock. A lease
+ * bounds how long an attempt may really take, so it is measured by the one clock every dispatcher shares and that
+ * nothing moves: a clock moved forward (a test's, or a machine's stepped or running ahead of another's) would
+ * otherwise end leases whose attempts are still in flight, and the delivery would be claimed and sent again.
  */
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../db/database.ts';
@@ -44,8 +49,12 @@ export interface ClaimedDelivery {
 }
 
 export interface ClaimRequest {
+  /** What is due by this time (the service's clock) is claimed. */
   now: Date;
-  leaseUntil: Date;
+  /** How long the claim is leased, in ms of the database's clock. */
+  leaseMs: number;
+  /** Deliveries the claimer holds already (being sent, waiting for a slot, or being recorded): never claimed again by it. */
+  held: readonly string[];
   /** At most this many in all. */
   limit: number;
   /** At most this many of one endpoint, less what `busy` says is in flight there already. */
@@ -69,7 +78,7 @@ export async function claimDue(database: Database, request: ClaimRequest): Promi
         LATERAL (
           SELECT d.next_attempt_at AS first_due FROM webhook_deliveries d
            WHERE d.endpoint_id = e.endpoint_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
-             AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+             AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now()) AND d.delivery_id <> ALL($8::text[])
            ORDER BY d.next_attempt_at LIMIT 1) f
        WHERE e.enabled AND $5::int - coalesce(busy.n, 0) > 0
        ORDER BY f.first_due LIMIT $4
@@ -77,16 +86,16 @@ export async function claimDue(database: Database, request: ClaimRequest): Promi
       SELECT c.delivery_id FROM slots, LATERAL (
         SELECT delivery_id, next_attempt_at FROM webhook_deliveries d
          WHERE d.endpoint_id = slots.endpoint_id AND d.status = 'PENDING' AND d.next_attempt_at <= $1
-           AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= $1)
+           AND (d.lease_expires_at IS NULL OR d.lease_expires_at <= now()) AND d.delivery_id <> ALL($8::text[])
          ORDER BY d.next_attempt_at LIMIT slots.free FOR UPDATE SKIP LOCKED) c
        ORDER BY c.next_attempt_at LIMIT $4
     )
-    UPDATE webhook_deliveries w SET lease_token = $3, lease_expires_at = $2
+    UPDATE webhook_deliveries w SET lease_token = $3, lease_expires_at = now() + make_interval(secs => $2::double precision / 1000)
       FROM picked, webhook_endpoints e
      WHERE w.delivery_id = picked.delivery_id AND e.endpoint_id = w.endpoint_id
     RETURNING w.delivery_id, w.endpoint_id, w.event_id, w.event_type, w.sequence, w.body, w.attempts, w.first_attempt_at,
               w.source_recorded_at, e.url, e.secret_key_id, e.secret_sealed`,
-  [request.now, request.leaseUntil, token, request.limit, request.perEndpoint, [...request.busy.keys()], [...request.busy.values()]]);
+  [request.now, request.leaseMs, token, request.limit, request.perEndpoint, [...request.busy.keys()], [...request.busy.values()], request.held]);
   return rows.map((r) => ({
     deliveryId: r.delivery_id, endpointId: r.endpoint_id, eventId: r.event_id, eventType: r.event_type,
     sequence: r.sequence === null ? null : Number(r.sequence), body: r.body, attempts: r.attempts,

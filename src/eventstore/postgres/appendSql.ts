@@ -204,6 +204,19 @@ SELECT transaction_id::text AS commit_position, global_position::text AS prepare
 export const READ_STREAM_FORWARDS_SQL = `
 SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision >= $2 ORDER BY events.revision LIMIT $3`;
 
+/**
+ * Forward reads of several streams in one statement (the store's read groups): member `n` reads `stream` from
+ * `from_revision`, at most `lim` events, exactly as READ_STREAM_FORWARDS_SQL would on its own; rows come by member,
+ * then revision. Revisions come as JSON strings: a bigint may not fit a JSON number.
+ */
+export const READ_STREAMS_SQL = `
+SELECT r.n, e.* FROM jsonb_to_recordset($1::jsonb) AS r(n integer, stream text, from_revision bigint, lim integer)
+CROSS JOIN LATERAL (
+  SELECT ${FEED_COLUMNS}, events.revision AS ord FROM events
+   WHERE events.stream = r.stream AND events.revision >= r.from_revision
+   ORDER BY events.revision LIMIT r.lim) AS e
+ ORDER BY r.n, e.ord`;
+
 export const READ_STREAM_BACKWARDS_SQL = `
 SELECT ${FEED_COLUMNS} FROM events WHERE stream = $1 AND revision <= $2 ORDER BY events.revision DESC LIMIT $3`;
 

@@ -16,7 +16,7 @@ import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
   appendStatements, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
-  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_TAIL_FROM_START_SQL, READ_TAIL_SQL, STREAM_EVENTS_BY_ID_SQL,
+  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_STREAMS_SQL, READ_TAIL_FROM_START_SQL, READ_TAIL_SQL, STREAM_EVENTS_BY_ID_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
 
@@ -36,6 +36,24 @@ const MAX_GROUPS_IN_FLIGHT = 4;
  * in flight side by side get more of it, while each group saves commits and round trips.
  */
 const MIN_SPLIT_GROUP = 4;
+
+/** Forward stream reads in one read group at most (each answers at most MAX_READ_LIMIT events of its stream). */
+const MAX_READ_GROUP_MEMBERS = 64;
+/**
+ * Read groups in flight at once. Reads made while they are all in flight wait for the next group: under load they
+ * go in fewer statements, and leave the pool's other connections to appends, projectors and requests.
+ */
+const MAX_READ_GROUPS_IN_FLIGHT = 4;
+/**
+ * Named: parsed once per connection, as the appends' statements are, and planned once Postgres finds its generic
+ * plan as good as a fresh one (planning cost the database more than running these reads did).
+ */
+const READ_STREAMS_STATEMENT = { name: 'events_read_streams', text: READ_STREAMS_SQL };
+const READ_STREAM_FORWARDS_STATEMENT = { name: 'events_read_stream', text: READ_STREAM_FORWARDS_SQL };
+const READ_STREAM_BACKWARDS_STATEMENT = { name: 'events_read_stream_backwards', text: READ_STREAM_BACKWARDS_SQL };
+const READ_TAIL_STATEMENT = { name: 'events_read_tail', text: READ_TAIL_SQL };
+const READ_TAIL_FROM_START_STATEMENT = { name: 'events_read_tail_from_start', text: READ_TAIL_FROM_START_SQL };
+const HEAD_POSITION_STATEMENT = { name: 'events_head_position', text: HEAD_POSITION_SQL };
 
 interface FeedRow {
   commit_position: string;
@@ -72,6 +90,15 @@ interface StoredRow {
   schema_version: number;
   data: unknown;
   metadata: EventMetadata;
+}
+
+/** One forward stream read waiting for its group. */
+interface StreamRead {
+  stream: string;
+  from: bigint;
+  limit: number;
+  resolve(events: RecordedEvent[]): void;
+  reject(error: unknown): void;
 }
 
 /** One append waiting for its group. */
@@ -363,11 +390,72 @@ export class PostgresEventStore implements EventStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const limit = boundedLimit(options.limit ?? MAX_READ_LIMIT);
-    const backwards = options.direction === 'backwards';
-    const from = options.fromRevision ?? (backwards ? BigInt('9223372036854775807') : 0n);
-    const { rows } = await this.database.query<FeedRow>(
-      backwards ? READ_STREAM_BACKWARDS_SQL : READ_STREAM_FORWARDS_SQL, [stream, from.toString(), limit]);
-    return rows.map((row) => this.toRecorded(row));
+    if (options.direction === 'backwards') {
+      const from = options.fromRevision ?? BigInt('9223372036854775807');
+      const { rows } = await this.database.query<FeedRow>(READ_STREAM_BACKWARDS_STATEMENT, [stream, from.toString(), limit]);
+      return rows.map((row) => this.toRecorded(row));
+    }
+    return new Promise<RecordedEvent[]>((resolve, reject) => {
+      this.reads.push({ stream, from: options.fromRevision ?? 0n, limit, resolve, reject });
+      this.scheduleReads();
+    });
+  }
+
+  // ------------------------------------------------------------------------------------------ read groups
+  //
+  // Forward reads of streams made in the same turn of the event loop, or while MAX_READ_GROUPS_IN_FLIGHT groups are
+  // in flight, go to Postgres together: one statement for all of them (READ_STREAMS_SQL), each answered with what
+  // its own statement would have read. A command catches its fold up with such a read before it decides
+  // (../commandHandler.ts), so many commands at once on different streams (a settlement batch, a test clock's
+  // advance, requests side by side) cost one round trip for their reads, not one each. At low load a read goes
+  // alone, a turn of the event loop later (no timer), as the one-stream statement. Read committed: a group sees
+  // every append that had answered before it was sent, as each read alone would.
+
+  /** Forward reads not yet sent, in the order they were made. */
+  private readonly reads: StreamRead[] = [];
+  private readGroupsInFlight = 0;
+  private readsScheduled = false;
+
+  private scheduleReads(): void {
+    if (this.readsScheduled) return;
+    this.readsScheduled = true;
+    setImmediate(() => {
+      this.readsScheduled = false;
+      this.sendReads();
+    });
+  }
+
+  private sendReads(): void {
+    while (this.readGroupsInFlight < MAX_READ_GROUPS_IN_FLIGHT && this.reads.length > 0) {
+      // Spread over the free slots, as the appends are: statements in flight side by side overlap their round trips.
+      const size = Math.min(MAX_READ_GROUP_MEMBERS,
+        Math.max(MIN_SPLIT_GROUP, Math.ceil(this.reads.length / (MAX_READ_GROUPS_IN_FLIGHT - this.readGroupsInFlight))));
+      const group = this.reads.splice(0, size);
+      this.readGroupsInFlight++;
+      this.sendReadGroup(group).finally(() => {
+        this.readGroupsInFlight--;
+        if (this.reads.length > 0) this.scheduleReads();
+      });
+    }
+  }
+
+  /** Answers each read of `group` (never throws: a failed statement rejects every read of it). */
+  private async sendReadGroup(group: StreamRead[]): Promise<void> {
+    try {
+      if (group.length === 1) {
+        const [read] = group as [StreamRead];
+        const { rows } = await this.database.query<FeedRow>(READ_STREAM_FORWARDS_STATEMENT, [read.stream, read.from.toString(), read.limit]);
+        read.resolve(rows.map((row) => this.toRecorded(row)));
+        return;
+      }
+      const { rows } = await this.database.query<FeedRow & { n: number }>(READ_STREAMS_STATEMENT, [JSON.stringify(
+        group.map((read, n) => ({ n, stream: read.stream, from_revision: read.from.toString(), lim: read.limit })))]);
+      const answers = group.map((): RecordedEvent[] => []);
+      for (const row of rows) answers[row.n]!.push(this.toRecorded(row));
+      group.forEach((read, n) => read.resolve(answers[n]!));
+    } catch (error) {
+      for (const read of group) read.reject(error);
+    }
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
@@ -382,14 +470,14 @@ export class PostgresEventStore implements EventStore {
   async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }> {
     const limit = boundedLimit(options.limit);
     const { rows } = await this.database.query<FeedRow & { held: boolean | null }>(
-      options.after ? READ_TAIL_SQL : READ_TAIL_FROM_START_SQL,
+      options.after ? READ_TAIL_STATEMENT : READ_TAIL_FROM_START_STATEMENT,
       [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit]);
     const last = rows.pop();
     return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true };
   }
 
   async headPosition(): Promise<Position | null> {
-    const { rows } = await this.database.query<Pick<FeedRow, 'commit_position' | 'prepare_position'>>(HEAD_POSITION_SQL);
+    const { rows } = await this.database.query<Pick<FeedRow, 'commit_position' | 'prepare_position'>>(HEAD_POSITION_STATEMENT);
     const row = rows[0];
     return row ? { commit: toBigInt(row.commit_position), prepare: toBigInt(row.prepare_position) } : null;
   }

@@ -19,6 +19,7 @@
  */
 import { createdId } from '../../eventstore/deterministicId.ts';
 import { runCommand, streamState } from '../../eventstore/streams.ts';
+import type { CommandOptions } from '../../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../../eventstore/port.ts';
 import { comparePositions, type Position } from '../../eventstore/position.ts';
 import { domainNotFound, domainPrecondition } from '../../domain/errors.ts';
@@ -68,13 +69,14 @@ function endEventTypes(refund: RefundCreatedData, outcome: RefundOutcome): strin
  * Creates a refund child, RECEIVED, funded as `refund.funding` says: from an account that already holds the
  * amount (the refund flow below), or from the currency's suspense account (funds that reached no account, such
  * as an expired unassigned deposit). The child's id is the caller's: derive it from what the refund is for, and
- * a flow that runs twice creates one child. Any client's: the service's own flows call it.
+ * a flow that runs twice creates one child. Any client's: the service's own flows call it. `options`: the
+ * creation's (`expectNewStream` when the caller knows the child is new but for a rare second run).
  */
 export async function issueRefundChild(
-  platform: Platform, refund: Omit<RefundCreatedData, 'createdAt'>, metadata: EventMetadata,
+  platform: Platform, refund: Omit<RefundCreatedData, 'createdAt'>, metadata: EventMetadata, options: CommandOptions = {},
 ): Promise<Position | null> {
   const { position } = await runCommand(platform, refundStreamType, refundStream(refund.refundId),
-    { type: 'CreateRefund', tenant: 'any', refund, now: platform.runtime.now() }, metadata);
+    { type: 'CreateRefund', tenant: 'any', refund, now: platform.runtime.now() }, metadata, options);
   return position;
 }
 
