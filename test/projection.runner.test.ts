@@ -253,13 +253,16 @@ for (const target of databaseTargets()) {
       expect(await v1.waitFor(first.position)).to.equal(true);
       await v1.stop(); // the serving version's process is gone (or lagging): readers still see v1's tables
 
-      // One append, so that the feed shows both events at once: v2 cannot catch up between them and swap in.
+      // One append, so that the feed shows both events at once: v2 cannot catch up between them and swap in. Events
+      // v2 ignores stand between them, more than one batch of a runner behind the head takes (five times its batch
+      // size), so that `written` and the poisoned event are never in one batch: a failing batch applies nothing.
       const poisonId = randomUUID();
-      await store.append(stream, [deposit(5), deposit(7, poisonId)], 0n);
+      const between = Array.from({ length: 10 }, (): NewEvent => ({ type: 'Noted', data: {} }));
+      await store.append(stream, [deposit(5), ...between, deposit(7, poisonId)], 0n);
       const written = (await store.readStream(stream, { fromRevision: 1n, limit: 1 }))[0]!;
       // On a busy cluster the feed can show an append later than it was made; v2 must not see the feed end before it.
-      await until(async () => (await store.readAll({ after: first.position, limit: 10 })).length === 2);
-      // v2 builds one event per batch, passes `written`, then keeps failing on the poisoned event
+      await until(async () => (await store.readAll({ after: first.position, limit: 20 })).length === 2 + between.length);
+      // v2 builds in batches of one (five while behind), passes `written`, then keeps failing on the poisoned event
       const v2 = new ProjectionDaemon(database, store, { ...fast, batchSize: 1 })
         .addProjector(totalsProjector(name, 2, { failOn: (event) => event.id === poisonId }));
       daemons.push(v2);
