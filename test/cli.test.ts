@@ -190,8 +190,11 @@ async function stop(service: ServiceProcess): Promise<void> {
 
 const keys = (value: object) => Object.keys(value).sort();
 
-/** A plain progress line of `label` (stderr is not a terminal here): done/total, rate, time. */
-const progressLine = (label: string, unit = 'events') => new RegExp(`^${label}: \\d+/\\d+ ${unit} \\(\\d+%\\), \\d+ ${unit}/s, `, 'm');
+/**
+ * A plain progress line of `label` (stderr is not a terminal here): done/total, rate, time. Counts have thousands
+ * separators ("2,200 events/s": a few events read in a few milliseconds).
+ */
+const progressLine = (label: string, unit = 'events') => new RegExp(`^${label}: [\\d,]+/[\\d,]+ ${unit} \\(\\d+%\\), [\\d,]+ ${unit}/s, `, 'm');
 
 describe('cli: usage', function () {
   this.timeout(120_000);
