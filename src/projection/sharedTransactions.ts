@@ -10,15 +10,13 @@
  * own, so that only the failing projector fails (and backs off) and the others' batches commit.
  */
 import type { Kysely } from 'kysely';
+import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
 
 type Work = (trx: Kysely<NoTables>) => Promise<void>;
 
-interface Waiting {
-  work: Work;
-  resolve(): void;
-  reject(error: unknown): void;
-}
+/** What a work came to: null when it committed, else its own error. */
+type Outcome = { failed: unknown } | null;
 
 /** Batches committed together, at most: a projector's batch holds its checkpoint row's lock until the commit. */
 const MAX_WORKS_PER_TRANSACTION = 32;
@@ -26,55 +24,39 @@ const MAX_WORKS_PER_TRANSACTION = 32;
 const MAX_IN_FLIGHT = 2;
 
 export class SharedTransactions {
-  private readonly waiting: Waiting[] = [];
-  private inFlight = 0;
-  private flushScheduled = false;
+  /** Gathers the works of a turn (or of the time a transaction is in flight), as the other shared statements do. */
+  private readonly works: Coalescer<Work, Outcome>;
 
-  constructor(private readonly db: Kysely<NoTables>) {}
+  constructor(private readonly db: Kysely<NoTables>) {
+    this.works = new Coalescer((batch) => this.commit(batch), { maxBatch: MAX_WORKS_PER_TRANSACTION, maxInFlight: MAX_IN_FLIGHT });
+  }
 
   /** Runs `work` in a transaction, shared with the works submitted in the same turn; rejects only with its own error. */
-  run(work: Work): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.waiting.push({ work, resolve, reject });
-      this.scheduleFlush();
-    });
+  async run(work: Work): Promise<void> {
+    const outcome = await this.works.submit(work);
+    if (outcome) throw outcome.failed;
   }
 
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      while (this.inFlight < MAX_IN_FLIGHT && this.waiting.length > 0) {
-        const batch = this.waiting.splice(0, MAX_WORKS_PER_TRANSACTION);
-        this.inFlight++;
-        void this.commit(batch).finally(() => {
-          this.inFlight--;
-          if (this.waiting.length > 0) this.scheduleFlush();
-        });
-      }
-    });
-  }
-
-  private async commit(batch: Waiting[]): Promise<void> {
+  private async commit(batch: Work[]): Promise<Outcome[]> {
     if (batch.length > 1) {
       try {
         await this.db.transaction().execute(async (trx) => {
-          for (const { work } of batch) await work(trx);
+          for (const work of batch) await work(trx);
         });
-        for (const each of batch) each.resolve();
-        return;
+        return batch.map(() => null);
       } catch {
         // Which work failed is told by running each alone, below; the others commit there.
       }
     }
-    for (const each of batch) {
+    const outcomes: Outcome[] = [];
+    for (const work of batch) {
       try {
-        await this.db.transaction().execute(each.work);
-        each.resolve();
+        await this.db.transaction().execute(work);
+        outcomes.push(null);
       } catch (error) {
-        each.reject(error);
+        outcomes.push({ failed: error });
       }
     }
+    return outcomes;
   }
 }
