@@ -115,67 +115,69 @@ export async function paymentTemplate(service: BenchService, merchant: Merchant)
   return created!.data as PaymentCreatedData;
 }
 
-/** Appends `count` payments' histories, SEED_IN_FLIGHT appends at a time; answers the last position. */
-export async function seedPayments(
-  store: EventStore, services: Services, merchant: Merchant, template: PaymentCreatedData, count: number,
-  /** Number of the first payment (its externalId is `seed-<number>`): a later call continues an earlier one's dataset. */
-  first = 0,
-): Promise<{ events: number; last: Position; ms: number }> {
-  const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
-  let next = 0;
-  let events = 0;
-  let last: Position | null = null;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
-    for (let i = next++; i < count; i = next++) {
-      const history = paymentHistory(services, merchant, template, i, count, first);
-      events += history.length;
-      const { position } = await store.append(paymentStream(history[0]!.data.paymentId), history.map((e) => ({
-        type: e.type, data: e.data, metadata: { ...metadata, correlationId: randomUUID() },
-      })), 'no_stream');
-      if (!last || comparePositions(position, last) > 0) last = position;
-    }
-  }));
-  return { events, last: last!, ms: performance.now() - started };
-}
-
-
 /**
- * Appends `count` customers' histories (created, then `updates` changes of name), SEED_IN_FLIGHT appends at a
- * time: the rest of a log that holds more than payments. Answers the events appended and the last position.
+ * Appends the histories `historyOf(i)` gives for i in [0, count), each to its new stream, SEED_IN_FLIGHT appends at a
+ * time (the store's group commit writes them in large batches); answers the events appended and the last position.
  */
-export async function seedCustomers(
-  store: EventStore, merchant: Merchant, count: number, updates: number,
+async function seedStreams(
+  store: EventStore, merchant: Merchant, count: number,
+  historyOf: (i: number) => { stream: string; events: ReadonlyArray<{ type: string; data: unknown }> },
 ): Promise<{ events: number; last: Position | null; ms: number }> {
   const metadata = { clientId: merchant.clientId, actor: `client:${merchant.clientId}` };
-  const tenant = { clientId: merchant.clientId };
   let next = 0;
   let events = 0;
   let last: Position | null = null;
   const started = performance.now();
   await Promise.all(Array.from({ length: SEED_IN_FLIGHT }, async () => {
     for (let i = next++; i < count; i = next++) {
-      const customerId = randomUUID();
-      const at = Date.now() - Math.floor(Math.random() * 90 * 86_400_000);
-      const commands: CustomerCommand[] = [{
-        type: 'CreateCustomer', tenant, customerId, clientId: merchant.clientId, autoCreated: false, reservationRevision: null, now: new Date(at),
-        fields: { firstName: 'Ana', lastName: `Seed${i}`, email: `seed-${i}@example.com`, country: 'BRA' },
-      }];
-      for (let u = 0; u < updates; u++) {
-        commands.push({ type: 'UpdateCustomer', tenant, changes: { firstName: `Ana${u}` }, now: new Date(at + (u + 1) * 60_000) });
-      }
-      let state: CustomerState = customerDecider.initialState;
-      const history = commands.flatMap((command) => {
-        const decided = customerDecider.decide(command, state);
-        for (const event of decided) state = customerDecider.evolve(state, event);
-        return decided;
-      });
-      events += history.length;
-      const { position } = await store.append(customerStream(customerId), history.map((e) => ({
+      const history = historyOf(i);
+      events += history.events.length;
+      const { position } = await store.append(history.stream, history.events.map((e) => ({
         type: e.type, data: e.data, metadata: { ...metadata, correlationId: randomUUID() },
       })), 'no_stream');
       if (!last || comparePositions(position, last) > 0) last = position;
     }
   }));
   return { events, last, ms: performance.now() - started };
+}
+
+/** Appends `count` payments' histories, SEED_IN_FLIGHT appends at a time; answers the last position. */
+export async function seedPayments(
+  store: EventStore, services: Services, merchant: Merchant, template: PaymentCreatedData, count: number,
+  /** Number of the first payment (its externalId is `seed-<number>`): a later call continues an earlier one's dataset. */
+  first = 0,
+): Promise<{ events: number; last: Position; ms: number }> {
+  const seeded = await seedStreams(store, merchant, count, (i) => {
+    const history = paymentHistory(services, merchant, template, i, count, first);
+    return { stream: paymentStream(history[0]!.data.paymentId), events: history };
+  });
+  return { ...seeded, last: seeded.last! };
+}
+
+/**
+ * Appends `count` customers' histories (created, then `updates` changes of name), SEED_IN_FLIGHT appends at a
+ * time: the rest of a log that holds more than payments. Answers the events appended and the last position.
+ */
+export function seedCustomers(
+  store: EventStore, merchant: Merchant, count: number, updates: number,
+): Promise<{ events: number; last: Position | null; ms: number }> {
+  const tenant = { clientId: merchant.clientId };
+  return seedStreams(store, merchant, count, (i) => {
+    const customerId = randomUUID();
+    const at = Date.now() - Math.floor(Math.random() * 90 * 86_400_000);
+    const commands: CustomerCommand[] = [{
+      type: 'CreateCustomer', tenant, customerId, clientId: merchant.clientId, autoCreated: false, reservationRevision: null, now: new Date(at),
+      fields: { firstName: 'Ana', lastName: `Seed${i}`, email: `seed-${i}@example.com`, country: 'BRA' },
+    }];
+    for (let u = 0; u < updates; u++) {
+      commands.push({ type: 'UpdateCustomer', tenant, changes: { firstName: `Ana${u}` }, now: new Date(at + (u + 1) * 60_000) });
+    }
+    let state: CustomerState = customerDecider.initialState;
+    const events = commands.flatMap((command) => {
+      const decided = customerDecider.decide(command, state);
+      for (const event of decided) state = customerDecider.evolve(state, event);
+      return decided;
+    });
+    return { stream: customerStream(customerId), events };
+  });
 }
