@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
-import { IdempotencyStore } from '../src/http/idempotency.ts';
+import { COMPLETE_STATEMENT, IdempotencyStore } from '../src/http/idempotency.ts';
 import { databaseTargets } from './support/targets.ts';
 
 for (const target of databaseTargets()) {
@@ -39,6 +39,26 @@ for (const target of databaseTargets()) {
       expect(await store.begin('s', key, 'h')).to.deep.equal({ kind: 'inFlight' });
       await store.complete('s', key, (first as { owner: string }).owner, 200, { mine: true });
       expect(await store.begin('s', key, 'h')).to.deep.equal({ kind: 'replay', status: 200, body: { mine: true } });
+    });
+
+    it('a completion reaches its row through the primary key, even with a plan made while the table was empty', async () => {
+      // A new deployment's first plans see an empty table; a named statement keeps its generic plan, so that plan must
+      // not scan the table (it once did: every completion read the whole table, the heaviest statement under load).
+      const client = await database.pool.connect();
+      try {
+        // An empty table of the same shape, found first by the statement's unqualified name on this connection.
+        await client.query('CREATE TEMP TABLE idempotency_keys (LIKE idempotency_keys INCLUDING ALL)');
+        await client.query(`PREPARE completion(jsonb) AS ${COMPLETE_STATEMENT.text}`);
+        await client.query('SET plan_cache_mode = force_generic_plan');
+        const { rows } = await client.query<{ 'QUERY PLAN': string }>(
+          `EXPLAIN EXECUTE completion('[{"scope":"s","key":"k","owner":"o","status":200,"body":{}}]')`);
+        const plan = rows.map((row) => row['QUERY PLAN']).join('\n');
+        expect(plan).to.match(/Index Scan using idempotency_keys_pkey/);
+        expect(plan).not.to.match(/Seq Scan on idempotency_keys/);
+      } finally {
+        await client.query('DEALLOCATE ALL; RESET plan_cache_mode; DROP TABLE IF EXISTS pg_temp.idempotency_keys').catch(() => undefined);
+        client.release();
+      }
     });
   });
 }
