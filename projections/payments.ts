@@ -153,7 +153,78 @@ export interface PaymentDocumentsTable {
   created_at: Instant;
 }
 
-export type PaymentTables = { payments: PaymentsTable; payment_documents: PaymentDocumentsTable };
+/**
+ * How many of a client's payments have each value of a listing filter (`dimension` '' and value '': all of them):
+ * the `total` of a page filtered by at most one of them, without counting the matches. Kept by triggers on the
+ * payments table, so every write of it, whatever its shape, moves the counts in the same transaction.
+ */
+export interface PaymentCountsTable {
+  client_id: string;
+  dimension: string;
+  value: string;
+  n: string;
+}
+
+export type PaymentTables = { payments: PaymentsTable; payment_documents: PaymentDocumentsTable; payment_counts: PaymentCountsTable };
+
+/** The filters a count is kept for, as columns of the payments table. */
+const COUNTED_FILTERS = ['status', 'identity_id', 'account_number', 'type'] as const;
+type CountedFilter = (typeof COUNTED_FILTERS)[number];
+
+/** Each row of `rows` once per kept count it belongs to, with `sign` (1 or -1): a row without a value has no count of it. */
+function countedValues(rows: string, sign: string): string {
+  const dimensions = ["('', '')", ...COUNTED_FILTERS.map((column) => `('${column}', r.${column})`)].join(', ');
+  return `SELECT r.client_id, d.dimension, d.value, ${sign} AS n FROM ${rows} r, LATERAL (VALUES ${dimensions}) AS d(dimension, value)
+           WHERE d.value IS NOT NULL`;
+}
+
+/**
+ * Statement-level: one upsert of the summed changes per statement that writes payments, whatever the rows. The
+ * function keeps the search_path of the version being set up, so it writes that version's counts.
+ */
+const COUNT_TRIGGERS = [
+  ['insert', 'INSERT', 'REFERENCING NEW TABLE AS new_rows', countedValues('new_rows', '1')],
+  ['update', 'UPDATE', 'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows',
+    `${countedValues('new_rows', '1')} UNION ALL ${countedValues('old_rows', '-1')}`],
+  ['delete', 'DELETE', 'REFERENCING OLD TABLE AS old_rows', countedValues('old_rows', '-1')],
+] as const;
+
+async function setupCounts(trx: Kysely<PaymentTables>): Promise<void> {
+  await sql`
+    CREATE TABLE payment_counts (
+      client_id text   NOT NULL,
+      dimension text   NOT NULL,
+      value     text   NOT NULL,
+      n         bigint NOT NULL,
+      PRIMARY KEY (client_id, dimension, value)
+    )`.execute(trx);
+  for (const [name, operation, transitions, changes] of COUNT_TRIGGERS) {
+    await sql.raw(`
+      CREATE FUNCTION payment_counts_${name}() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+      DECLARE lowest bigint; emptied text[];
+      BEGIN
+        WITH counted AS (
+          INSERT INTO payment_counts AS c (client_id, dimension, value, n)
+          SELECT client_id, dimension, value, sum(n) FROM (${changes}) AS change
+           GROUP BY client_id, dimension, value HAVING sum(n) <> 0
+          ON CONFLICT (client_id, dimension, value) DO UPDATE SET n = c.n + EXCLUDED.n
+          RETURNING c.client_id, c.dimension, c.value, c.n)
+        SELECT min(n), array_agg(json_build_array(client_id, dimension, value)::text) FILTER (WHERE n = 0)
+          INTO lowest, emptied FROM counted;
+        -- A count below zero: rows left that were never counted, so the read model is broken. (A CHECK would refuse
+        -- the negative change itself, before it is added to the count it changes.)
+        IF lowest < 0 THEN RAISE EXCEPTION 'payment_counts: a count below zero'; END IF;
+        -- A value no payment has any more has no row, as in a rebuild that never saw it: the two compare equal.
+        IF emptied IS NOT NULL THEN
+          DELETE FROM payment_counts c USING unnest(emptied) AS e(key)
+           WHERE c.client_id = (e.key::json)->>0 AND c.dimension = (e.key::json)->>1 AND c.value = (e.key::json)->>2 AND c.n = 0;
+        END IF;
+        RETURN NULL;
+      END $$`).execute(trx);
+    await sql.raw(`CREATE TRIGGER payment_counts_${name} AFTER ${operation} ON payments ${transitions}
+      FOR EACH STATEMENT EXECUTE FUNCTION payment_counts_${name}()`).execute(trx);
+  }
+}
 export type PaymentRow = Selectable<PaymentsTable>;
 
 async function setup(trx: Kysely<PaymentTables>): Promise<void> {
@@ -188,6 +259,7 @@ async function setup(trx: Kysely<PaymentTables>): Promise<void> {
       created_at   timestamptz NOT NULL
     )`.execute(trx);
   await sql`CREATE INDEX payment_documents_payment ON payment_documents (payment_id, created_at)`.execute(trx);
+  await setupCounts(trx);
 }
 
 type Data<T extends StoredEventType> = StoredEventData[T];
@@ -481,8 +553,9 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables, Store
   // 3: refund children as payments of type REFUND.
   // 4: the test clock of a payment (test_clock_id).
   // 5: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
-  version: 5,
-  tables: ['payments', 'payment_documents'],
+  // 6: payment_counts, the totals of a client's list by each filter.
+  version: 6,
+  tables: ['payments', 'payment_documents', 'payment_counts'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...REFUND_ENDS, ...STATUS_CHANGES,
     'DepositReceived', 'DepositCompanionCreated', 'DepositAssigned'],
   setup,
@@ -518,13 +591,31 @@ export async function paymentsPage<DB extends PaymentTables>(
   if (filters.checkoutSessionId) filtered = filtered.where('checkout_session_id', '=', filters.checkoutSessionId);
   if (filters.from) filtered = filtered.where('created_at', '>=', filters.from);
   if (filters.before) filtered = filtered.where('created_at', '<', filters.before);
+  const kept = keptCount(filters);
   const [rows, count] = await Promise.all([
     filtered.orderBy(sql.raw(sortOrders[sort.field](sort.direction))).orderBy('payment_id', sort.direction)
       .limit(page.limit).offset(page.offset).execute(),
-    filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+    kept
+      ? (db as unknown as Kysely<PaymentTables>).selectFrom('payment_counts').select('n')
+        .where('client_id', '=', clientId).where('dimension', '=', kept.dimension).where('value', '=', kept.value).executeTakeFirst()
+      : filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
   ]);
   return { rows, total: Number(count?.n ?? 0) };
 }
+
+/** The kept count that is a page's total: filtered by at most one of the counted filters, and nothing else. */
+function keptCount(filters: PaymentFilters): { dimension: '' | CountedFilter; value: string } | null {
+  if (filters.checkoutSessionId || filters.from || filters.before) return null;
+  const given = COUNTED_FILTERS.filter((column) => filters[FILTER_OF[column]] !== undefined && filters[FILTER_OF[column]] !== '');
+  if (given.length === 0) return { dimension: '', value: '' };
+  if (given.length > 1) return null;
+  const [column] = given as [CountedFilter];
+  return { dimension: column, value: filters[FILTER_OF[column]]! };
+}
+
+const FILTER_OF: Readonly<Record<CountedFilter, 'status' | 'identityId' | 'accountNumber' | 'type'>> = {
+  status: 'status', identity_id: 'identityId', account_number: 'accountNumber', type: 'type',
+};
 
 /** A document attached to a payment under review, by its id. */
 export async function paymentDocument<DB extends PaymentTables>(db: Kysely<DB>, documentId: string): Promise<Selectable<PaymentDocumentsTable>> {
