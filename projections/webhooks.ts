@@ -125,14 +125,25 @@ type Mappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Map
 const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhookEventSchemas)[];
 type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
-/** The active version's checkpoint when another version than `version` is active: no delivery at or before it. */
-async function emissionFloor(trx: Kysely<WebhookTables>, version: number): Promise<Position | null> {
-  const { rows } = await sql<{ version: number; c: string | null; p: string | null }>`
-    SELECT version, checkpoint_commit AS c, checkpoint_prepare AS p FROM projection_state
-     WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'`.execute(trx);
-  const active = rows[0];
-  if (!active || active.version === version) return null;
-  return active.c === null ? null : { commit: BigInt(active.c), prepare: BigInt(active.p!) };
+/**
+ * What a batch starts from, in one round trip: the facts kept of these payments, and the floor: the active version's
+ * checkpoint when another version than `version` is active (no delivery at or before it).
+ */
+async function batchStart(
+  trx: Kysely<WebhookTables>, version: number, paymentIds: readonly string[],
+): Promise<{ floor: Position | null; facts: Map<string, PaymentFacts> }> {
+  const { rows } = await sql<{ payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null }>`
+    SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p
+      FROM projection_state WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'
+    UNION ALL
+    SELECT payment_id, facts, NULL, NULL, NULL FROM webhook_payments WHERE payment_id = ANY(${paymentIds}::text[])`.execute(trx);
+  const facts = new Map<string, PaymentFacts>();
+  let floor: Position | null = null;
+  for (const row of rows) {
+    if (row.payment_id !== null) facts.set(row.payment_id, row.facts!);
+    else if (row.version !== version && row.c !== null) floor = { commit: BigInt(row.c), prepare: BigInt(row.p!) };
+  }
+  return { floor, facts };
 }
 
 async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: EndpointEvent): Promise<void> {
@@ -178,13 +189,8 @@ async function apply(
   trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings,
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
-  const floor = await emissionFloor(trx, version);
   const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
-  const facts = new Map<string, PaymentFacts>();
-  if (paymentIds.length > 0) {
-    const rows = await trx.selectFrom('webhook_payments').select(['payment_id', 'facts']).where('payment_id', 'in', paymentIds).execute();
-    for (const row of rows) facts.set(row.payment_id, row.facts);
-  }
+  const { floor, facts } = await batchStart(trx, version, paymentIds);
   const changedFacts = new Set<string>();
   const subscribers = new Map<string, Subscriber[]>();
   const subscribersOf = async (clientId: string): Promise<Subscriber[]> => {
