@@ -3,7 +3,7 @@
  * and exchange as JSON, and one row per review document. Every value comes from the events (timestamps
  * included), so a rebuild gives identical rows.
  */
-import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
+import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import { isOneOf } from '../src/eventstore/typedEvents.ts';
 import type { StoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
@@ -155,8 +155,9 @@ export interface PaymentDocumentsTable {
 
 /**
  * How many of a client's payments have each value of a listing filter (`dimension` '' and value '': all of them):
- * the `total` of a page filtered by at most one of them, without counting the matches. Kept by triggers on the
- * payments table, so every write of it, whatever its shape, moves the counts in the same transaction.
+ * the `total` of a page filtered by at most one of them, without counting the matches. Every statement of this
+ * projector that writes payments moves the counts in the same statement (`COUNTED`), from the rows it wrote (and,
+ * for an update, the rows as they were).
  */
 export interface PaymentCountsTable {
   client_id: string;
@@ -166,28 +167,56 @@ export interface PaymentCountsTable {
 }
 
 export type PaymentTables = { payments: PaymentsTable; payment_documents: PaymentDocumentsTable; payment_counts: PaymentCountsTable };
+export type PaymentRow = Selectable<PaymentsTable>;
 
 /** The filters a count is kept for, as columns of the payments table. */
 const COUNTED_FILTERS = ['status', 'identity_id', 'account_number', 'type'] as const;
 type CountedFilter = (typeof COUNTED_FILTERS)[number];
+/** What a statement's written rows give back to be counted. */
+const COUNTED_COLUMNS = ['client_id', ...COUNTED_FILTERS] as const;
 
 /** Each row of `rows` once per kept count it belongs to, with `sign` (1 or -1): a row without a value has no count of it. */
-function countedValues(rows: string, sign: string): string {
+function countedValues(rows: string, sign: 1 | -1): string {
   const dimensions = ["('', '')", ...COUNTED_FILTERS.map((column) => `('${column}', r.${column})`)].join(', ');
   return `SELECT r.client_id, d.dimension, d.value, ${sign} AS n FROM ${rows} r, LATERAL (VALUES ${dimensions}) AS d(dimension, value)
            WHERE d.value IS NOT NULL`;
 }
 
+/** The CTE body that adds `changes` (rows of client_id, dimension, value, n) to the counts, answering each count moved. */
+function countedUpsert(changes: string): string {
+  return `INSERT INTO payment_counts AS c (client_id, dimension, value, n)
+    SELECT client_id, dimension, value, sum(n) FROM (${changes}) AS change
+     GROUP BY client_id, dimension, value HAVING sum(n) <> 0
+    ON CONFLICT (client_id, dimension, value) DO UPDATE SET n = c.n + EXCLUDED.n
+    RETURNING c.client_id, c.dimension, c.value, c.n`;
+}
+
+/** A statement's counts as they are after it: none below zero, and a count that reached zero has no row. */
+async function settleCounts(
+  trx: Kysely<PaymentTables>, counted: ReadonlyArray<{ client_id: string; dimension: string; value: string; n: string | number }>,
+): Promise<void> {
+  // Below zero: a payment left a value it was never counted in, so the read model is broken.
+  const broken = counted.find((row) => Number(row.n) < 0);
+  if (broken) throw new Error(`payments projector: the count of ${broken.client_id}'s payments by ${broken.dimension || 'all'} ${broken.value} fell below zero`);
+  // A value no payment has any more has no row, as in a rebuild that never saw it: the two compare equal.
+  const emptied = counted.filter((row) => Number(row.n) === 0);
+  if (emptied.length === 0) return;
+  await sql`DELETE FROM payment_counts c USING jsonb_to_recordset(${JSON.stringify(emptied)}::jsonb) AS e(client_id text, dimension text, value text)
+    WHERE c.client_id = e.client_id AND c.dimension = e.dimension AND c.value = e.value AND c.n = 0`.execute(trx);
+}
+
 /**
- * Statement-level: one upsert of the summed changes per statement that writes payments, whatever the rows. The
- * function keeps the search_path of the version being set up, so it writes that version's counts.
+ * An update of payments whose CTEs `ctes` end with `old` (the rows to change, as they are) and `updated` (them as
+ * changed, RETURNING the counted columns): the counts move in the same statement. Answers how many rows changed.
  */
-const COUNT_TRIGGERS = [
-  ['insert', 'INSERT', 'REFERENCING NEW TABLE AS new_rows', countedValues('new_rows', '1')],
-  ['update', 'UPDATE', 'REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows',
-    `${countedValues('new_rows', '1')} UNION ALL ${countedValues('old_rows', '-1')}`],
-  ['delete', 'DELETE', 'REFERENCING OLD TABLE AS old_rows', countedValues('old_rows', '-1')],
-] as const;
+async function countedUpdate(trx: Kysely<PaymentTables>, ctes: RawBuilder<unknown>): Promise<number> {
+  const { rows } = await sql<{ updated: number; counted: Array<{ client_id: string; dimension: string; value: string; n: number }> | null }>`
+    WITH ${ctes},
+    counted AS (${sql.raw(countedUpsert(`${countedValues('updated', 1)} UNION ALL ${countedValues('old', -1)}`))})
+    SELECT (SELECT count(*) FROM updated)::integer AS updated, (SELECT json_agg(counted) FROM counted) AS counted`.execute(trx);
+  await settleCounts(trx, rows[0]!.counted ?? []);
+  return rows[0]!.updated;
+}
 
 async function setupCounts(trx: Kysely<PaymentTables>): Promise<void> {
   await sql`
@@ -198,34 +227,7 @@ async function setupCounts(trx: Kysely<PaymentTables>): Promise<void> {
       n         bigint NOT NULL,
       PRIMARY KEY (client_id, dimension, value)
     )`.execute(trx);
-  for (const [name, operation, transitions, changes] of COUNT_TRIGGERS) {
-    await sql.raw(`
-      CREATE FUNCTION payment_counts_${name}() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
-      DECLARE lowest bigint; emptied text[];
-      BEGIN
-        WITH counted AS (
-          INSERT INTO payment_counts AS c (client_id, dimension, value, n)
-          SELECT client_id, dimension, value, sum(n) FROM (${changes}) AS change
-           GROUP BY client_id, dimension, value HAVING sum(n) <> 0
-          ON CONFLICT (client_id, dimension, value) DO UPDATE SET n = c.n + EXCLUDED.n
-          RETURNING c.client_id, c.dimension, c.value, c.n)
-        SELECT min(n), array_agg(json_build_array(client_id, dimension, value)::text) FILTER (WHERE n = 0)
-          INTO lowest, emptied FROM counted;
-        -- A count below zero: rows left that were never counted, so the read model is broken. (A CHECK would refuse
-        -- the negative change itself, before it is added to the count it changes.)
-        IF lowest < 0 THEN RAISE EXCEPTION 'payment_counts: a count below zero'; END IF;
-        -- A value no payment has any more has no row, as in a rebuild that never saw it: the two compare equal.
-        IF emptied IS NOT NULL THEN
-          DELETE FROM payment_counts c USING unnest(emptied) AS e(key)
-           WHERE c.client_id = (e.key::json)->>0 AND c.dimension = (e.key::json)->>1 AND c.value = (e.key::json)->>2 AND c.n = 0;
-        END IF;
-        RETURN NULL;
-      END $$`).execute(trx);
-    await sql.raw(`CREATE TRIGGER payment_counts_${name} AFTER ${operation} ON payments ${transitions}
-      FOR EACH STATEMENT EXECUTE FUNCTION payment_counts_${name}()`).execute(trx);
-  }
 }
-export type PaymentRow = Selectable<PaymentsTable>;
 
 async function setup(trx: Kysely<PaymentTables>): Promise<void> {
   const columns = Object.entries(paymentColumns).map(([column, definition]) => `${column} ${definition}`);
@@ -492,28 +494,39 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
   const { created, patches, documents, refundChildren } = fold(events);
   const rows = [...created.values()];
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    await trx.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).execute();
+    const counted = await trx
+      .with('inserted', (db) => db.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).returning(COUNTED_COLUMNS))
+      // A raw CTE body goes in as written: its parentheses are ours to give.
+      .with('counted', () => sql<PaymentCountsTable>`(${sql.raw(countedUpsert(countedValues('inserted', 1)))})`)
+      .selectFrom('counted').selectAll().execute();
+    await settleCounts(trx, counted);
   }
   if (patches.size > 0) {
     const ids = [...patches.keys()];
-    const updated = await sql`
-      UPDATE payments AS p SET
-        ${sql.raw(patchAssignments)},
-        review_documents = p.review_documents + x.documents
-      FROM unnest(${ids}::text[], ${ids.map((id) => JSON.stringify(patches.get(id)!.set))}::jsonb[],
-                  ${ids.map((id) => patches.get(id)!.documents)}::integer[]) AS x(payment_id, patch, documents)
-      WHERE p.payment_id = x.payment_id`.execute(trx);
+    const updated = await countedUpdate(trx, sql`
+      x AS (SELECT * FROM unnest(${ids}::text[], ${ids.map((id) => JSON.stringify(patches.get(id)!.set))}::jsonb[],
+                  ${ids.map((id) => patches.get(id)!.documents)}::integer[]) AS x(payment_id, patch, documents)),
+      old AS (SELECT ${sql.raw(COUNTED_COLUMNS.map((c) => `p.${c}`).join(', '))} FROM payments p JOIN x USING (payment_id)),
+      updated AS (
+        UPDATE payments AS p SET
+          ${sql.raw(patchAssignments)},
+          review_documents = p.review_documents + x.documents
+        FROM x WHERE p.payment_id = x.payment_id
+        RETURNING ${sql.raw(COUNTED_COLUMNS.map((c) => `p.${c}`).join(', '))})`);
     // Every change follows its PaymentCreated in the feed; a missing row means the read model is broken.
-    if (Number(updated.numAffectedRows) !== ids.length) {
-      throw new Error(`payments projector: ${ids.length - Number(updated.numAffectedRows)} status change(s) for payments without a row`);
+    if (updated !== ids.length) {
+      throw new Error(`payments projector: ${ids.length - updated} status change(s) for payments without a row`);
     }
   }
   if (refundChildren.length > 0) {
     // A refund child shows the account number of its parent's (which pays it out); the parent's row is older.
-    await sql`
-      UPDATE payments AS r SET account_number = p.account_number
-        FROM payments AS p
-       WHERE r.payment_id = ANY(${refundChildren}::text[]) AND p.payment_id = r.parent_payment_id`.execute(trx);
+    await countedUpdate(trx, sql`
+      old AS (SELECT ${sql.raw(COUNTED_COLUMNS.map((c) => `r.${c}`).join(', '))} FROM payments r WHERE r.payment_id = ANY(${refundChildren}::text[])),
+      updated AS (
+        UPDATE payments AS r SET account_number = p.account_number
+          FROM payments AS p
+         WHERE r.payment_id = ANY(${refundChildren}::text[]) AND p.payment_id = r.parent_payment_id
+        RETURNING ${sql.raw(COUNTED_COLUMNS.map((c) => `r.${c}`).join(', '))})`);
   }
   if (documents.length > 0) {
     const inserted = await sql`
@@ -553,8 +566,9 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables, Store
   // 3: refund children as payments of type REFUND.
   // 4: the test clock of a payment (test_clock_id).
   // 5: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
-  // 6: payment_counts, the totals of a client's list by each filter.
-  version: 6,
+  // 6: payment_counts, the totals of a client's list by each filter, moved by triggers.
+  // 7: payment_counts moved by this projector's own statements (a trigger's transition tables copied whole rows).
+  version: 7,
   tables: ['payments', 'payment_documents', 'payment_counts'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...REFUND_ENDS, ...STATUS_CHANGES,
     'DepositReceived', 'DepositCompanionCreated', 'DepositAssigned'],

@@ -134,6 +134,7 @@ for (const target of databaseTargets()) {
       return {
         answers,
         deposits: await sql('SELECT * FROM deposits ORDER BY payment_id'),
+        paymentCounts: await sql('SELECT client_id, dimension, value, n::integer AS n FROM payment_counts ORDER BY client_id, dimension, value'),
         refunds: await sql('SELECT * FROM refunds ORDER BY refund_id'),
         accountBalances: await sql(`SELECT account_id, currency, balance::text, available_funds::text, held::text, is_system
           FROM account_balances ORDER BY account_id, currency`),
@@ -175,6 +176,18 @@ for (const target of databaseTargets()) {
       for (const row of captured.trialBalance as Array<{ currency: string; balanced: boolean }>) expect(row.balanced, row.currency).to.equal(true);
     });
 
+    it('the kept totals of the payment lists are the rows counted, by client and by each filter value', async () => {
+      const { rows: counted } = await database.query(`
+        SELECT p.client_id, d.dimension, d.value, count(*)::integer AS n
+          FROM payments p, LATERAL (VALUES ('', ''), ('status', p.status), ('identity_id', p.identity_id),
+                                           ('account_number', p.account_number), ('type', p.type)) AS d(dimension, value)
+         WHERE d.value IS NOT NULL
+         GROUP BY p.client_id, d.dimension, d.value ORDER BY p.client_id, d.dimension, d.value`);
+      // Deposits assigned (their identity and account set), refund children (their parent's account copied in), expiries.
+      expect(captured.paymentCounts).to.deep.equal(counted);
+      expect(counted.filter((row) => row.dimension === 'account_number')).to.not.be.empty;
+    });
+
     it('a version bump of every projector rebuilds from zero and reproduces deposits, their refunds, the widget and every balance exactly', async () => {
       const eventsBefore = await service.eventCount();
       const serving = service;
@@ -203,6 +216,7 @@ for (const target of databaseTargets()) {
 
       expect(rebuilt.deposits).to.deep.equal(captured.deposits);
       expect(rebuilt.refunds).to.deep.equal(captured.refunds);
+      expect(rebuilt.paymentCounts).to.deep.equal(captured.paymentCounts);
       expect(rebuilt.answers).to.deep.equal(captured.answers);
       expect(rebuilt.accountBalances).to.deep.equal(captured.accountBalances);
       expect(rebuilt.entryLines).to.deep.equal(captured.entryLines);
