@@ -100,6 +100,17 @@ function reactorCheckpointsOf(database: Database): Coalescer<ReactorCheckpoint, 
   return coalescer;
 }
 
+/** A projector's checkpoint moved from `previous` to `next` by its owner, counting `handled` events. */
+export interface CheckpointMove {
+  name: string;
+  version: number;
+  owner: string;
+  ttlMs: number;
+  previous: Position | null;
+  next: Position;
+  handled: number;
+}
+
 export type ProjectionStatus = 'building' | 'active' | 'retired';
 
 export interface ProjectionStateRow {
@@ -257,6 +268,38 @@ export class ProjectionStateStore {
    * names, then `baseSchema`: the row, locked by this update until the batch commits, says which tables serve,
    * so a replay that swapped in a rebuilt schema (src/projection/replay.ts) is written to from the next batch on.
    */
+  /**
+   * Several projectors' checkpoints moved in one compare-and-set statement, inside the transaction that writes their
+   * batches (a shared transaction), with every one of their schemas first on the search_path (a table belongs to one
+   * projector, so each name finds its own version's table). Answers whether every checkpoint moved; if not, the
+   * transaction must not go on.
+   */
+  async advanceCheckpoints(trx: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<boolean> {
+    const { rows } = await sql<{ moved: number }>`
+      WITH x AS (
+        SELECT * FROM jsonb_to_recordset(${JSON.stringify(moves.map((m) => ({
+          name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
+          previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
+          next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
+        })))}::jsonb) AS x(name text, version integer, owner text, ttl_ms double precision,
+          previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
+      ), moved AS (
+        UPDATE projection_state p
+           SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
+               events_handled = p.events_handled + x.handled,
+               lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000), last_error = NULL, updated_at = now()
+          FROM x
+         WHERE p.name = x.name AND p.version = x.version AND p.lease_owner = x.owner AND p.status <> 'retired'
+           AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
+           AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
+        RETURNING p.schema_name
+      )
+      SELECT count(*)::integer AS moved,
+             set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', ') FILTER (WHERE schema_name IS NOT NULL), format('%I', ${baseSchema}::text), 'public'), true) AS path
+        FROM moved`.execute(trx);
+    return rows[0]?.moved === moves.length;
+  }
+
   async advanceCheckpoint(
     trx: Kysely<NoTables>, name: string, version: number, owner: string, ttlMs: number,
     previous: Position | null, next: Position, handled: number, baseSchema?: string,

@@ -453,21 +453,23 @@ export class ProjectionRunner extends EventEmitter {
   }
 
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
-  private async checkpointTransaction(shared: SharedTransactions | undefined, work: (trx: Kysely<NoTables>) => Promise<void>): Promise<void> {
-    const startedAt = performance.now();
-    if (shared) await shared.run(work);
-    else await this.database.db.transaction().execute(work);
-    this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
-  }
-
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
-    await this.checkpointTransaction(shared, async (trx) => {
+    const apply = events.length > 0 ? (trx: Kysely<NoTables>) => projector.apply(trx, events) : null;
+    const alone = async (trx: Kysely<NoTables>) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
-        this.stored, last, events.length, events.length > 0 ? this.database.schema : undefined);
+        this.stored, last, events.length, apply ? this.database.schema : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
-      if (events.length > 0) await projector.apply(trx, events);
-    });
+      await apply?.(trx);
+    };
+    const startedAt = performance.now();
+    if (shared) {
+      const checkpoint = { name: this.name, version: this.version, owner: this.options.owner, ttlMs: this.leaseTtlMs, previous: this.stored, next: last, handled: events.length };
+      await shared.run({ checkpoint, apply, alone });
+    } else {
+      await this.database.db.transaction().execute(alone);
+    }
+    this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
   }
 
   /**

@@ -3,17 +3,27 @@
  * transaction: one BEGIN and one COMMIT for all of them instead of one pair each. A write sets off several
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
- * count. Each batch keeps its own compare-and-set checkpoint (and the search_path it sets for its own schema) as
- * the first statement of its work, so the works run one after the other inside the transaction.
+ * count. The first statement moves every batch's checkpoint, each its own compare-and-set, and puts every batch's
+ * schema first on the search_path; the batches' writes follow, one after the other.
  *
- * A failing work rolls the shared transaction back; each of its works then runs again in a transaction of its
- * own, so that only the failing projector fails (and backs off) and the others' batches commit.
+ * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
+ * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
+ * fails (and backs off) and the others' batches commit.
  */
 import type { Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
+import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
 
-type Work = (trx: Kysely<NoTables>) => Promise<void>;
+/** A projector's batch. */
+export interface SharedWork {
+  /** Its checkpoint's move. */
+  checkpoint: CheckpointMove;
+  /** Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone). */
+  apply: ((trx: Kysely<NoTables>) => Promise<void>) | null;
+  /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
+  alone: (trx: Kysely<NoTables>) => Promise<void>;
+}
 
 /** What a work came to: null when it committed, else its own error. */
 type Outcome = { failed: unknown } | null;
@@ -25,23 +35,26 @@ const MAX_IN_FLIGHT = 2;
 
 export class SharedTransactions {
   /** Gathers the works of a turn (or of the time a transaction is in flight), as the other shared statements do. */
-  private readonly works: Coalescer<Work, Outcome>;
+  private readonly works: Coalescer<SharedWork, Outcome>;
 
-  constructor(private readonly db: Kysely<NoTables>) {
+  constructor(private readonly db: Kysely<NoTables>, private readonly states: ProjectionStateStore, private readonly baseSchema: string) {
     this.works = new Coalescer((batch) => this.commit(batch), { maxBatch: MAX_WORKS_PER_TRANSACTION, maxInFlight: MAX_IN_FLIGHT });
   }
 
   /** Runs `work` in a transaction, shared with the works submitted in the same turn; rejects only with its own error. */
-  async run(work: Work): Promise<void> {
+  async run(work: SharedWork): Promise<void> {
     const outcome = await this.works.submit(work);
     if (outcome) throw outcome.failed;
   }
 
-  private async commit(batch: Work[]): Promise<Outcome[]> {
+  private async commit(batch: SharedWork[]): Promise<Outcome[]> {
     if (batch.length > 1) {
       try {
         await this.db.transaction().execute(async (trx) => {
-          for (const work of batch) await work(trx);
+          if (!await this.states.advanceCheckpoints(trx, batch.map((work) => work.checkpoint), this.baseSchema)) {
+            throw new Error('a checkpoint of the shared transaction did not move');
+          }
+          for (const work of batch) await work.apply?.(trx);
         });
         return batch.map(() => null);
       } catch {
@@ -51,7 +64,7 @@ export class SharedTransactions {
     const outcomes: Outcome[] = [];
     for (const work of batch) {
       try {
-        await this.db.transaction().execute(work);
+        await this.db.transaction().execute(work.alone);
         outcomes.push(null);
       } catch (error) {
         outcomes.push({ failed: error });

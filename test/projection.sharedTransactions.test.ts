@@ -1,0 +1,88 @@
+/**
+ * Shared projector transactions: the batches of several projectors ready together commit in one transaction, their
+ * checkpoints moved by one statement that puts every projector's schema on the search_path; a batch that fails, or
+ * whose checkpoint moved meanwhile, fails alone and the others commit.
+ */
+import { expect } from 'chai';
+import { sql, type Kysely } from 'kysely';
+import type { Database, NoTables } from '../src/db/database.ts';
+import { quoteIdent } from '../src/db/sql.ts';
+import type { Position } from '../src/eventstore/position.ts';
+import { ProjectionStateStore } from '../src/projection/projectionState.ts';
+import { SharedTransactions, type SharedWork } from '../src/projection/sharedTransactions.ts';
+import { databaseTargets } from './support/targets.ts';
+
+const OWNER = 'shared-test';
+const at = (n: number): Position => ({ commit: BigInt(n), prepare: BigInt(n) });
+
+for (const target of databaseTargets()) {
+  describe(`shared projector transactions: ${target.name}`, () => {
+    let database: Database;
+    let states: ProjectionStateStore;
+    const names = ['shared_a', 'shared_b', 'shared_c'];
+    const schemaOf = (name: string) => `${database.schema}__${name}_v1`;
+
+    before(async () => {
+      database = await target.open();
+      states = new ProjectionStateStore(database);
+      for (const name of names) {
+        await database.query(`CREATE SCHEMA ${quoteIdent(schemaOf(name))}`);
+        // Each projector's own table, named after it, in its own schema only.
+        await database.query(`CREATE TABLE ${quoteIdent(schemaOf(name))}.${quoteIdent(`${name}_rows`)} (n integer)`);
+        await states.register(name, 1, 'projector', schemaOf(name));
+        expect((await states.claimLease(name, 1, OWNER, 60_000)).held).to.equal(true);
+      }
+    });
+    after(async () => {
+      for (const name of names) await database?.query(`DROP SCHEMA IF EXISTS ${quoteIdent(schemaOf(name))} CASCADE`);
+      await database?.close();
+    });
+
+    /** A batch of `name` writing `n` into its own table (by its unqualified name) and moving its checkpoint to `next`. */
+    function work(name: string, previous: Position | null, next: Position, n: number, fail = false): SharedWork {
+      const apply = async (trx: Kysely<NoTables>) => {
+        await sql`INSERT INTO ${sql.raw(quoteIdent(`${name}_rows`))} (n) VALUES (${n})`.execute(trx);
+        if (fail) throw new Error(`${name} failed`);
+      };
+      const checkpoint = { name, version: 1, owner: OWNER, ttlMs: 60_000, previous, next, handled: 1 };
+      return {
+        checkpoint, apply,
+        alone: async (trx) => {
+          if (!await states.advanceCheckpoint(trx, name, 1, OWNER, 60_000, previous, next, 1, database.schema)) throw new Error(`${name}: checkpoint moved`);
+          await apply(trx);
+        },
+      };
+    }
+    const rowsOf = async (name: string) =>
+      (await database.query<{ n: number }>(`SELECT n FROM ${quoteIdent(schemaOf(name))}.${quoteIdent(`${name}_rows`)} ORDER BY n`)).rows.map((r) => r.n);
+    const checkpointOf = async (name: string) => (await states.get(name, 1))!.checkpoint;
+
+    it('commits the batches of one turn together, each into its own schema, and moves every checkpoint', async () => {
+      const shared = new SharedTransactions(database.db, states, database.schema);
+      // Run alone, a batch would fail: these commit in the shared transaction or not at all.
+      await Promise.all(names.map((name) => shared.run({ ...work(name, null, at(10), 1), alone: () => Promise.reject(new Error(`${name} ran alone`)) })));
+      for (const name of names) {
+        expect(await rowsOf(name), name).to.deep.equal([1]);
+        expect(await checkpointOf(name), name).to.deep.equal(at(10));
+      }
+    });
+
+    it('a failing batch, or one whose checkpoint moved meanwhile, fails alone: the others commit', async () => {
+      const shared = new SharedTransactions(database.db, states, database.schema);
+      const outcomes = await Promise.allSettled([
+        shared.run(work('shared_a', at(10), at(20), 2)),
+        shared.run(work('shared_b', at(10), at(20), 2, true)),
+        shared.run(work('shared_c', at(5), at(20), 2)), // its checkpoint is at 10, not 5
+      ]);
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected', 'rejected']);
+      expect(((outcomes[1] as PromiseRejectedResult).reason as Error).message).to.equal('shared_b failed');
+      expect(((outcomes[2] as PromiseRejectedResult).reason as Error).message).to.equal('shared_c: checkpoint moved');
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2]);
+      expect(await checkpointOf('shared_a')).to.deep.equal(at(20));
+      for (const name of ['shared_b', 'shared_c']) {
+        expect(await rowsOf(name), name).to.deep.equal([1]);
+        expect(await checkpointOf(name), name).to.deep.equal(at(10));
+      }
+    });
+  });
+}
