@@ -5,8 +5,9 @@
 import { createdId } from '../eventstore/deterministicId.ts';
 import type { AddCustomerDocument, CreateCustomer, UpdateCustomer, UploadCustomerDocument } from '../../schemas/customers.ts';
 import { deterministicId } from '../eventstore/deterministicId.ts';
+import type { LastEvent } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
-import { runCommand, streamState } from '../eventstore/streams.ts';
+import { runCommand, streamState, streamStateAt } from '../eventstore/streams.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
@@ -27,8 +28,15 @@ const HOLDER_POLL_MS = 10;
 
 /** The customer as its own stream tells (the truth, even before the read model has caught up); null unless it is the client's. */
 export async function customerOfClient(platform: Platform, clientId: string, customerId: string): Promise<CustomerState | null> {
-  const state = await streamState(platform, customerStreamType, customerStream(customerId));
-  return state.exists && state.clientId === clientId ? state : null;
+  return (await customerOfClientAt(platform, clientId, customerId))?.customer ?? null;
+}
+
+/** A customer of the client, and its stream's last event. */
+async function customerOfClientAt(
+  platform: Platform, clientId: string, customerId: string,
+): Promise<{ customer: CustomerState; last: LastEvent | null } | null> {
+  const { state, last } = await streamStateAt(platform, customerStreamType, customerStream(customerId));
+  return state.exists && state.clientId === clientId ? { customer: state, last } : null;
 }
 
 /**
@@ -40,23 +48,35 @@ export async function customerOfClient(platform: Platform, clientId: string, cus
 export async function customerHoldingDocumentNumber(
   platform: Platform, clientId: string, documentNumber: string,
 ): Promise<CustomerState | null> {
+  return (await holderOfDocumentNumber(platform, clientId, documentNumber))?.customer ?? null;
+}
+
+/**
+ * `customerHoldingDocumentNumber`, once the read models include the customer as its stream was just read (its kept
+ * state's last event: the stream is not read again to learn it). For a holder created a moment ago by another
+ * request, which the caller's answer will show.
+ */
+export async function holderInReadModels(platform: Platform, clientId: string, documentNumber: string): Promise<CustomerState | null> {
+  const holder = await holderOfDocumentNumber(platform, clientId, documentNumber);
+  if (holder?.last) await platform.readYourWrites(holder.last.position, [holder.last.type]);
+  return holder?.customer ?? null;
+}
+
+/** `customerHoldingDocumentNumber`, and the last event of the customer's stream as it was read. */
+async function holderOfDocumentNumber(
+  platform: Platform, clientId: string, documentNumber: string,
+): Promise<{ customer: CustomerState; last: LastEvent | null } | null> {
   const deadline = Date.now() + HOLDER_CREATION_WAIT_MS;
   for (;;) {
     const { holder } = await streamState(platform, documentNumberStreamType, documentNumberStream(clientId, documentNumber));
     if (holder === null) return null;
-    const customer = await customerOfClient(platform, clientId, holder);
+    const customer = await customerOfClientAt(platform, clientId, holder);
     if (customer) return customer;
     if (Date.now() >= deadline) {
       throw domainConflict(`documentNumber ${documentNumber} is reserved by customer ${holder}, whose creation has not completed`);
     }
     await new Promise((resolve) => setTimeout(resolve, HOLDER_POLL_MS));
   }
-}
-
-/** Waits (bounded, as after a command) until the read models include the customer as its stream has it now. */
-export async function customerInReadModels(platform: Platform, customerId: string): Promise<void> {
-  const [last] = await platform.storage.store.readStream(customerStream(customerId), { direction: 'backwards', limit: 1 });
-  if (last) await platform.readYourWrites(last.position, [last.type]);
 }
 
 /**

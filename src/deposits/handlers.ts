@@ -22,7 +22,7 @@ import { accountNumberStream, accountStream } from '../accounts/events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import { clientStreamType } from '../clients/decider.ts';
 import { clientStream } from '../clients/events.ts';
-import { createCustomer, customerHoldingDocumentNumber, customerInReadModels } from '../customers/handlers.ts';
+import { createCustomer, customerHoldingDocumentNumber, holderInReadModels } from '../customers/handlers.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { paymentStreamType } from '../payments/stream.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
@@ -98,11 +98,8 @@ const MAX_ORIGINATOR_ATTEMPTS = 3;
 /** The originator as a customer of the client: the one holding its document number, else a new one (autoCreated). */
 async function originatorCustomer(platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    const holder = await customerHoldingDocumentNumber(platform, clientId, originator.documentNumber);
-    if (holder) {
-      await customerInReadModels(platform, holder.customerId!);
-      return holder.customerId!;
-    }
+    const holder = await holderInReadModels(platform, clientId, originator.documentNumber);
+    if (holder) return holder.customerId!;
     try {
       return await createCustomer(platform, clientId, {
         firstName: originator.firstName, documentNumber: originator.documentNumber,

@@ -79,6 +79,14 @@ interface Folded<State> {
   state: State;
   /** Revision of the last event folded into `state`, or null for an empty stream. */
   revision: bigint | null;
+  /** That last event's type and position, when known (what a read of its effects waits for). */
+  last: LastEvent | null;
+}
+
+/** A stream's last event: its type and its position in the feed. */
+export interface LastEvent {
+  type: string;
+  position: Position;
 }
 
 /** Folded states of one store and decider, least recently used first. */
@@ -188,7 +196,11 @@ async function catchUp<StreamEvent extends DecidedEvent, State>(
     // The store reads events back untyped; the stream holds only what its deciders appended (`StreamEvent`), brought
     // up to their current versions by the upcasters: the producers' promise (src/eventstore/typedEvents.ts).
     for (const event of page) folded.state = decider.evolve(folded.state, { type: event.type, data: event.data } as StreamEvent);
-    if (page.length > 0) folded.revision = page[page.length - 1]!.revision;
+    const newest = page[page.length - 1];
+    if (newest) {
+      folded.revision = newest.revision;
+      folded.last = { type: newest.type, position: newest.position };
+    }
     if (page.length < MAX_READ_LIMIT) return folded;
   }
 }
@@ -204,7 +216,7 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
     // Taken out while in use: only this command touches it until it is put back.
     const cached = cache.get(stream);
     cache.delete(stream);
-    let folded: Folded<unknown> = cached ?? { state: decider.initialState, revision: null };
+    let folded: Folded<unknown> = cached ?? { state: decider.initialState, revision: null, last: null };
     // A stream this command creates is decided on the empty state first, and a kept state as it was kept: the
     // append (expecting that revision) is refused if another process appended since, and the next attempt reads
     // what is new. Only what an append would not check, a refusal or a decision that nothing needs to change, is
@@ -251,6 +263,7 @@ async function runCommand(store: EventStore, stream: string, job: CommandJob): P
         if (!repeated && nextRevision === (folded.revision ?? -1n) + BigInt(decided.length)) {
           for (const event of decided) folded.state = decider.evolve(folded.state, event);
           folded.revision = nextRevision;
+          folded.last = { type: decided[decided.length - 1]!.type, position };
         } else {
           // A repeat: events with these ids were already on the stream (another process ran the same step, or
           // this request ran before), past events this state has not folded, and what was recorded under those ids
@@ -297,7 +310,7 @@ async function runBatch(store: EventStore, stream: string, jobs: CommandJob[], q
   let state: unknown;
   const appended: NewEvent[] = [];
   try {
-    folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
+    folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null, last: null });
     state = folded.state;
     for (const job of jobs) {
       // Past the bound of one append, the rest run after it, each on its own.
@@ -347,14 +360,14 @@ async function runBatch(store: EventStore, stream: string, jobs: CommandJob[], q
     for (const job of rest) await runCommand(store, stream, job);
   };
   if (appended.length === 0) {
-    remember(cache, stream, { state, revision: folded.revision });
+    remember(cache, stream, { state, revision: folded.revision, last: folded.last });
     await answer(null);
     return;
   }
   try {
     const { position, nextRevision, repeated } = await store.append(stream, appended, folded.revision ?? 'no_stream');
     if (!repeated && nextRevision === (folded.revision ?? -1n) + BigInt(appended.length)) {
-      remember(cache, stream, { state, revision: nextRevision });
+      remember(cache, stream, { state, revision: nextRevision, last: { type: appended[appended.length - 1]!.type, position } });
       await answer(position);
       return;
     }
@@ -396,20 +409,27 @@ export function handleCommand<Command, Event extends StreamEvent, State, StreamE
  * The state of `stream` folded by `decider`, as a command would decide on it now (the same cache and queue as
  * `handleCommand`, so a read between commands costs only the events appended since).
  */
-export function readState<Event extends StreamEvent, State, StreamEvent extends DecidedEvent = Event>(
+export async function readState<Event extends StreamEvent, State, StreamEvent extends DecidedEvent = Event>(
   store: EventStore, stream: string, decider: Decider<unknown, Event, State, StreamEvent>,
 ): Promise<State> {
+  return (await readStateAt(store, stream, decider)).state;
+}
+
+/** `readState`, and the stream's last event (null for an empty stream). */
+export function readStateAt<Event extends StreamEvent, State, StreamEvent extends DecidedEvent = Event>(
+  store: EventStore, stream: string, decider: Decider<unknown, Event, State, StreamEvent>,
+): Promise<{ state: State; last: LastEvent | null }> {
   const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
-  return new Promise<State>((resolve, reject) => {
+  return new Promise<{ state: State; last: LastEvent | null }>((resolve, reject) => {
     enqueue(store, stream, {
       kind: 'work',
       async run() {
         try {
           const cached = cache.get(stream);
           cache.delete(stream);
-          const folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null });
+          const folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null, last: null });
           if (folded.revision !== null) remember(cache, stream, folded);
-          resolve(folded.state);
+          resolve({ state: folded.state, last: folded.last });
         } catch (error) {
           reject(error);
         }

@@ -9,7 +9,7 @@
  * that a stream is folded one way, whoever decides on it.
  */
 import type { Decider } from '../domain/decider.ts';
-import { handleCommand, readState, type CommandOptions, type CommandResult } from './commandHandler.ts';
+import { handleCommand, readState, readStateAt, type CommandOptions, type CommandResult, type LastEvent } from './commandHandler.ts';
 import type { EventMetadata, EventStore } from './port.ts';
 import type { Position } from './position.ts';
 
@@ -166,4 +166,12 @@ export function streamState<Command extends { type: string }, Event extends Fold
 ): Promise<State> {
   mustName(on, stream);
   return readState(ports.storage.store, stream, on.decider);
+}
+
+/** `streamState`, and the stream's last event (null for an empty stream): what a read of its effects waits for. */
+export function streamStateAt<Command extends { type: string }, Event extends Folded, State, Folded extends AnyEvent = Event>(
+  ports: Pick<CommandPorts, 'storage'>, on: StreamType<Command, Event, State, Folded>, stream: string,
+): Promise<{ state: State; last: LastEvent | null }> {
+  mustName(on, stream);
+  return readStateAt(ports.storage.store, stream, on.decider);
 }

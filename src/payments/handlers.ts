@@ -11,7 +11,7 @@ import { DomainError, domainConflict, domainInvalid, domainNotFound, domainPreco
 import { AmountError, formatAmount, parseAmount, toDecimal } from '../domain/money.ts';
 import { visibleTo, type Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
-import { createCustomer, customerHoldingDocumentNumber, customerInReadModels, customerOfClient } from '../customers/handlers.ts';
+import { createCustomer, customerHoldingDocumentNumber, customerOfClient, holderInReadModels } from '../customers/handlers.ts';
 import type { CustomerState } from '../customers/decider.ts';
 import type { OperationLevel } from '../customers/events.ts';
 import { isPaymentEvent, needsAccountAnswer, type AccountAnswer, type PaymentCommand, type PaymentState } from './decider.ts';
@@ -180,12 +180,9 @@ async function newPayer(
       if (numberTaken && selfDeclared) return null;
       if (!numberTaken || attempt >= MAX_NEW_PAYER_ATTEMPTS) throw error;
     }
-    const holder = await customerHoldingDocumentNumber(platform, clientId, documentNumber);
-    if (holder) {
-      // Created a moment ago by the request that won: the payment's customer is readable once this one answers.
-      await customerInReadModels(platform, holder.customerId!);
-      return payerOf(holder);
-    }
+    // Created a moment ago by the request that won: the payment's customer is readable once this one answers.
+    const holder = await holderInReadModels(platform, clientId, documentNumber);
+    if (holder) return payerOf(holder);
   }
 }
 
