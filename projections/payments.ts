@@ -174,6 +174,8 @@ const COUNTED_FILTERS = ['status', 'identity_id', 'account_number', 'type'] as c
 type CountedFilter = (typeof COUNTED_FILTERS)[number];
 /** What a statement's written rows give back to be counted. */
 const COUNTED_COLUMNS = ['client_id', ...COUNTED_FILTERS] as const;
+/** The counted columns of the rows named `alias`, for a SELECT list or a RETURNING clause. */
+const countedOf = (alias: string) => sql.raw(COUNTED_COLUMNS.map((column) => `${alias}.${column}`).join(', '));
 
 /** Each row of `rows` once per kept count it belongs to, with `sign` (1 or -1): a row without a value has no count of it. */
 function countedValues(rows: string, sign: 1 | -1): string {
@@ -506,13 +508,13 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
     const updated = await countedUpdate(trx, sql`
       x AS (SELECT * FROM unnest(${ids}::text[], ${ids.map((id) => JSON.stringify(patches.get(id)!.set))}::jsonb[],
                   ${ids.map((id) => patches.get(id)!.documents)}::integer[]) AS x(payment_id, patch, documents)),
-      old AS (SELECT ${sql.raw(COUNTED_COLUMNS.map((c) => `p.${c}`).join(', '))} FROM payments p JOIN x USING (payment_id)),
+      old AS (SELECT ${countedOf('p')} FROM payments p JOIN x USING (payment_id)),
       updated AS (
         UPDATE payments AS p SET
           ${sql.raw(patchAssignments)},
           review_documents = p.review_documents + x.documents
         FROM x WHERE p.payment_id = x.payment_id
-        RETURNING ${sql.raw(COUNTED_COLUMNS.map((c) => `p.${c}`).join(', '))})`);
+        RETURNING ${countedOf('p')})`);
     // Every change follows its PaymentCreated in the feed; a missing row means the read model is broken.
     if (updated !== ids.length) {
       throw new Error(`payments projector: ${ids.length - updated} status change(s) for payments without a row`);
@@ -521,12 +523,13 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
   if (refundChildren.length > 0) {
     // A refund child shows the account number of its parent's (which pays it out); the parent's row is older.
     await countedUpdate(trx, sql`
-      old AS (SELECT ${sql.raw(COUNTED_COLUMNS.map((c) => `r.${c}`).join(', '))} FROM payments r WHERE r.payment_id = ANY(${refundChildren}::text[])),
+      old AS (SELECT ${countedOf('r')} FROM payments r JOIN payments p ON p.payment_id = r.parent_payment_id
+               WHERE r.payment_id = ANY(${refundChildren}::text[])),
       updated AS (
         UPDATE payments AS r SET account_number = p.account_number
           FROM payments AS p
          WHERE r.payment_id = ANY(${refundChildren}::text[]) AND p.payment_id = r.parent_payment_id
-        RETURNING ${sql.raw(COUNTED_COLUMNS.map((c) => `r.${c}`).join(', '))})`);
+        RETURNING ${countedOf('r')})`);
   }
   if (documents.length > 0) {
     const inserted = await sql`
