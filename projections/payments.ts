@@ -569,8 +569,8 @@ export const paymentsProjector: Projector = defineProjector<PaymentTables, Store
   // 3: refund children as payments of type REFUND.
   // 4: the test clock of a payment (test_clock_id).
   // 5: a deposit's UNDERPAID companion expires (expires_at, the expiry queue's index) and can be CANCELLED.
-  // 6: payment_counts, the totals of a client's list by each filter, moved by triggers.
-  // 7: payment_counts moved by this projector's own statements (a trigger's transition tables copied whole rows).
+  // 6: not released (a first form of payment_counts, kept by triggers).
+  // 7: payment_counts, the totals of a client's list by each filter.
   version: 7,
   tables: ['payments', 'payment_documents', 'payment_counts'],
   handles: ['PaymentCreated', 'PaymentDocumentAttached', 'PaymentRefundSettled', 'RefundCreated', ...REFUND_ENDS, ...STATUS_CHANGES,
@@ -609,21 +609,45 @@ export async function paymentsPage<DB extends PaymentTables>(
   if (filters.from) filtered = filtered.where('created_at', '>=', filters.from);
   if (filters.before) filtered = filtered.where('created_at', '<', filters.before);
   const kept = keptCount(filters);
-  const [rows, count] = await Promise.all([
+  const counted = async () => Number((await filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst())?.n ?? 0);
+  const [rows, total] = await Promise.all([
     filtered.orderBy(sql.raw(sortOrders[sort.field](sort.direction))).orderBy('payment_id', sort.direction)
       .limit(page.limit).offset(page.offset).execute(),
-    kept
-      ? (db as unknown as Kysely<PaymentTables>).selectFrom('payment_counts').select('n')
-        .where('client_id', '=', clientId).where('dimension', '=', kept.dimension).where('value', '=', kept.value).executeTakeFirst()
-      : filtered.clearSelect().select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirst(),
+    kept ? keptTotal(db as unknown as Kysely<PaymentTables>, clientId, kept).then((n) => n ?? counted()) : counted(),
   ]);
-  return { rows, total: Number(count?.n ?? 0) };
+  return { rows, total };
 }
+
+/**
+ * Until when (ms) the read models of a database have no kept counts: an upgrade from a version without them serves
+ * the older version while the new one builds, and its lists count their matches meanwhile.
+ */
+const countsMissingUntil = new WeakMap<object, number>();
+/** How long a missing table of counts is assumed missing before it is looked for again, in ms. */
+const COUNTS_RECHECK_MS = 5_000;
+
+/** The kept count, or null when the serving version keeps none. */
+async function keptTotal(db: Kysely<PaymentTables>, clientId: string, kept: { dimension: string; value: string }): Promise<number | null> {
+  if ((countsMissingUntil.get(db) ?? 0) > Date.now()) return null;
+  try {
+    const row = await db.selectFrom('payment_counts').select('n')
+      .where('client_id', '=', clientId).where('dimension', '=', kept.dimension).where('value', '=', kept.value).executeTakeFirst();
+    return Number(row?.n ?? 0);
+  } catch (error) {
+    if ((error as { code?: unknown }).code !== UNDEFINED_TABLE) throw error;
+    countsMissingUntil.set(db, Date.now() + COUNTS_RECHECK_MS);
+    return null;
+  }
+}
+
+/** Postgres's SQLSTATE for a relation that does not exist. */
+const UNDEFINED_TABLE = '42P01';
 
 /** The kept count that is a page's total: filtered by at most one of the counted filters, and nothing else. */
 function keptCount(filters: PaymentFilters): { dimension: '' | CountedFilter; value: string } | null {
   if (filters.checkoutSessionId || filters.from || filters.before) return null;
-  const given = COUNTED_FILTERS.filter((column) => filters[FILTER_OF[column]] !== undefined && filters[FILTER_OF[column]] !== '');
+  // A filter counts as given exactly as the list query applies it (a present, non-empty value).
+  const given = COUNTED_FILTERS.filter((column) => Boolean(filters[FILTER_OF[column]]));
   if (given.length === 0) return { dimension: '', value: '' };
   if (given.length > 1) return null;
   const [column] = given as [CountedFilter];

@@ -14,6 +14,9 @@ import { paymentSortFields, paymentStatusValues, paymentTypes } from '../schemas
 
 /** A REFUND is made only by POST /payments/:id/refund (a child of a SETTLED payment), never by POST /payments. */
 const creatableTypes = paymentTypes.filter((type) => type !== 'REFUND');
+import { quoteIdent } from '../src/db/sql.ts';
+import { projectorSchemaName } from '../src/projection/projectorSchema.ts';
+import { paymentsProjector } from '../projections/payments.ts';
 import { databaseTargets } from './support/targets.ts';
 import { startTestService, type ApiResponse, type TestService } from './support/testService.ts';
 import { providerReceipts, TEST_CARD as card } from './support/payments.ts';
@@ -618,6 +621,19 @@ for (const target of databaseTargets()) {
         const response = await get('/payments?status=REFUNDED', headers);
         expect(response.status).to.equal(200);
         expect(response.body).to.deep.equal({ pagination: { count: 0, next: 0, previous: 0, total: 0 }, results: [] });
+      }
+    });
+
+    // An upgrade serves the version before the kept counts while the new one builds: its lists count their matches.
+    it('totals stay exact while the serving read model keeps no counts', async () => {
+      const view = `${quoteIdent(database.schema)}.payment_counts`;
+      await database.query(`DROP VIEW ${view}`);
+      try {
+        await checkListing({});
+        await checkListing({ status: 'SETTLED' });
+        await checkListing({ accountNumber: accounts[0]!.accountNumber });
+      } finally {
+        await database.query(`CREATE VIEW ${view} AS SELECT * FROM ${quoteIdent(projectorSchemaName(database.schema, paymentsProjector))}.payment_counts`);
       }
     });
   });

@@ -121,9 +121,10 @@ const CLAIM_STATEMENT = {
  * directly, a plan made while the table was small (a new deployment's first minutes, before statistics exist) hashes
  * the keys and scans the whole table on every completion, and a named statement keeps that plan: in one 10 s run it
  * cost Postgres more than every other statement together. `OFFSET 0` keeps the probe a subquery of its own, whose
- * one-row lookup is an index scan whatever the table's size, and the update reaches the row by its tuple id alone (a
- * key compared outside would let the planner hash the table again). A row changed meanwhile (taken over by another
- * owner) has a new tuple id, so the completion leaves it alone.
+ * one-row lookup is an index scan whatever the table's size, and the update reaches the row by its tuple id (a key
+ * compared outside with `=` would let the planner hash the table again). The owner is compared again outside, with
+ * IS NOT DISTINCT FROM, which no join can hash: Postgres re-evaluates it on a row changed meanwhile, so a claim
+ * taken over by another owner is left alone whatever the server's release does about re-checking a tuple id.
  */
 export const COMPLETE_STATEMENT = {
   name: 'idempotency_complete',
@@ -132,7 +133,7 @@ export const COMPLETE_STATEMENT = {
           CROSS JOIN LATERAL (
                 SELECT i.ctid AS at FROM idempotency_keys i
                  WHERE i.scope = x.scope AND i.key = x.key AND i.owner = x.owner OFFSET 0) AS found
-          WHERE k.ctid = found.at`,
+          WHERE k.ctid = found.at AND k.owner IS NOT DISTINCT FROM x.owner`,
 };
 
 export class IdempotencyStore {

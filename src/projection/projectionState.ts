@@ -262,16 +262,10 @@ export class ProjectionStateStore {
   }
 
   /**
-   * Inside the batch transaction: moves the checkpoint from `previous` to `next` only if nobody else moved
-   * it and the lease is still ours. False means the batch must roll back. With `baseSchema`, the same
-   * statement also sets the transaction's search_path (a round trip less per batch) to the schema the row
-   * names, then `baseSchema`: the row, locked by this update until the batch commits, says which tables serve,
-   * so a replay that swapped in a rebuilt schema (src/projection/replay.ts) is written to from the next batch on.
-   */
-  /**
    * Several projectors' checkpoints moved in one compare-and-set statement, inside the transaction that writes their
    * batches (a shared transaction), with every one of their schemas first on the search_path (a table belongs to one
-   * projector, so each name finds its own version's table). Answers whether every checkpoint moved; if not, the
+   * projector, which the daemon checks as projectors are added, so each name finds its own version's table; a row
+   * without a schema fails the statement). Answers whether every checkpoint moved; if not, the
    * transaction must not go on.
    */
   async advanceCheckpoints(trx: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<boolean> {
@@ -295,11 +289,18 @@ export class ProjectionStateStore {
         RETURNING p.schema_name
       )
       SELECT count(*)::integer AS moved,
-             set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', ') FILTER (WHERE schema_name IS NOT NULL), format('%I', ${baseSchema}::text), 'public'), true) AS path
+             set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${baseSchema}::text), 'public'), true) AS path
         FROM moved`.execute(trx);
     return rows[0]?.moved === moves.length;
   }
 
+  /**
+   * Inside the batch transaction: moves the checkpoint from `previous` to `next` only if nobody else moved
+   * it and the lease is still ours. False means the batch must roll back. With `baseSchema`, the same
+   * statement also sets the transaction's search_path (a round trip less per batch) to the schema the row
+   * names, then `baseSchema`: the row, locked by this update until the batch commits, says which tables serve,
+   * so a replay that swapped in a rebuilt schema (src/projection/replay.ts) is written to from the next batch on.
+   */
   async advanceCheckpoint(
     trx: Kysely<NoTables>, name: string, version: number, owner: string, ttlMs: number,
     previous: Position | null, next: Position, handled: number, baseSchema?: string,
