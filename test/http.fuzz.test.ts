@@ -4,11 +4,17 @@ import type { Database } from '../src/db/database.ts';
 import { databaseTargets } from './support/targets.ts';
 import { OPERATOR_KEY, startTestService, type TestService } from './support/testService.ts';
 
+function parses(raw: string): boolean {
+  try { JSON.parse(raw); return true; } catch { return false; }
+}
+
 /** Bodies that are wrong by construction: none of them may ever change anything. */
 const badBody = fc.oneof(
   fc.record({ kind: fc.constant('malformed' as const), raw: fc.oneof(
     fc.constantFrom('{', '{"a":', '[1,2', '{"name": "x",}', 'nul', '{"a": undefined}', '\u0000'),
-    fc.string({ maxLength: 40 }).map((s) => `{${s}`),
+    // An opening brace and any text: malformed unless the text happens to close it ("{}" is a valid body to a
+    // route whose fields are all optional), so what parses is left out.
+    fc.string({ maxLength: 40 }).map((s) => `{${s}`).filter((raw) => !parses(raw)),
   ) }),
   fc.record({ kind: fc.constant('json' as const), value: fc.oneof(
     fc.integer(), fc.boolean(), fc.string({ maxLength: 20 }), fc.array(fc.jsonValue(), { maxLength: 3 }),
