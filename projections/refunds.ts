@@ -4,7 +4,7 @@
  * comes from the events (timestamps included), so a rebuild gives identical rows. The per-parent summary is
  * summed from these rows (src/payments/refunds/routes.ts).
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { RefundStatus } from '../src/payments/refunds/events.ts';
@@ -64,20 +64,35 @@ export const refundsProjector: Projector = defineProjector<RefundTables, StoredE
   version: 1,
   tables: ['refunds'],
   setup,
-  handlers: {
-    async RefundCreated(trx, event) {
-      const d = event.data;
-      await trx.insertInto('refunds').values({
-        refund_id: d.refundId, parent_payment_id: d.parentPaymentId, client_id: d.clientId, status: 'RECEIVED',
-        total_amount: d.totalAmount, currency: d.currency, description: d.description, funding_source: d.funding.source,
-        account_id: d.funding.source === 'ACCOUNT' ? d.funding.accountId : null, end_reason: null,
-        created_at: d.createdAt, updated_at: d.createdAt,
-      }).execute();
-    },
-    RefundSettled: (trx, event) => ended(trx, event.data),
-    RefundFailed: (trx, event) => ended(trx, event.data),
-    RefundUnsettled: (trx, event) => ended(trx, event.data),
-    RefundExpired: (trx, event) => ended(trx, event.data),
+  handles: ['RefundCreated', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'],
+  // The children created in a batch go in one statement; an end first writes the children before it (its own
+  // among them), so every row changes in feed order.
+  async apply(trx, events) {
+    let created: Insertable<RefundsTable>[] = [];
+    const insertCreated = async () => {
+      if (created.length === 0) return;
+      await trx.insertInto('refunds').values(created).execute();
+      created = [];
+    };
+    for (const event of events) {
+      switch (event.type) {
+        case 'RefundCreated': {
+          const d = event.data;
+          created.push({
+            refund_id: d.refundId, parent_payment_id: d.parentPaymentId, client_id: d.clientId, status: 'RECEIVED',
+            total_amount: d.totalAmount, currency: d.currency, description: d.description, funding_source: d.funding.source,
+            account_id: d.funding.source === 'ACCOUNT' ? d.funding.accountId : null, end_reason: null,
+            created_at: d.createdAt, updated_at: d.createdAt,
+          });
+          break;
+        }
+        case 'RefundSettled': case 'RefundFailed': case 'RefundUnsettled': case 'RefundExpired':
+          await insertCreated();
+          await ended(trx, event.data);
+          break;
+      }
+    }
+    await insertCreated();
   },
 });
 

@@ -9,6 +9,7 @@ import type { Runtime } from './domain/runtime.ts';
 import type { Storage } from './storage.ts';
 import type { ProjectionDaemon } from './projection/daemon.ts';
 import type { Position } from './eventstore/position.ts';
+import { InFlight } from './projection/inFlight.ts';
 import { loadCatalog, type Catalog } from './catalog/catalog.ts';
 import type { PaymentProvider } from './payments/provider.ts';
 import { SandboxProvider } from './payments/sandbox/provider.ts';
@@ -58,6 +59,8 @@ export interface Platform {
   catalog: Catalog;
   /** The payment rails; the sandbox provider until real adapters plug in behind the same port. */
   provider: PaymentProvider;
+  /** The process-manager steps this process is running now, that its reactors wait for rather than repeat. */
+  inFlight: InFlight;
   /**
    * Waits (bounded, READ_YOUR_WRITES_TIMEOUT_MS) until the read models reflect a write that reached
    * `position`: those that handle one of `eventTypes`, or all of them when the types are not given; never the
@@ -78,6 +81,7 @@ export function createPlatform(deps: {
     reads: readsOf(deps.storage),
     catalog: loadCatalog(),
     provider: new SandboxProvider(config.quoteTtlSeconds),
+    inFlight: new InFlight(),
     // Best effort: the command is already recorded, so a failure to wait must not turn into an error answer
     // (a client retrying after a 5xx would run the command twice).
     async readYourWrites(position, eventTypes) {

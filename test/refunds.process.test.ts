@@ -15,7 +15,7 @@ import { paymentStream } from '../src/payments/events.ts';
 import { accountStream } from '../src/accounts/events.ts';
 import { parentRefundDecider, refundDecider } from '../src/payments/refunds/decider.ts';
 import { refundStream } from '../src/payments/refunds/events.ts';
-import { advanceRefund, followRefundEnd, issueRefundChild, loadParent, loadRefund } from '../src/payments/refunds/handlers.ts';
+import { advanceRefund, followRefundEnd, issueRefundChild, loadParent, loadRefund, refundAdvance } from '../src/payments/refunds/handlers.ts';
 
 const PROVIDER_SECRET = 'refund-process-secret';
 
@@ -85,6 +85,25 @@ for (const target of databaseTargets()) {
       await until(async () => (await loadParent(service.services, paymentId)).refunds.get(refund.id)?.state === 'SETTLED', { what: 'the parent told' });
       expect((await typesOf(accountStream(accountId))).filter((t) => t === 'AccountHoldDebited')).to.have.length(1);
       await until(async () => (await service.request('GET', `/accounts/${accountId}`, { headers })).body.balance === '600');
+    });
+
+    it('steps a request of this process ran, and ended well, are not run again by the reactor; steps that failed are', async () => {
+      const { paymentId } = await settledPayment();
+      const inFlight = service.services.inFlight;
+      // A run that says it ended well having done only the reservation: the reactor takes its word, so the refund
+      // stays REQUESTED (a real run would have done every step; this one shows the reactor did not repeat them).
+      await inFlight.run(refundAdvance('done-here'), () => reserveOnly(paymentId, 'done-here', '100'));
+      // A run that failed after its reservation: the reactor finishes it.
+      await inFlight.run(refundAdvance('failed-here'), async () => {
+        await reserveOnly(paymentId, 'failed-here', '200');
+        throw new Error('stopped after the reservation');
+      }).catch(() => undefined);
+      // Events of one parent react in feed order: once the later refund is finished, the earlier ones were handled.
+      await reserveOnly(paymentId, 'after-both', '300');
+      await until(async () => (await loadRefund(service.services, 'after-both')).status === 'RECEIVED', { what: 'the last child created by the reactor' });
+      expect((await loadRefund(service.services, 'failed-here')).status).to.equal('RECEIVED');
+      expect((await loadParent(service.services, paymentId)).refunds.get('done-here')?.state).to.equal('REQUESTED');
+      expect((await loadRefund(service.services, 'done-here')).refund).to.equal(null);
     });
 
     it('every step run twice, and twice at once, moves nothing twice', async () => {

@@ -128,6 +128,12 @@ export async function advanceRefund(
   return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created) };
 }
 
+/** The key of a refund's steps while a request runs them (`platform.inFlight`). */
+export const refundAdvance = (refundId: string) => `refund-advance:${refundId}`;
+
+/** The key of a refund's end being followed by the account and the parent (`platform.inFlight`). */
+export const refundEndFollowed = (refundId: string) => `refund-end:${refundId}`;
+
 /**
  * `POST /payments/:id/refund`: reserves `amount` (or all that is left) on the parent, then runs the process.
  * Answers the child's id once the read models have it; a refusal of the parent (not SETTLED, over the
@@ -141,7 +147,8 @@ export async function requestRefund(
     () => runCommand(platform, paymentStreamType, paymentStream(parentId), {
       type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),
     }, metadata));
-  const progress = await advanceRefund(platform, parentId, refundId, metadata);
+  // The refund reactor sees the request in the feed and waits for this run of the steps instead of racing it.
+  const progress = await platform.inFlight.run(refundAdvance(refundId), () => advanceRefund(platform, parentId, refundId, metadata));
   if (!progress) throw new Error(`payment ${parentId} lost refund ${refundId}`);
   if (progress.outcome === 'REFUSED') throw domainPrecondition(`refund refused: ${progress.detail}`);
   return { refundId, readModels: readModelsAt(platform, latest(requested.position, progress.position), CREATION_EVENT_TYPES) };
@@ -184,6 +191,6 @@ export async function endRefund(
   const { state, position } = await runCommand(platform, refundStreamType, refundStream(refundId),
     { type: 'EndRefund', tenant, outcome, reason, now: platform.runtime.now() }, metadata);
   if (!state.refund) throw domainNotFound('refund not found');
-  const followed = await followRefundEnd(platform, state, metadata);
+  const followed = await platform.inFlight.run(refundEndFollowed(refundId), () => followRefundEnd(platform, state, metadata));
   await readModelsAt(platform, latest(position, followed), endEventTypes(state.refund, outcome));
 }

@@ -5,14 +5,15 @@
  * the feed and runs the same steps as the request or the notification did (./handlers.ts): the account repeats
  * its first answer, the parent and the child answer a repeated step with nothing. So a process that stopped
  * between two streams (after the hold, before the child; after the child's end, before the account followed)
- * is finished here, and running it twice changes nothing.
+ * is finished here, and running it twice changes nothing. Steps this process is running for a request right now are
+ * waited for instead (src/projection/inFlight.ts): done once they end well, run here when they failed.
  */
 import type { RecordedEvent } from '../../eventstore/port.ts';
 import { defineReactor, type Reactor } from '../../projection/projector.ts';
 import type { Platform } from '../../platform.ts';
 import type { StoredEventData } from '../../storedEvents/registry.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { advanceRefund, endRefund, followRefundEnd, loadRefund } from './handlers.ts';
+import { advanceRefund, endRefund, followRefundEnd, loadRefund, refundAdvance, refundEndFollowed } from './handlers.ts';
 import { clockOfPayment, onClockMetadata, platformOn } from '../../testClocks/time.ts';
 
 export const REFUND_REACTOR_NAME = 'refund_process';
@@ -21,12 +22,14 @@ export const REFUND_AUTOPILOT_NAME = 'sandbox_refund_autopilot';
 export function refundReactor(platform: Platform): Reactor {
   const metadataOf = (event: RecordedEvent) => ({ clientId: event.metadata.clientId, actor: 'refunds', causationId: event.id });
   const childEnded = async (event: RecordedEvent<string, { refundId: string }>) => {
+    if (await platform.inFlight.doneByAnother(refundEndFollowed(event.data.refundId))) return;
     await followRefundEnd(platform, await loadRefund(platform, event.data.refundId), metadataOf(event));
   };
   return defineReactor<StoredEventData>({
     name: REFUND_REACTOR_NAME,
     handlers: {
       async PaymentRefundRequested(event) {
+        if (await platform.inFlight.doneByAnother(refundAdvance(event.data.refundId))) return;
         await advanceRefund(platform, event.data.paymentId, event.data.refundId, metadataOf(event));
       },
       RefundSettled: childEnded,
