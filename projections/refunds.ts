@@ -59,6 +59,9 @@ async function ended(trx: Kysely<RefundTables>, d: { refundId: string; to: strin
   if (Number(updated.numUpdatedRows) !== 1) throw new Error(`refunds projector: refund ${d.refundId} ended without a row`);
 }
 
+/** Rows per INSERT: 12 columns each stays far below Postgres' 65,535 parameters whatever the batch size. */
+const ROWS_PER_STATEMENT = 1_000;
+
 export const refundsProjector: Projector = defineProjector<RefundTables, StoredEventData>({
   name: 'refunds',
   version: 1,
@@ -70,8 +73,9 @@ export const refundsProjector: Projector = defineProjector<RefundTables, StoredE
   async apply(trx, events) {
     let created: Insertable<RefundsTable>[] = [];
     const insertCreated = async () => {
-      if (created.length === 0) return;
-      await trx.insertInto('refunds').values(created).execute();
+      for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
+        await trx.insertInto('refunds').values(created.slice(from, from + ROWS_PER_STATEMENT)).execute();
+      }
       created = [];
     };
     for (const event of events) {

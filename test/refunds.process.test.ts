@@ -15,7 +15,9 @@ import { paymentStream } from '../src/payments/events.ts';
 import { accountStream } from '../src/accounts/events.ts';
 import { parentRefundDecider, refundDecider } from '../src/payments/refunds/decider.ts';
 import { refundStream } from '../src/payments/refunds/events.ts';
-import { advanceRefund, followRefundEnd, issueRefundChild, loadParent, loadRefund, refundAdvance } from '../src/payments/refunds/handlers.ts';
+import {
+  advanceRefund, endRefund, followRefundEnd, issueRefundChild, loadParent, loadRefund, refundAdvance, refundEndFollowed,
+} from '../src/payments/refunds/handlers.ts';
 
 const PROVIDER_SECRET = 'refund-process-secret';
 
@@ -104,6 +106,17 @@ for (const target of databaseTargets()) {
       expect((await loadRefund(service.services, 'failed-here')).status).to.equal('RECEIVED');
       expect((await loadParent(service.services, paymentId)).refunds.get('done-here')?.state).to.equal('REQUESTED');
       expect((await loadRefund(service.services, 'done-here')).refund).to.equal(null);
+    });
+
+    it("a refund request and a child's end run their steps under the keys the reactor looks for", async () => {
+      const { paymentId } = await settledPayment();
+      const refund = await post(`/payments/${paymentId}/refund`, { amount: '100' });
+      expect(refund.status).to.equal(201);
+      const inFlight = service.services.inFlight;
+      expect(await inFlight.doneByAnother(refundAdvance(refund.body.id)), 'the request ran the steps under its key').to.equal(true);
+      await endRefund(service.services, 'any', refund.body.id, 'SETTLED', { actor: 'provider' });
+      expect(await inFlight.doneByAnother(refundEndFollowed(refund.body.id)), 'the end was followed under its key').to.equal(true);
+      expect((await loadParent(service.services, paymentId)).refunds.get(refund.body.id)?.state).to.equal('SETTLED');
     });
 
     it('every step run twice, and twice at once, moves nothing twice', async () => {

@@ -52,8 +52,9 @@ export class InFlight {
 }
 
 /**
- * Finished work remembered at most (entries; about 100 bytes each), and for how long (ms): past either, a reactor
- * that reaches the work's event repeats it, which is safe. A reactor keeping up reaches it within seconds.
+ * Finished work remembered at most (entries; 100 to 150 bytes each, so a few megabytes), and how long a finished run
+ * stands in for the reactor's (ms): past either, a reactor that reaches the work's event repeats it, which is safe,
+ * and a reactor keeping up reaches it within seconds. An entry past its time is dropped when newer ones push it out.
  */
 const MAX_DONE_ENTRIES = 20_000;
 const DONE_TTL_MS = 10 * 60_000;

@@ -5,8 +5,9 @@
  * the feed and runs the same steps as the request or the notification did (./handlers.ts): the account repeats
  * its first answer, the parent and the child answer a repeated step with nothing. So a process that stopped
  * between two streams (after the hold, before the child; after the child's end, before the account followed)
- * is finished here, and running it twice changes nothing. Steps this process is running for a request right now are
- * waited for instead (src/projection/inFlight.ts): done once they end well, run here when they failed.
+ * is finished here, and running it twice changes nothing. Steps this process is running (a request's, the
+ * autopilot's end of a child) are waited for instead, and steps it ran lately and ended well are not run again
+ * (src/projection/inFlight.ts); steps that failed are run here.
  */
 import type { RecordedEvent } from '../../eventstore/port.ts';
 import { defineReactor, type Reactor } from '../../projection/projector.ts';
