@@ -156,6 +156,46 @@ const onPostgres = databaseTargets().find((t) => t.name === 'postgres');
     }
   });
 
+  it('a process alone on the channel sends no NOTIFY; once another process listens, both do', async () => {
+    const { openDatabase } = await import('../src/db/database.ts');
+    const channel = `events_${database.schema}`;
+    // A plain listener (it says no hello, so the stores do not count it) sees every notice on the channel.
+    const watcher = new pg.Client({ connectionString: url });
+    const notices: string[] = [];
+    watcher.on('notification', (message) => notices.push(message.payload ?? ''));
+    await watcher.connect();
+    await watcher.query(`LISTEN "${channel}"`);
+    const firstDb = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 2 }, { schema: database.schema });
+    const secondDb = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 2 }, { schema: database.schema });
+    const first = new PostgresEventStore(firstDb);
+    const second = new PostgresEventStore(secondDb);
+    try {
+      let firstWoken = 0;
+      first.onAppended(() => firstWoken++);
+      await until(() => notices.includes('hello'), { what: "the first store's hello", timeoutMs: 5_000 });
+      for (let i = 0; i < 3; i++) await first.append(`alone-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(notices.filter((n) => n === ''), 'no notice while it is alone').to.have.length(0);
+
+      let secondWoken = 0;
+      second.onAppended(() => secondWoken++);
+      // The second says hello, the first answers: each now knows the other listens.
+      await until(() => notices.filter((n) => n === 'hello').length === 2 && notices.includes('here'), { what: 'hello and here', timeoutMs: 5_000 });
+      const before = secondWoken;
+      await first.append(`together-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      await until(() => secondWoken > before && notices.includes(''), { what: "the second woken by the first's append", timeoutMs: 2_000 });
+      const firstBefore = firstWoken;
+      await second.append(`together-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'no_stream');
+      await until(() => firstWoken > firstBefore, { what: "the first woken by the second's append", timeoutMs: 2_000 });
+    } finally {
+      await first.close();
+      await second.close();
+      await firstDb.close();
+      await secondDb.close();
+      await watcher.end();
+    }
+  });
+
   it('a consumer that polled before a late commit still gets every event exactly once under load', async () => {
     const streams = Array.from({ length: 8 }, () => `load-${randomUUID()}`);
     let checkpoint: Position | null = await store.headPosition();

@@ -3,6 +3,13 @@
  * a cluster-wide lock at commit and would serialise concurrent appends. Instead each process sends at most
  * one NOTIFY per short window after it appended, from outside the append, and LISTENs on a dedicated
  * connection that reconnects with backoff when it drops. Consumers also poll, so a lost notice only delays.
+ *
+ * A process that is alone on the channel sends nothing: each NOTIFY is a round trip that nobody hears (one
+ * process, the embedded default and many deployments). Each listener says `hello` on the channel once it listens,
+ * and whoever hears it answers `here`; hearing any notice from another process (a hello, an answer, an append's)
+ * means another process listens, and from then on this one notifies as before, for good. The answer is itself a
+ * notice, so what was appended before the newcomer was heard still wakes it. A process whose own listener is not
+ * connected (starting, reconnecting, or a store that never listens) cannot know, and notifies.
  */
 import pg from 'pg';
 
@@ -16,7 +23,13 @@ export class PostgresWakeups {
   /** One NOTIFY at a time on the notifier connection; appends while it is in flight ask for one more after it. */
   private sending: Promise<void> | null = null;
   private notifyAgain = false;
+  /** The last NOTIFY asked for (`sendNotify`). */
+  private notifying: Promise<void> = Promise.resolve();
   private reconnectDelay = 100;
+  /** Whether this process's LISTEN is established (it then hears other processes' hellos). */
+  private listening = false;
+  /** Whether another process was heard on the channel: then appends notify. */
+  private othersListen = false;
   private started = false;
   private stopped = false;
 
@@ -33,6 +46,7 @@ export class PostgresWakeups {
   }
 
   notifySoon(): void {
+    if (this.listening && !this.othersListen) return;
     if (this.sending) {
       this.notifyAgain = true;
       return;
@@ -51,7 +65,15 @@ export class PostgresWakeups {
     this.notifyTimer.unref();
   }
 
-  private async sendNotify(): Promise<void> {
+  /** Sends a NOTIFY after those already asked for: one at a time on the one notifier connection, opened once. */
+  private sendNotify(payload = ''): Promise<void> {
+    const sent = this.notifying.then(() => this.notifyNow(payload));
+    this.notifying = sent;
+    return sent;
+  }
+
+  /** Never rejects: a failed NOTIFY drops the connection, and the next one opens another. */
+  private async notifyNow(payload: string): Promise<void> {
     if (this.stopped) return;
     try {
       if (!this.notifier) {
@@ -67,7 +89,7 @@ export class PostgresWakeups {
         }
         this.notifier = client;
       }
-      await this.notifier.query('SELECT pg_notify($1, \'\')', [this.channel]);
+      await this.notifier.query('SELECT pg_notify($1, $2)', [this.channel, payload]);
     } catch {
       this.notifier?.end().catch(() => undefined);
       this.notifier = null;
@@ -78,7 +100,10 @@ export class PostgresWakeups {
     if (this.stopped) return;
     const client = new pg.Client({ connectionString: this.connectionString });
     const retry = () => {
-      if (this.listener === client) this.listener = null;
+      if (this.listener === client) {
+        this.listener = null;
+        this.listening = false;
+      }
       client.end().catch(() => undefined);
       if (this.stopped) return;
       const delay = this.reconnectDelay;
@@ -89,6 +114,8 @@ export class PostgresWakeups {
     client.on('notification', (message) => {
       // Our own NOTIFY comes back too; this process already woke its consumers, with the event types.
       if (this.notifier && message.processId === (this.notifier as unknown as { processID: number }).processID) return;
+      this.othersListen = true;
+      if (message.payload === 'hello') void this.sendNotify('here');
       this.onWake();
     });
     try {
@@ -99,7 +126,9 @@ export class PostgresWakeups {
       }
       await client.query(`LISTEN "${this.channel.replace(/"/g, '""')}"`);
       this.listener = client;
+      this.listening = true;
       this.reconnectDelay = 100;
+      void this.sendNotify('hello');
       this.onWake(); // anything appended while we were not listening
     } catch {
       retry();
@@ -110,6 +139,7 @@ export class PostgresWakeups {
     this.stopped = true;
     if (this.notifyTimer) clearTimeout(this.notifyTimer);
     await this.sending;
+    await this.notifying;
     await Promise.all([this.listener?.end(), this.notifier?.end()].map((p) => p?.catch(() => undefined)));
     this.listener = null;
     this.notifier = null;
