@@ -171,7 +171,7 @@ export interface LeaseClaim {
 
 /**
  * In the statement that moves a projector's checkpoint: the rest of its transaction may append no event (the
- * migration 0011 constraint refuses it), which is what lets the feed's horizon leave it out (./quietTransactions.ts).
+ * migration 0011 trigger refuses it), which is what lets the feed's horizon leave it out (./quietTransactions.ts).
  */
 const REFUSE_APPENDS = sql`set_config('payments_ledger.appends_refused', 'on', true)`;
 
