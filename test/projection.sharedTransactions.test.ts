@@ -43,13 +43,9 @@ for (const target of databaseTargets()) {
     const quiet = new QuietTransactions();
     /** Per batch that wrote: whether its transaction was left out of the feed's horizon while it wrote. */
     const quietWhileWriting: boolean[] = [];
-    function work(
-      name: string, previous: Position | null, next: Position, n: number, fail = false,
-      also: (trx: Kysely<NoTables>) => Promise<void> = async () => undefined,
-    ): SharedWork {
+    function work(name: string, previous: Position | null, next: Position, n: number, fail = false): SharedWork {
       const apply = async (trx: Kysely<NoTables>) => {
         await sql`INSERT INTO ${sql.raw(quoteIdent(`${name}_rows`))} (n) VALUES (${n})`.execute(trx);
-        await also(trx);
         const { rows } = await sql<{ id: string }>`SELECT pg_current_xact_id()::text AS id`.execute(trx);
         quietWhileWriting.push(quiet.current().includes(rows[0]!.id));
         if (fail) throw new Error(`${name} failed`);
@@ -103,23 +99,6 @@ for (const target of databaseTargets()) {
       // Run alone too, each batch's transaction was left out while it wrote.
       expect(quietWhileWriting.every(Boolean)).to.equal(true);
       expect(quiet.current()).to.deep.equal([]);
-    });
-
-    it("a batch's transaction cannot append an event (the feed's horizon does not wait for it), shared or alone", async () => {
-      const shared = new SharedTransactions(database.db, states, database.schema, quiet);
-      const appending = (name: string, previous: Position, next: Position): SharedWork => work(name, previous, next, 3, false, async (trx) => {
-        await sql`INSERT INTO ${sql.raw(quoteIdent(database.schema))}.events (id, stream, revision, type, data)
-          VALUES (gen_random_uuid(), ${`from-a-projector-${name}`}, 0, 'Sneaked', '{}')`.execute(trx);
-      });
-      const outcomes = await Promise.allSettled([shared.run(appending('shared_a', at(20), at(30))), shared.run(appending('shared_b', at(10), at(30)))]);
-      for (const outcome of outcomes) {
-        expect(outcome.status).to.equal('rejected');
-        expect(((outcome as PromiseRejectedResult).reason as Error).message).to.equal("a projector's transaction cannot append events");
-      }
-      expect(await checkpointOf('shared_a')).to.deep.equal(at(20));
-      expect((await database.query(`SELECT 1 FROM events WHERE type = 'Sneaked'`)).rows).to.have.length(0);
-      // Outside a projector's transaction, appends go on.
-      await database.query(`INSERT INTO events (id, stream, revision, type, data) VALUES (gen_random_uuid(), 'not-from-a-projector', 0, 'Fine', '{}')`);
     });
   });
 }

@@ -185,24 +185,6 @@ const migrations: Migration[] = [
       );
     `,
   },
-  {
-    id: '0011_no_appends_from_projectors',
-    sql: `
-      -- A projector's transaction says so (src/projection/projectionState.ts, with its checkpoint's move) and may then
-      -- append nothing: the feed's horizon does not wait for it (src/projection/quietTransactions.ts), so an event it
-      -- appended could appear behind events already read. One check per append statement, not per event.
-      CREATE FUNCTION events_not_from_projectors() RETURNS trigger LANGUAGE plpgsql AS $$
-      BEGIN
-        IF current_setting('payments_ledger.appends_refused', true) = 'on' THEN
-          RAISE EXCEPTION 'a projector''s transaction cannot append events' USING ERRCODE = 'insufficient_privilege';
-        END IF;
-        RETURN NULL;
-      END $$;
-
-      CREATE TRIGGER events_no_appends_from_projectors BEFORE INSERT ON events
-        FOR EACH STATEMENT EXECUTE FUNCTION events_not_from_projectors();
-    `,
-  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

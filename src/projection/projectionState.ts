@@ -169,12 +169,6 @@ export interface LeaseClaim {
   previousOwner: string | null;
 }
 
-/**
- * In the statement that moves a projector's checkpoint: the rest of its transaction may append no event (the
- * migration 0011 trigger refuses it), which is what lets the feed's horizon leave it out (./quietTransactions.ts).
- */
-const REFUSE_APPENDS = sql`set_config('payments_ledger.appends_refused', 'on', true)`;
-
 export class ProjectionStateStore {
   constructor(private readonly database: Database) {}
 
@@ -294,7 +288,7 @@ export class ProjectionStateStore {
            AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
         RETURNING p.schema_name
       )
-      SELECT count(*)::integer AS moved, pg_current_xact_id()::text AS transaction_id, ${REFUSE_APPENDS} AS refused,
+      SELECT count(*)::integer AS moved, pg_current_xact_id()::text AS transaction_id,
              set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${baseSchema}::text), 'public'), true) AS path
         FROM moved`.execute(trx);
     return rows[0]?.moved === moves.length ? rows[0].transaction_id : null;
@@ -322,7 +316,7 @@ export class ProjectionStateStore {
        WHERE name = ${name} AND version = ${version} AND lease_owner = ${owner} AND status <> 'retired'
          AND checkpoint_commit IS NOT DISTINCT FROM ${previous?.commit.toString() ?? null}::bigint
          AND checkpoint_prepare IS NOT DISTINCT FROM ${previous?.prepare.toString() ?? null}::bigint
-      RETURNING pg_current_xact_id()::text AS transaction_id, ${REFUSE_APPENDS} AS refused
+      RETURNING pg_current_xact_id()::text AS transaction_id
       ${baseSchema ? sql`, set_config('search_path', format('%I, %I, public', schema_name, ${baseSchema}::text), true)` : sql``}`
       .execute(trx);
     return result.rows.length === 1 ? result.rows[0]!.transaction_id : null;
