@@ -137,30 +137,6 @@ const onPostgres = databaseTargets().find((t) => t.name === 'postgres');
     expect(new Set(delivered.map((e) => e.id)).size).to.equal(delivered.length);
   });
 
-  it("the head's read looks past running transactions named as appending nothing, and only those", async () => {
-    const head = await store.headPosition();
-    // A transaction that took its id before the append, as a projector's batch takes its own with its first statement.
-    const quietOne = new pg.Client({ connectionString: url });
-    await quietOne.connect();
-    try {
-      await quietOne.query('BEGIN');
-      const id = (await quietOne.query<{ id: string }>('SELECT pg_current_xact_id()::text AS id')).rows[0]!.id;
-      const stream = `quiet-${randomUUID()}`;
-      await store.append(stream, [{ type: 'Ping', data: {} }], 'no_stream');
-      const ours = (events: RecordedEvent[]) => events.filter((e) => e.stream === stream);
-      // Not named: the event waits behind it, and the read says something is held.
-      const held = await store.readTail({ after: head, limit: 1000 });
-      expect(ours(held.events)).to.have.length(0);
-      expect(held.held).to.equal(true);
-      // Named as appending nothing: the event is read at once (once any other test's transaction older than it ends).
-      await until(async () => ours((await store.readTail({ after: head, limit: 1000, quiet: [id] })).events).length === 1,
-        { what: 'the event read past the quiet transaction', timeoutMs: 10_000 });
-    } finally {
-      await quietOne.query('ROLLBACK').catch(() => undefined);
-      await quietOne.end();
-    }
-  });
-
   it('wakes consumers in other processes (LISTEN/NOTIFY), not only in its own', async () => {
     // A second Database is a second pool and a second store: the in-process emitter cannot reach it.
     const { openDatabase } = await import('../src/db/database.ts');

@@ -83,10 +83,9 @@ export interface EventStore {
   /**
    * The feed as `readAll` answers it, and whether events already recorded are held back from it for a moment (on
    * Postgres: committed after a transaction that is still running began). Stores without such a horizon do not
-   * implement it. `quiet`: ids of running transactions known to append nothing (a projector's batch), which the
-   * horizon need not wait for.
+   * implement it.
    */
-  readTail?(options: ReadAllOptions & { quiet?: readonly string[] }): Promise<{ events: RecordedEvent[]; held: boolean }>;
+  readTail?(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }>;
   /** Position of the newest event a consumer may read now, or null on an empty store. */
   headPosition(): Promise<Position | null>;
   /**

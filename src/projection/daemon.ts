@@ -11,7 +11,6 @@ import type { Logger } from '../logging.ts';
 import type { Projector, Reactor } from './projector.ts';
 import { DEFAULT_HEARTBEAT_MS, DEFAULT_LEASE_TTL_MS, Lanes, ProjectionRunner, type RunnerOptions } from './runner.ts';
 import { SharedTransactions } from './sharedTransactions.ts';
-import { QuietTransactions } from './quietTransactions.ts';
 import { ProjectionStateStore, type ProjectionStateRow } from './projectionState.ts';
 import { SharedFeed, type ReleaseSignal } from './sharedFeed.ts';
 
@@ -55,9 +54,7 @@ export class ProjectionDaemon {
   ) {
     this.owner = options.owner ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
     this.states = new ProjectionStateStore(database);
-    this.feed = new SharedFeed(store, {
-      idlePollMs: options.idlePollMs ?? DEFAULT_IDLE_POLL_MS, releases: database.pool as unknown as ReleaseSignal, quiet: this.quiet,
-    });
+    this.feed = new SharedFeed(store, { idlePollMs: options.idlePollMs ?? DEFAULT_IDLE_POLL_MS, releases: database.pool as unknown as ReleaseSignal });
   }
 
   /** One beat for every runner's lease renewal, so that they go to the database in one statement. */
@@ -106,14 +103,11 @@ export class ProjectionDaemon {
 
   private readonly reactorLanes = new Lanes(REACTOR_LANES);
   private sharedTransactions: SharedTransactions | null = null;
-  /** The projectors' transactions running now, which append nothing: the feed's horizon leaves them out. */
-  private readonly quiet = new QuietTransactions();
 
   private runnerOptions(): RunnerOptions {
     const { owner: _owner, ...rest } = this.options;
     return {
-      reactorLanes: this.reactorLanes, sharedTransactions: this.sharedTransactions ??= new SharedTransactions(this.database.db, this.states, this.database.schema, this.quiet),
-      quietTransactions: this.quiet, ...rest, owner: this.owner,
+      reactorLanes: this.reactorLanes, sharedTransactions: this.sharedTransactions ??= new SharedTransactions(this.database.db, this.states, this.database.schema), ...rest, owner: this.owner,
       heartbeats: this.heartbeats,
     };
   }

@@ -265,11 +265,11 @@ export class ProjectionStateStore {
    * Several projectors' checkpoints moved in one compare-and-set statement, inside the transaction that writes their
    * batches (a shared transaction), with every one of their schemas first on the search_path (a table belongs to one
    * projector, which the daemon checks as projectors are added, so each name finds its own version's table; a row
-   * without a schema fails the statement). Answers the transaction's id when every checkpoint moved (see
-   * ./quietTransactions.ts); null when one did not, and then the transaction must not go on.
+   * without a schema fails the statement). Answers whether every checkpoint moved; if not, the
+   * transaction must not go on.
    */
-  async advanceCheckpoints(trx: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<string | null> {
-    const { rows } = await sql<{ moved: number; transaction_id: string }>`
+  async advanceCheckpoints(trx: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<boolean> {
+    const { rows } = await sql<{ moved: number }>`
       WITH x AS (
         SELECT * FROM jsonb_to_recordset(${JSON.stringify(moves.map((m) => ({
           name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
@@ -288,16 +288,15 @@ export class ProjectionStateStore {
            AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
         RETURNING p.schema_name
       )
-      SELECT count(*)::integer AS moved, pg_current_xact_id()::text AS transaction_id,
+      SELECT count(*)::integer AS moved,
              set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${baseSchema}::text), 'public'), true) AS path
         FROM moved`.execute(trx);
-    return rows[0]?.moved === moves.length ? rows[0].transaction_id : null;
+    return rows[0]?.moved === moves.length;
   }
 
   /**
    * Inside the batch transaction: moves the checkpoint from `previous` to `next` only if nobody else moved
-   * it and the lease is still ours. Answers the transaction's id (see ./quietTransactions.ts); null means the batch
-   * must roll back. With `baseSchema`, the same
+   * it and the lease is still ours. False means the batch must roll back. With `baseSchema`, the same
    * statement also sets the transaction's search_path (a round trip less per batch) to the schema the row
    * names, then `baseSchema`: the row, locked by this update until the batch commits, says which tables serve,
    * so a replay that swapped in a rebuilt schema (src/projection/replay.ts) is written to from the next batch on.
@@ -305,8 +304,8 @@ export class ProjectionStateStore {
   async advanceCheckpoint(
     trx: Kysely<NoTables>, name: string, version: number, owner: string, ttlMs: number,
     previous: Position | null, next: Position, handled: number, baseSchema?: string,
-  ): Promise<string | null> {
-    const result = await sql<{ transaction_id: string }>`
+  ): Promise<boolean> {
+    const result = await sql`
       UPDATE projection_state
          SET checkpoint_commit = ${next.commit.toString()}::bigint,
              checkpoint_prepare = ${next.prepare.toString()}::bigint,
@@ -316,9 +315,8 @@ export class ProjectionStateStore {
        WHERE name = ${name} AND version = ${version} AND lease_owner = ${owner} AND status <> 'retired'
          AND checkpoint_commit IS NOT DISTINCT FROM ${previous?.commit.toString() ?? null}::bigint
          AND checkpoint_prepare IS NOT DISTINCT FROM ${previous?.prepare.toString() ?? null}::bigint
-      RETURNING pg_current_xact_id()::text AS transaction_id
-      ${baseSchema ? sql`, set_config('search_path', format('%I, %I, public', schema_name, ${baseSchema}::text), true)` : sql``}`
+      ${baseSchema ? sql`RETURNING set_config('search_path', format('%I, %I, public', schema_name, ${baseSchema}::text), true)` : sql``}`
       .execute(trx);
-    return result.rows.length === 1 ? result.rows[0]!.transaction_id : null;
+    return result.numAffectedRows === 1n;
   }
 }

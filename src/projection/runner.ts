@@ -23,7 +23,6 @@ import { activateVersion, createFreshSchema, projectorSchemaName } from './proje
 import { ProjectionStateStore, REACTOR_STATE_VERSION } from './projectionState.ts';
 import type { SharedFeed } from './sharedFeed.ts';
 import type { SharedTransactions } from './sharedTransactions.ts';
-import { QuietTransactions } from './quietTransactions.ts';
 
 export type RunnerSubject = { kind: 'projector'; projector: Projector } | { kind: 'reactor'; reactor: Reactor };
 
@@ -66,8 +65,6 @@ export interface RunnerOptions {
    * batches alone, so that it does not hold the others' back.
    */
   sharedTransactions?: SharedTransactions;
-  /** The process's transactions that append nothing, left out of the feed's horizon (./quietTransactions.ts). */
-  quietTransactions?: QuietTransactions;
   initialBackoffMs?: number;
   maxBackoffMs?: number;
   logger?: Logger;
@@ -183,8 +180,6 @@ export class ProjectionRunner extends EventEmitter {
   private wakeSleeper: (() => void) | null = null;
   private unsubscribe: (() => void) | null = null;
 
-  private readonly quiet: QuietTransactions;
-
   constructor(
     private readonly database: Database,
     private readonly feed: SharedFeed,
@@ -192,7 +187,6 @@ export class ProjectionRunner extends EventEmitter {
     private readonly options: RunnerOptions,
   ) {
     super();
-    this.quiet = options.quietTransactions ?? new QuietTransactions();
     this.setMaxListeners(0); // every request waiting for read-your-writes listens for a moment
     const described = subject.kind === 'projector' ? subject.projector : subject.reactor;
     assertValidName(described.name);
@@ -462,11 +456,10 @@ export class ProjectionRunner extends EventEmitter {
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
     const apply = events.length > 0 ? (trx: Kysely<NoTables>) => projector.apply(trx, events) : null;
-    const alone = async (trx: Kysely<NoTables>, mark: (transactionId: string) => void) => {
-      const transactionId = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
+    const alone = async (trx: Kysely<NoTables>) => {
+      const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, apply ? this.database.schema : undefined);
-      if (transactionId === null) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
-      mark(transactionId);
+      if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
       await apply?.(trx);
     };
     const startedAt = performance.now();
@@ -474,7 +467,7 @@ export class ProjectionRunner extends EventEmitter {
       const checkpoint = { name: this.name, version: this.version, owner: this.options.owner, ttlMs: this.leaseTtlMs, previous: this.stored, next: last, handled: events.length };
       await shared.run({ checkpoint, apply, alone });
     } else {
-      await this.quiet.run((mark) => this.database.db.transaction().execute((trx) => alone(trx, mark)));
+      await this.database.db.transaction().execute(alone);
     }
     this.leaseRenewedAt = Math.max(this.leaseRenewedAt, startedAt);
   }

@@ -23,9 +23,8 @@
  * never overlap, and a read asked for while one is in flight follows it. The subscribers (the runners) hear when
  * the window grows.
  *
- * An event committed while an older transaction still runs (another append, another process's projector batch) is
- * held back from the feed until that transaction ends; this process's projector batches, which append nothing, are
- * not waited for (./quietTransactions.ts). The store tells (`readTail`), and the reader reads again as soon as
+ * An event committed while an older transaction still runs (another append, a projector's batch) is held back
+ * from the feed until that transaction ends. The store tells (`readTail`), and the reader reads again as soon as
  * a connection of this process is released (most such transactions are this process's own), or after a short
  * wait that doubles while the hold lasts (a transaction of another process): a request waiting for its write to
  * show in the read models never waits for an idle poll.
@@ -34,7 +33,6 @@
  */
 import type { EventStore, ReadAllOptions, RecordedEvent } from '../eventstore/port.ts';
 import { comparePositions, formatPosition, type Position } from '../eventstore/position.ts';
-import type { QuietTransactions } from './quietTransactions.ts';
 
 /** Full pages kept for runners behind the fastest (each at most a batch of events: 1,000 by default). */
 export const MAX_SHARED_PAGES = 16;
@@ -69,8 +67,6 @@ interface SharedFeedOptions {
   /** How often the head is read when nothing says there is something new (ms). */
   idlePollMs?: number;
   releases?: ReleaseSignal;
-  /** The process's transactions that append nothing (its projectors' batches): the head's reads look past them. */
-  quiet?: Pick<QuietTransactions, 'current'>;
 }
 
 /** A batch for a runner at the head: events after its position, and whether it has seen all there is. */
@@ -122,7 +118,6 @@ export class SharedFeed {
     this.maxPages = settings.maxPages ?? MAX_SHARED_PAGES;
     this.idlePollMs = settings.idlePollMs ?? 500;
     this.releases = settings.releases ?? null;
-    this.quiet = settings.quiet ?? null;
     this.windowEvents = settings.windowEvents ?? TAIL_EVENTS;
     this.readEvents = settings.readEvents ?? TAIL_READ_EVENTS;
     this.backpressureMs = settings.backpressureMs ?? BACKPRESSURE_MS;
@@ -133,7 +128,6 @@ export class SharedFeed {
   private readonly backpressureMs: number;
 
   private readonly releases: ReleaseSignal | null;
-  private readonly quiet: Pick<QuietTransactions, 'current'> | null;
 
   onAppended(listener: () => void): () => void {
     return this.store.onAppended(listener);
@@ -351,7 +345,7 @@ export class SharedFeed {
       let held: boolean;
       try {
         ({ events, held } = this.store.readTail
-          ? await this.store.readTail({ after, limit: this.readEvents, quiet: this.quiet?.current() ?? [] })
+          ? await this.store.readTail({ after, limit: this.readEvents })
           : { events: await this.store.readAll({ after, limit: this.readEvents }), held: false });
       } catch (error) {
         // The runners asking see the error (and back off); the next sign of something new reads again.

@@ -6,7 +6,6 @@
  * count. The first statement moves every batch's checkpoint, each its own compare-and-set, and puts every batch's
  * schema first on the search_path; the batches' writes follow, one after the other.
  *
- * The transaction's id is left out of the feed's horizon while it runs (./quietTransactions.ts): it appends nothing.
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
@@ -15,7 +14,6 @@ import type { Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
 import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
-import type { QuietTransactions } from './quietTransactions.ts';
 
 /** A projector's batch. */
 export interface SharedWork {
@@ -23,11 +21,8 @@ export interface SharedWork {
   checkpoint: CheckpointMove;
   /** Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone). */
   apply: ((trx: Kysely<NoTables>) => Promise<void>) | null;
-  /**
-   * The whole batch in a transaction of its own: its checkpoint (throwing if it does not move; `mark` is then
-   * given the transaction's id, see ./quietTransactions.ts), then its writes.
-   */
-  alone: (trx: Kysely<NoTables>, mark: (transactionId: string) => void) => Promise<void>;
+  /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
+  alone: (trx: Kysely<NoTables>) => Promise<void>;
 }
 
 /** What a work came to: null when it committed, else its own error. */
@@ -42,10 +37,7 @@ export class SharedTransactions {
   /** Gathers the works of a turn (or of the time a transaction is in flight), as the other shared statements do. */
   private readonly works: Coalescer<SharedWork, Outcome>;
 
-  constructor(
-    private readonly db: Kysely<NoTables>, private readonly states: ProjectionStateStore, private readonly baseSchema: string,
-    private readonly quiet: QuietTransactions,
-  ) {
+  constructor(private readonly db: Kysely<NoTables>, private readonly states: ProjectionStateStore, private readonly baseSchema: string) {
     this.works = new Coalescer((batch) => this.commit(batch), { maxBatch: MAX_WORKS_PER_TRANSACTION, maxInFlight: MAX_IN_FLIGHT });
   }
 
@@ -58,12 +50,12 @@ export class SharedTransactions {
   private async commit(batch: SharedWork[]): Promise<Outcome[]> {
     if (batch.length > 1) {
       try {
-        await this.quiet.run((mark) => this.db.transaction().execute(async (trx) => {
-          const transactionId = await this.states.advanceCheckpoints(trx, batch.map((work) => work.checkpoint), this.baseSchema);
-          if (transactionId === null) throw new Error('a checkpoint of the shared transaction did not move');
-          mark(transactionId);
+        await this.db.transaction().execute(async (trx) => {
+          if (!await this.states.advanceCheckpoints(trx, batch.map((work) => work.checkpoint), this.baseSchema)) {
+            throw new Error('a checkpoint of the shared transaction did not move');
+          }
           for (const work of batch) await work.apply?.(trx);
-        }));
+        });
         return batch.map(() => null);
       } catch {
         // Which work failed is told by running each alone, below; the others commit there.
@@ -72,7 +64,7 @@ export class SharedTransactions {
     const outcomes: Outcome[] = [];
     for (const work of batch) {
       try {
-        await this.quiet.run((mark) => this.db.transaction().execute((trx) => work.alone(trx, mark)));
+        await this.db.transaction().execute(work.alone);
         outcomes.push(null);
       } catch (error) {
         outcomes.push({ failed: error });

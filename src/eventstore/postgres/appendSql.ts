@@ -180,14 +180,9 @@ SELECT ${FEED_COLUMNS} FROM events
  * as the newest transaction id against the horizon (one probe of the feed-order index): an EXISTS over the ids at or
  * past the horizon, which the planner expects to match a third of the log, was planned as a scan of the whole table,
  * read to its end whenever nothing is held (most reads, about a second at a million events).
- * The horizon is the oldest transaction running, as `pg_snapshot_xmin` tells, but for those of `$4`: transactions the
- * caller knows append nothing (its projectors' batches, src/projection/quietTransactions.ts). No event can come from
- * them, so none can appear before an event shown past them.
  */
 export const READ_TAIL_SQL = `
-WITH horizon AS MATERIALIZED (
-  SELECT coalesce((SELECT min(x) FROM pg_snapshot_xip(s) AS x WHERE x <> ALL($4::text[]::xid8[])), pg_snapshot_xmax(s)) AS xmin
-    FROM pg_current_snapshot() AS s)
+WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin)
 (SELECT ${FEED_COLUMNS}, NULL::boolean AS held FROM events
   WHERE transaction_id < (SELECT xmin FROM horizon)
     AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)

@@ -467,11 +467,11 @@ export class PostgresEventStore implements EventStore {
     return rows.map((row) => this.toRecorded(row));
   }
 
-  async readTail(options: ReadAllOptions & { quiet?: readonly string[] }): Promise<{ events: RecordedEvent[]; held: boolean }> {
+  async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }> {
     const limit = boundedLimit(options.limit);
     const { rows } = await this.database.query<FeedRow & { held: boolean | null }>(
       options.after ? READ_TAIL_STATEMENT : READ_TAIL_FROM_START_STATEMENT,
-      [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit, options.quiet ?? []]);
+      [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit]);
     const last = rows.pop();
     return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true };
   }
