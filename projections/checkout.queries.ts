@@ -8,6 +8,7 @@ import { domainNotFound } from '../src/domain/errors.ts';
 import type { Tenant } from '../src/domain/tenancy.ts';
 import type { CheckoutSessionRow, PaymentLinkRow } from './checkout.ts';
 import type { ReadModels } from './readModels.ts';
+import { lookUpPayersAndAccounts } from './payments.queries.ts';
 
 export function ownedSession(db: Kysely<ReadModels>, tenant: Tenant, sessionId: string): Promise<CheckoutSessionRow> {
   return findOwned(db, 'checkout_sessions', tenant, 'session_id', sessionId, 'checkout session');
@@ -39,7 +40,16 @@ export async function linkByToken(db: Kysely<ReadModels>, token: string, clientI
 
 /** The checkout's port (src/checkout/ports.ts) over the read models. */
 export function checkoutReads(db: Kysely<ReadModels>) {
+  const ownersAndAccounts = lookUpPayersAndAccounts(db);
   return {
+    async ownerAndAccount(query: { clientId: string; identityId: string; accountNumber: string | null }) {
+      const { identity, account } = await ownersAndAccounts.submit(query);
+      return {
+        owner: identity !== null,
+        account: account && { identity_id: account.identity_id, account_number: account.account_number, currency: account.currency, status: account.status },
+      };
+    },
+
     account: (clientId: string, accountNumber: string) => db.selectFrom('accounts')
       .select(['identity_id', 'account_number', 'currency', 'status'])
       .where('client_id', '=', clientId).where('account_number', '=', accountNumber).executeTakeFirst(),

@@ -11,7 +11,7 @@ import { defineProjector, type ProjectorHandlers } from '../src/projection/proje
 import { isOneOf } from '../src/eventstore/typedEvents.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
-import type { CheckoutTerms, CurrencyConfig, SessionItem, SessionStatus } from '../src/checkout/events.ts';
+import type { CheckoutSessionCreatedData, CheckoutTerms, CurrencyConfig, SessionItem, SessionStatus } from '../src/checkout/events.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { judgedAt } from './testClocks.ts';
 import { scopedTo, type PageWindow } from '../src/db/owned.ts';
@@ -69,19 +69,54 @@ export type CheckoutTables = { checkout_sessions: CheckoutSessionsTable; payment
 export type CheckoutSessionRow = Selectable<CheckoutSessionsTable>;
 export type PaymentLinkRow = Selectable<PaymentLinksTable>;
 
-function termsColumns(d: CheckoutTerms & { checkoutToken: string; createdAt: string; testClockId?: string | null }) {
+type TermsData = CheckoutTerms & { checkoutToken: string; createdAt: string; testClockId?: string | null };
+
+/** The columns kept for the list filters alone. */
+type FilterColumns = 'account_numbers' | 'owner_identity_id' | 'customer_email';
+type TermsView = Omit<Selectable<TermsColumns>, FilterColumns>;
+
+/** What a session's or link's row shows of its terms, read back: the one source of the columns below. */
+function termsView(d: TermsData): TermsView {
+  return {
+    client_id: d.clientId, checkout_token: d.checkoutToken, currency: d.currency, pre_tax_amount: d.preTaxAmount,
+    total_amount: d.totalAmount, items: d.items, payment_methods_allowed: d.paymentMethodsAllowed,
+    destinations: d.destinations as TermsView['destinations'], owner: d.owner as TermsView['owner'],
+    customer: d.customer as TermsView['customer'], customer_requirements: d.customerRequirements, success_url: d.successUrl,
+    failed_url: d.failedUrl, redirect_url: d.redirectUrl, duration: d.duration, created_at: new Date(d.createdAt),
+    updated_at: new Date(d.createdAt), test_clock_id: d.testClockId ?? null,
+  };
+}
+
+function termsColumns(d: TermsData) {
+  const view = termsView(d);
   const owner = d.owner as { identityId: string };
   const customer = d.customer as { email?: string } | null;
   const accountNumbers = (d.destinations as Array<{ type: string; account?: { accountNumber: string } }>)
     .flatMap((destination) => (destination.type === 'ACCOUNT' && destination.account ? [destination.account.accountNumber] : []));
   return {
-    client_id: d.clientId, checkout_token: d.checkoutToken, currency: d.currency, pre_tax_amount: d.preTaxAmount,
-    total_amount: d.totalAmount, items: JSON.stringify(d.items), payment_methods_allowed: JSON.stringify(d.paymentMethodsAllowed),
-    destinations: JSON.stringify(d.destinations), account_numbers: JSON.stringify(accountNumbers), owner: JSON.stringify(d.owner),
-    owner_identity_id: owner.identityId, customer: JSON.stringify(d.customer), customer_email: customer?.email?.toLowerCase() ?? null,
-    customer_requirements: JSON.stringify(d.customerRequirements), success_url: d.successUrl, failed_url: d.failedUrl,
-    redirect_url: d.redirectUrl, duration: d.duration, created_at: d.createdAt, updated_at: d.createdAt,
-    test_clock_id: d.testClockId ?? null,
+    ...view, items: JSON.stringify(view.items), payment_methods_allowed: JSON.stringify(view.payment_methods_allowed),
+    destinations: JSON.stringify(view.destinations), owner: JSON.stringify(view.owner), customer: JSON.stringify(view.customer),
+    customer_requirements: JSON.stringify(view.customer_requirements), created_at: d.createdAt, updated_at: d.createdAt,
+    account_numbers: JSON.stringify(accountNumbers), owner_identity_id: owner.identityId,
+    customer_email: customer?.email?.toLowerCase() ?? null,
+  };
+}
+
+/**
+ * A new session as its row reads once the projector has written its creation: what the request that created it
+ * answers, without reading the row back.
+ */
+export function sessionViewOf(d: CheckoutSessionCreatedData): Omit<CheckoutSessionRow, FilterColumns | 'payment_started_at'> {
+  return {
+    ...termsView(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
+    payment_configs: d.paymentConfigs, payment_id: null, expires_at: new Date(d.expiresAt),
+  };
+}
+
+function sessionColumns(d: CheckoutSessionCreatedData) {
+  return {
+    ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
+    payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
   };
 }
 
@@ -118,15 +153,8 @@ async function createTermsTable(trx: Kysely<CheckoutTables>, table: 'checkout_se
   await sql.raw(`CREATE INDEX ${table}_test_clock ON ${table} (test_clock_id) WHERE test_clock_id IS NOT NULL`).execute(trx);
 }
 
-/** Every event but the status moves below, one at a time. */
+/** Every event but the creations and status moves below, one at a time. */
 const handlers: ProjectorHandlers<CheckoutTables, StoredEventData> = {
-  async CheckoutSessionCreated(trx, event) {
-    const d = event.data;
-    await trx.insertInto('checkout_sessions').values({
-      ...termsColumns(d), session_id: d.sessionId, payment_link_id: d.paymentLinkId, status: d.status,
-      payment_configs: JSON.stringify(d.paymentConfigs), payment_id: null, payment_started_at: null, expires_at: d.expiresAt,
-    }).execute();
-  },
   async CheckoutSessionPaymentStarted(trx, event) {
     const d = event.data;
     // When the store recorded it (the wall clock's time, also for a session on a test clock): the release job's clock.
@@ -163,17 +191,26 @@ const handlers: ProjectorHandlers<CheckoutTables, StoredEventData> = {
  */
 const STATUS_MOVES = ['CheckoutSessionMethodChosen', 'CheckoutSessionFinished', 'CheckoutSessionFailed', 'CheckoutSessionExpired'] as const;
 
-/** Sessions per statement of a run of status moves (one JSON document: well within Postgres's bounds). */
-const MOVES_PER_STATEMENT = 1_000;
+/** Rows per statement of a run of creations or status moves (well within Postgres's 65,535 parameters and its bounds). */
+const ROWS_PER_STATEMENT = 1_000;
 
 async function writeStatusMoves(trx: Kysely<CheckoutTables>, moves: Map<string, { status: string; at: string }>): Promise<void> {
   const rows = [...moves].map(([sessionId, { status, at }]) => ({ session_id: sessionId, status, at }));
-  for (let from = 0; from < rows.length; from += MOVES_PER_STATEMENT) {
+  for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
     await sql`UPDATE checkout_sessions AS s SET status = x.status, updated_at = x.at
-      FROM jsonb_to_recordset(${JSON.stringify(rows.slice(from, from + MOVES_PER_STATEMENT))}::jsonb) AS x(session_id text, status text, at timestamptz)
+      FROM jsonb_to_recordset(${JSON.stringify(rows.slice(from, from + ROWS_PER_STATEMENT))}::jsonb) AS x(session_id text, status text, at timestamptz)
      WHERE s.session_id = x.session_id`.execute(trx);
   }
   moves.clear();
+}
+
+/** A run of new sessions (each request's, under load many a batch): one INSERT per 1,000 rather than one each. */
+async function writeCreations(trx: Kysely<CheckoutTables>, created: CheckoutSessionCreatedData[]): Promise<void> {
+  // 24 columns a row: 1,000 rows are 24,000 parameters.
+  for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
+    await trx.insertInto('checkout_sessions').values(created.slice(from, from + ROWS_PER_STATEMENT).map(sessionColumns)).execute();
+  }
+  created.length = 0;
 }
 
 export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData>({
@@ -182,7 +219,7 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
   // 3: payment_started_at and the release job's index (sessions reserved for a payment that does not appear).
   version: 3,
   tables: ['checkout_sessions', 'payment_links'],
-  handles: [...Object.keys(handlers) as Array<keyof typeof handlers>, ...STATUS_MOVES],
+  handles: [...Object.keys(handlers) as Array<keyof typeof handlers>, 'CheckoutSessionCreated', ...STATUS_MOVES],
   async setup(trx) {
     await createTermsTable(trx, 'checkout_sessions', 'session_id', (b) => b
       .addColumn('payment_link_id', 'text')
@@ -201,18 +238,27 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
     await sql`CREATE INDEX payment_links_client_email ON payment_links (client_id, customer_email)`.execute(trx);
   },
   async apply(trx, events) {
-    // Status moves waiting to be written; any other event writes them first, so every write keeps its feed order.
+    // Creations and status moves waiting to be written: a run of one kind is written when an event of another kind
+    // comes, before it, so every write keeps its feed order (a session's moves follow its creation's row).
+    const created: CheckoutSessionCreatedData[] = [];
     const moves = new Map<string, { status: string; at: string }>();
     for (const event of events) {
       if (isOneOf(event, STATUS_MOVES)) {
+        if (created.length > 0) await writeCreations(trx, created);
         moves.set(event.data.sessionId, { status: event.data.to, at: event.data.at });
         continue;
       }
       if (moves.size > 0) await writeStatusMoves(trx, moves);
+      if (isOneOf(event, ['CheckoutSessionCreated'] as const)) {
+        created.push(event.data);
+        continue;
+      }
+      if (created.length > 0) await writeCreations(trx, created);
       // Each handler takes its own type's event: the one of this event's type is given this event.
       const handler = Object.hasOwn(handlers, event.type) ? handlers[event.type as keyof typeof handlers] : undefined;
       await (handler as ((trx: Kysely<CheckoutTables>, event: RecordedEvent) => Promise<void>) | undefined)?.(trx, event);
     }
+    if (created.length > 0) await writeCreations(trx, created);
     if (moves.size > 0) await writeStatusMoves(trx, moves);
   },
 });

@@ -43,14 +43,15 @@ type PayerAndAccount = {
   account: Pick<AccountRow, 'account_id' | 'account_number' | 'identity_id' | 'currency' | 'status'> | null;
   thresholds: Pick<ClientRow, 'review_threshold_basic_usd' | 'review_threshold_standard_usd'> | null;
 };
-type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumber: string };
+type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumber: string | null };
 
 /**
- * The identity and the account each create names, both its client's, and the client's review thresholds: one
- * statement for all the creates that queued meanwhile (see Coalescer), since a create's throughput is made of
- * its round trips.
+ * The identity and the account each create names (a payment's payer and account, a checkout session's owner and
+ * credited account), both its client's, and the client's review thresholds: one statement for all the creates that
+ * queued meanwhile (see Coalescer), since a create's throughput is made of its round trips. No account number: no
+ * account.
  */
-function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
+export function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
   return new Coalescer(async (queries) => {
     const { rows } = await sql<{ n: string } & PayerAndAccount>`
       SELECT x.n::text AS n,

@@ -26,6 +26,7 @@ import { paymentIdFor } from '../payments/events.ts';
 import { validateNodes } from '../payments/nodes.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import { checkAllowedMethods, computeTotals, payableConfigs, paymentConfigsFor } from './amounts.ts';
+import type { CreditedAccount } from './ports.ts';
 import {
   assertPayable, linkActive, linkStreamType, sessionStreamType, type LinkState, type PaymentOutcome, type SessionState,
 } from './decider.ts';
@@ -71,7 +72,7 @@ function destinationNode(destination: CheckoutDestination, amount: string, curre
  * total into labelled parts (name, externalId, metadata), each within the catalog's ACCOUNT limits, as the
  * payment's destination nodes will be. Anything else is refused (400 naming the destination), never dropped.
  */
-async function checkDestinations(platform: Platform, clientId: string, input: CreateCheckoutSession, totalAmount: string): Promise<void> {
+function checkDestinations(platform: Platform, input: CreateCheckoutSession, totalAmount: string): string {
   const { currency, destinations } = input;
   let sum = toDecimal(zeroAmount(currency));
   destinations.forEach((destination, n) => {
@@ -95,8 +96,11 @@ async function checkDestinations(platform: Platform, clientId: string, input: Cr
       + `session's totalAmount, ${totalAmount} ${currency}, what the payer pays`);
   }
   validateNodes(platform.catalog, destinations.map((d) => destinationNode(d, d.amount, currency)), 'destinations', { currency, amount: totalAmount });
-  const accountNumber = destinations[0]!.account!.accountNumber;
-  const account = await platform.reads.checkout.account(clientId, accountNumber);
+  return destinations[0]!.account!.accountNumber;
+}
+
+/** The account the destinations credit (see checkDestinations), as the read models have it. */
+function checkCreditedAccount(accountNumber: string, account: CreditedAccount | null, currency: string): void {
   if (!account) throw domainNotFound(`account ${accountNumber} not found`);
   if (account.currency !== currency) {
     throw domainInvalid(`destinations[0].account.currency: account ${accountNumber} holds ${account.currency}; the session is in ${currency}`);
@@ -128,18 +132,26 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
   const totals = computeTotals(input.items, currency, input);
   checkAllowedMethods(platform.catalog, input.paymentMethodsAllowed);
   payableConfigs(platform.catalog, currency, totals.totalAmount, input.paymentMethodsAllowed);
-  // The owner, the destinations and the customer are looked up at once; a problem is told in that order, as if
-  // they had been looked up one after the other.
+  // The owner, the destinations' account and the customer are looked up at once (the first two in one statement
+  // batched across creates); a problem is told in that order, as if they had been looked up one after the other.
+  let accountNumber: string | null = null;
+  let destinationsRefused: unknown = null;
+  try {
+    accountNumber = checkDestinations(platform, input, totals.totalAmount);
+  } catch (error) {
+    destinationsRefused = error;
+  }
   const customerId = input.customer?.id;
-  const checks = await Promise.allSettled([
-    platform.reads.identities.owned({ clientId }, input.owner.identityId),
-    checkDestinations(platform, clientId, input, totals.totalAmount),
-    customerId ? customerOfClient(platform, clientId, customerId).then((found) => {
-      if (!found) throw domainNotFound(`customer ${customerId} not found`);
-    }) : Promise.resolve(),
+  const [found, customerFound] = await Promise.allSettled([
+    platform.reads.checkout.ownerAndAccount({ clientId, identityId: input.owner.identityId, accountNumber }),
+    customerId ? customerOfClient(platform, clientId, customerId) : Promise.resolve(true),
   ]);
-  const failed = checks.find((check) => check.status === 'rejected');
-  if (failed) throw failed.reason;
+  if (found.status === 'rejected') throw found.reason;
+  if (!found.value.owner) throw domainNotFound(`identity ${input.owner.identityId} not found`);
+  if (destinationsRefused !== null) throw destinationsRefused;
+  checkCreditedAccount(accountNumber!, found.value.account, currency);
+  if (customerFound.status === 'rejected') throw customerFound.reason;
+  if (!customerFound.value) throw domainNotFound(`customer ${customerId} not found`);
   const customer = input.customer ? { ...input.customer, ...(input.customer.email ? { email: input.customer.email.toLowerCase() } : {}) } : null;
   return {
     clientId, currency, ...totals, paymentMethodsAllowed: [...input.paymentMethodsAllowed], destinations: input.destinations,
@@ -148,16 +160,22 @@ async function checkedTerms(platform: Platform, clientId: string, input: CreateC
   };
 }
 
+/** A new session as it was recorded, and the read models catching up with it (handed on to the HTTP edge). */
+export interface CreatedSession {
+  session: CheckoutSessionCreatedData;
+  readModels: Promise<void>;
+}
+
 async function openSession(
   wallPlatform: Platform, terms: CheckoutTerms, link: { linkId: string } | null, wallMetadata: EventMetadata, clock: SessionClock,
-): Promise<{ sessionId: string; readModels: Promise<void> }> {
+): Promise<CreatedSession> {
   const sessionId = createdId(wallPlatform.runtime, wallMetadata, 'checkout session');
   const { platform, metadata, clockId } = clock.inherited
     ? { platform: await platformOn(wallPlatform, clock.testClockId), metadata: wallMetadata, clockId: clock.testClockId }
     : await creatingOn(wallPlatform, terms.clientId, clock.testClockId, 'checkout_session', sessionId, wallMetadata);
   const now = platform.runtime.now();
   const duration = link ? Math.min(terms.duration, LINK_SESSION_DURATION_SECONDS) : terms.duration;
-  const { readModels } = await runCommand(platform, sessionStreamType, sessionStream(sessionId), {
+  const { events, readModels } = await runCommand(platform, sessionStreamType, sessionStream(sessionId), {
     type: 'CreateSession', tenant: { clientId: terms.clientId },
     session: {
       ...terms, duration, sessionId, paymentLinkId: link?.linkId ?? null, checkoutToken: newToken(),
@@ -167,7 +185,10 @@ async function openSession(
       ...(clockId ? { testClockId: clockId } : {}),
     },
   }, clockId ? onClockMetadata(metadata, clockId, now) : metadata, { expectNewStream: true });
-  return { sessionId, readModels };
+  // The creation, as this run or the request's first run (the same Idempotency-Key) recorded it.
+  const created = events.find((event) => event.type === 'CheckoutSessionCreated');
+  if (!created) throw new Error(`checkout session ${sessionId}: its creation recorded no CheckoutSessionCreated`);
+  return { session: created.data, readModels };
 }
 
 /**
@@ -192,7 +213,7 @@ async function onLinkClock(platform: Platform, linkId: string): Promise<Platform
 
 export async function createSession(
   platform: Platform, clientId: string, input: CreateCheckoutSession, metadata: EventMetadata, testClockId: string | null = null,
-): Promise<{ sessionId: string; readModels: Promise<void> }> {
+): Promise<CreatedSession> {
   return openSession(platform, await checkedTerms(platform, clientId, input), null, metadata, { testClockId });
 }
 
@@ -201,7 +222,7 @@ export async function openSessionFromLink(
   platform: Platform, tenant: Tenant, linkId: string, metadata: EventMetadata,
   /** `Test-Clock` of the request (binds the session to it); without it, the session follows the link's clock. */
   testClockId: string | null = null,
-): Promise<{ sessionId: string; readModels: Promise<void> }> {
+): Promise<CreatedSession> {
   const state = await loadLink(platform, linkId);
   if (!state.link || state.deleted || !visibleTo(tenant, state.link.clientId)) throw domainNotFound('payment link not found');
   if (!linkActive(state, (await platformOn(platform, state.link.testClockId)).runtime.now())) {

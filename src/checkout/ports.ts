@@ -56,6 +56,11 @@ export interface CreditedAccount {
 }
 
 export interface CheckoutReads {
+  /**
+   * For a session's or link's terms: whether the client has the owner identity, and its account of this number
+   * (null when it has none, or no number is given). Lookups batched across creates.
+   */
+  ownerAndAccount(query: { clientId: string; identityId: string; accountNumber: string | null }): Promise<{ owner: boolean; account: CreditedAccount | null }>;
   /** The client's account of this number, or undefined when it has none. */
   account(clientId: string, accountNumber: string): Promise<CreditedAccount | undefined>;
   /** Open sessions (ATTEMPT, ACTIVE) whose expiresAt is due by `until`, soonest first, at most `limit`. */

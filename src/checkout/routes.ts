@@ -13,7 +13,8 @@ import { idParamSchema } from '../../schemas/common.ts';
 import { paymentSchema } from '../../schemas/payments.ts';
 import type { PaymentNodeInput } from '../../schemas/paymentNodes.ts';
 import {
-  checkoutSessionsPage, linkOfCheckoutToken, paymentLinksPage, sessionOfCheckoutToken, type CheckoutSessionRow, type SessionSortField,
+  checkoutSessionsPage, linkOfCheckoutToken, paymentLinksPage, sessionOfCheckoutToken, sessionViewOf, type CheckoutSessionRow,
+  type SessionSortField,
 } from '../../projections/checkout.ts';
 import { paymentsOfCheckoutSessions, paymentStatusOf } from '../../projections/payments.ts';
 import { defineRoute, type AnyRoute, type HandlerInput, type HandlerResult } from '../http/route.ts';
@@ -28,7 +29,7 @@ import { detailedPayment, paymentRecord } from '../payments/records.ts';
 import { effectiveStatus } from './decider.ts';
 import {
   activateLink, chooseSessionMethod, createLink, createSession, deleteLink, expireSession, openSessionFromLink,
-  paySession, refreshSession,
+  paySession, refreshSession, type CreatedSession,
 } from './handlers.ts';
 import { linkRecord, sessionRecord } from './records.ts';
 import { deactivatedPage, linkPage, notFoundPage, PAGE_ASSETS, PAGE_ASSETS_PATH, PAGE_HEADERS, sessionPage } from './pages.ts';
@@ -389,9 +390,16 @@ async function deleteCheckoutSession(
 async function createCheckoutSession(
   services: Services, { body, req }: HandlerInput<{ body: typeof createCheckoutSessionSchema }>,
 ): Promise<HandlerResult> {
-  const { sessionId, readModels } = await createSession(services, clientIdOf(req), body, commandMetadata(req), testClockOf(req));
-  await readModels;
-  return { status: 201, body: await sessionOf(services, req, sessionId) };
+  return createdSession(services, req, await createSession(services, clientIdOf(req), body, commandMetadata(req), testClockOf(req)));
+}
+
+/**
+ * A new session's answer, made from its creation as the read model will show it; the read models' catching up is
+ * handed on to the HTTP edge, which keeps the answer meanwhile.
+ */
+async function createdSession(services: Services, req: Request, { session, readModels }: CreatedSession): Promise<HandlerResult> {
+  const view = sessionViewOf(session);
+  return { status: 201, body: sessionRecord(view, originOf(req), await judgedOne(services, view)), readModels };
 }
 
 async function payCheckoutSession(
@@ -415,9 +423,7 @@ async function openCheckoutSessionFromLink(
 ): Promise<HandlerResult> {
   const db = services.readModels;
   const link = await linkByToken(db, params.token, clientIdOf(req));
-  const { sessionId, readModels } = await openSessionFromLink(services, tenantOf(req), link.link_id, commandMetadata(req), testClockOf(req));
-  await readModels;
-  return { status: 201, body: await sessionOf(services, req, sessionId) };
+  return createdSession(services, req, await openSessionFromLink(services, tenantOf(req), link.link_id, commandMetadata(req), testClockOf(req)));
 }
 
 async function listPaymentLinks(
@@ -522,8 +528,7 @@ async function paymentLinkPageOpen(
   const db = services.readModels;
   const link = await linkByToken(db, params.token);
   const metadata = commandMetadata(req, { clientId: link.client_id, actor: 'payer' });
-  const { sessionId, readModels } = await openSessionFromLink(services, 'any', link.link_id, metadata);
-  await readModels;
-  const session = await ownedSession(db, 'any', sessionId);
-  return { status: 201, body: { url: `/checkout/${session.checkout_token}` } };
+  const { session, readModels } = await openSessionFromLink(services, 'any', link.link_id, metadata);
+  // The page it sends the payer to reads the session's row.
+  return { status: 201, body: { url: `/checkout/${session.checkoutToken}` }, readModels };
 }
