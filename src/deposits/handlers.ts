@@ -33,7 +33,8 @@ import {
   companionOpen, expectedIn, type CompanionState, type DepositCommand, type DepositState,
 } from './decider.ts';
 import {
-  companionExpiresAt, companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData, type Originator,
+  companionExpiresAt, companionIdFor, depositExternalId, refundIdFor, type DepositCompanionCreatedData, type DepositReceivedData,
+  type DepositStreamEvent, type Originator,
 } from './events.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 
@@ -119,6 +120,8 @@ export interface ReceivedDeposit {
   outcome: 'MATCHED' | 'UNASSIGNED';
   /** False for a repeated notification (nothing changed). */
   recorded: boolean;
+  /** The deposit's receipt when this notification recorded it awaiting assignment: what its answer is made of. */
+  received?: Extract<DepositStreamEvent, { type: 'DepositReceived' }>;
 }
 
 /**
@@ -274,7 +277,8 @@ export async function receiveDeposit(
     if (other.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
     return repeated(platform, other);
   }
-  return { paymentId, outcome: 'UNASSIGNED', recorded: true };
+  const received = events.find((event) => event.type === 'DepositReceived');
+  return { paymentId, outcome: 'UNASSIGNED', recorded: true, ...(received ? { received } : {}) };
 }
 
 /** A matched deposit's payment, received (the funds are here) and settled into its account; again changes nothing. */

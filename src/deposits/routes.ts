@@ -21,6 +21,7 @@ import { formatAmount } from '../domain/money.ts';
 import { paymentRecord } from '../payments/records.ts';
 import { assignDeposit, cancelCompanion, receiveDeposit } from './handlers.ts';
 import { anyPayment } from '../../projections/payments.queries.ts';
+import { paymentRowOf } from '../../projections/payments.ts';
 
 const errorSchema = { $ref: '#/components/schemas/Error' } as const;
 const HOUR_MS = 60 * 60 * 1000;
@@ -154,7 +155,9 @@ async function depositReceived(
 ): Promise<HandlerResult> {
   const db = services.readModels;
   const result = await receiveDeposit(services, notification, commandMetadata(req, { clientId: notification.clientId }));
-  return { status: result.recorded ? 201 : 200, body: paymentRecord(await anyPayment(db, result.paymentId)) };
+  // A deposit recorded awaiting assignment answers as the read model shows it (which it waited for), without reading it.
+  const row = result.received ? paymentRowOf([result.received]) : await anyPayment(db, result.paymentId);
+  return { status: result.recorded ? 201 : 200, body: paymentRecord(row) };
 }
 
 async function listUnassignedPayments(
