@@ -8,7 +8,7 @@
  */
 import type { DepositNotification } from '../../schemas/deposits.ts';
 import { runCommand, streamState } from '../eventstore/streams.ts';
-import type { EventMetadata } from '../eventstore/port.ts';
+import type { EventMetadata, RecordedEvent } from '../eventstore/port.ts';
 import type { CommandOptions } from '../eventstore/commandHandler.ts';
 import { recordedAs } from '../eventstore/typedEvents.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
@@ -23,6 +23,7 @@ import { creditSettlement } from '../accounts/handlers.ts';
 import { clientStreamType } from '../clients/decider.ts';
 import { clientStream } from '../clients/events.ts';
 import { createCustomer, customerHoldingDocumentNumber, holderInReadModels } from '../customers/handlers.ts';
+import type { CustomerState } from '../customers/decider.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { paymentStreamType } from '../payments/stream.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
@@ -93,13 +94,23 @@ async function accountByNumber(platform: Platform, accountNumber: string): Promi
   return state.account ? state : null;
 }
 
+/** A read started ahead of its use: one never awaited (an earlier check refused the request) fails unheard. */
+function started<T>(read: Promise<T>): Promise<T> {
+  read.catch(() => undefined);
+  return read;
+}
+
 /** Creations of the originator as a customer tried, when another request takes its document number first. */
 const MAX_ORIGINATOR_ATTEMPTS = 3;
 
 /** The originator as a customer of the client: the one holding its document number, else a new one (autoCreated). */
-async function originatorCustomer(platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata): Promise<string> {
+async function originatorCustomer(
+  platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata,
+  /** The holder of the originator's number as read a moment ago: the first attempt's. */
+  firstLook: Promise<CustomerState | null>,
+): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    const holder = await holderInReadModels(platform, clientId, originator.documentNumber);
+    const holder = await (attempt === 1 ? firstLook : holderInReadModels(platform, clientId, originator.documentNumber));
     if (holder) return holder.customerId!;
     try {
       return await createCustomer(platform, clientId, {
@@ -131,8 +142,10 @@ export interface ReceivedDeposit {
  */
 async function existingDeposit(
   platform: Platform, paymentId: string, externalId: string, input: DepositNotification, totalAmount: string,
+  /** The stream's first event(s) when the caller has just read them. */
+  read?: RecordedEvent[],
 ): Promise<ReceivedDeposit | null> {
-  const [stored] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
+  const [stored] = read ?? await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
   if (!stored) return null;
   const first = recordedAs<StoredEventData>(stored);
   if (first.type === 'DepositReceived') {
@@ -214,7 +227,15 @@ export async function receiveDeposit(
   let platform = wallPlatform;
   let metadata = wallMetadata;
   const { clientId, currency } = input;
-  const client = await streamState(platform, clientStreamType, clientStream(clientId));
+  const externalId = depositExternalId(platform.provider.name, input.depositId);
+  const paymentId = paymentIdFor(clientId, externalId);
+  // What the notification is checked against, read at once (the store sends reads made together in one statement),
+  // each looked at in its turn below; a read whose turn never comes is dropped.
+  const clientRead = started(streamState(platform, clientStreamType, clientStream(clientId)));
+  const firstRead = started(platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 }));
+  const accountRead = started(accountByNumber(platform, input.reference));
+  const holderRead = started(holderInReadModels(platform, clientId, input.originator.documentNumber));
+  const client = await clientRead;
   if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
   const totalAmount = amountIn(input.amount, currency);
   const minimum = minimumDeposit(platform, currency);
@@ -225,9 +246,7 @@ export async function receiveDeposit(
   if (toDecimal(totalAmount).greaterThan(toDecimal(maximum))) {
     throw domainPrecondition(`amount: ${totalAmount} ${currency} is above the maximum deposit of ${maximum} ${currency}`);
   }
-  const externalId = depositExternalId(platform.provider.name, input.depositId);
-  const paymentId = paymentIdFor(clientId, externalId);
-  const known = await existingDeposit(platform, paymentId, externalId, input, totalAmount);
+  const known = await existingDeposit(platform, paymentId, externalId, input, totalAmount, await firstRead);
   if (known?.outcome === 'MATCHED') await completeMatched(platform, paymentId, totalAmount, metadata);
   if (known) return repeated(platform, known);
   // Bound before anything is created: a clock that is not the client's is a 404 with nothing recorded.
@@ -238,10 +257,10 @@ export async function receiveDeposit(
     firstName: input.originator.firstName, lastName: input.originator.lastName ?? null,
     documentType: input.originator.documentType ?? null, documentNumber: input.originator.documentNumber,
   };
-  const account = await accountByNumber(platform, input.reference);
+  const account = await accountRead;
   const matches = account !== null && account.account!.clientId === clientId && !account.closed && account.status === 'ACTIVE'
     && account.account!.currency === currency;
-  const customerId = await originatorCustomer(platform, clientId, originator, metadata);
+  const customerId = await originatorCustomer(platform, clientId, originator, metadata, holderRead);
   if (matches) {
     const { accountId, accountNumber, identityId } = account.account!;
     let recorded = true;
