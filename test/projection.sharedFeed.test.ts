@@ -61,6 +61,31 @@ for (const target of databaseTargets()) {
       };
     };
 
+    it('while a transaction of this process holds the feed, its appends read the head once, not once each; the end of the transaction reads again', async function () {
+      // PGlite is one connection: a transaction held open there would hold every append too.
+      if (target.name !== 'postgres') this.skip();
+      const { reads, source } = countedTail();
+      // Neither the held wait nor the idle poll comes during the test: only the connections can read again.
+      const feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
+      const unsubscribe = feed.subscribe(() => undefined);
+      const holder = await database.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_current_xact_id()');
+        const stream = `held-${randomUUID()}`;
+        for (let i = 0; i < 20; i++) await store.append(stream, [{ type: 'Ping', data: { i } }], 'any');
+        await until(async () => reads.length >= 1, { what: 'the first append read the head' });
+        // Every append after the first committed behind the open transaction: reading for it would find it held.
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(reads, 'reads of the head while the transaction stays open').to.have.length(1);
+        await holder.query('COMMIT');
+      } finally {
+        holder.release();
+      }
+      await until(async () => reads.length >= 2, { what: 'the end of the transaction read the head again' });
+      unsubscribe();
+    });
+
     it('at the head, reads what is new once for every runner, and tells each when it has seen all there is', async () => {
       const { reads, source } = countedTail();
       const feed = new SharedFeed(source);

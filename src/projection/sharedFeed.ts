@@ -52,10 +52,15 @@ const HELD_MAX_WAIT_MS = 50;
 
 export type FeedSource = Pick<EventStore, 'readAll' | 'onAppended'> & Partial<Pick<EventStore, 'readTail'>>;
 
-/** Where the feed learns that a connection was given back (pg.Pool's 'release'): a transaction may have ended. */
+/**
+ * Where the feed learns of this process's connections (pg.Pool's events): when one is taken ('acquire'), and when one
+ * is given back ('release'): a transaction may have ended.
+ */
 export interface ReleaseSignal {
-  on(event: 'release', listener: () => void): unknown;
-  off(event: 'release', listener: () => void): unknown;
+  on(event: 'acquire', listener: (client: object) => void): unknown;
+  on(event: 'release', listener: (error: unknown, client: object) => void): unknown;
+  off(event: 'acquire', listener: (client: object) => void): unknown;
+  off(event: 'release', listener: (error: unknown, client: object) => void): unknown;
 }
 
 interface SharedFeedOptions {
@@ -67,6 +72,8 @@ interface SharedFeedOptions {
   /** How often the head is read when nothing says there is something new (ms). */
   idlePollMs?: number;
   releases?: ReleaseSignal;
+  /** The first wait before reading again while events are held, and the longest (ms; tests make them long). */
+  heldWaitMs?: { first: number; max: number };
 }
 
 /** A batch for a runner at the head: events after its position, and whether it has seen all there is. */
@@ -104,7 +111,18 @@ export class SharedFeed {
   private lastReadAt = 0;
   private heldWait = 0;
   private heldTimer: NodeJS.Timeout | null = null;
-  private heldListener: (() => void) | null = null;
+  private heldListener: ((error: unknown, client: object) => void) | null = null;
+  /**
+   * While set, the last read found events held behind a transaction older than them, which was running when that
+   * read started: until one of the connections taken by then is given back (or the held wait passes, or another
+   * process says it appended), a read would find them held again, so none starts; what asks meanwhile is answered
+   * by the read that follows.
+   */
+  private heldBehind: number | null = null;
+  /** Connections taken so far (this process's pool), and the count at which each connection in use was taken. */
+  private taken = 0;
+  private readonly takenAt = new WeakMap<object, number>();
+  private readonly onTaken = (client: object) => { this.takenAt.set(client, ++this.taken); };
   private stopped = false;
   /** The runners reading from the window, and where each is; `behind` once left behind (they read the store). */
   private readonly readers = new Map<object, { after: Position | null; behind: boolean }>();
@@ -118,6 +136,7 @@ export class SharedFeed {
     this.maxPages = settings.maxPages ?? MAX_SHARED_PAGES;
     this.idlePollMs = settings.idlePollMs ?? 500;
     this.releases = settings.releases ?? null;
+    this.heldWaitMs = settings.heldWaitMs ?? { first: HELD_FIRST_WAIT_MS, max: HELD_MAX_WAIT_MS };
     this.windowEvents = settings.windowEvents ?? TAIL_EVENTS;
     this.readEvents = settings.readEvents ?? TAIL_READ_EVENTS;
     this.backpressureMs = settings.backpressureMs ?? BACKPRESSURE_MS;
@@ -128,6 +147,7 @@ export class SharedFeed {
   private readonly backpressureMs: number;
 
   private readonly releases: ReleaseSignal | null;
+  private readonly heldWaitMs: { first: number; max: number };
 
   onAppended(listener: () => void): () => void {
     return this.store.onAppended(listener);
@@ -179,9 +199,12 @@ export class SharedFeed {
     this.listeners.add(listener);
     if (!this.unsubscribe) {
       this.stopped = false;
-      this.unsubscribe = this.store.onAppended(() => this.nudge());
+      // This process's appends tell their types; another process's notification tells nothing: its transaction
+      // may be the one the feed's events are held behind.
+      this.unsubscribe = this.store.onAppended((types?: unknown) => this.nudge(types ? 'local' : 'remote'));
+      this.releases?.on('acquire', this.onTaken);
       this.pollTimer = setInterval(() => {
-        if (performance.now() - this.lastReadAt >= this.idlePollMs) this.nudge();
+        if (performance.now() - this.lastReadAt >= this.idlePollMs) this.nudge('poll');
       }, this.idlePollMs);
       this.pollTimer.unref();
     }
@@ -192,8 +215,12 @@ export class SharedFeed {
   }
 
   /** Reads the head now: something new may be there. */
-  nudge(): void {
+  nudge(why: 'local' | 'remote' | 'poll' | 'nudge' = 'nudge'): void {
     this.generation++;
+    // An append of this process while the feed is held: it committed after the transaction holding the feed
+    // began, so it is held too until that one ends (whose connection's return reads again).
+    if (why === 'local' && this.heldBehind !== null) return;
+    this.heldBehind = null;
     this.readHead();
   }
 
@@ -326,6 +353,7 @@ export class SharedFeed {
   /** Reads the head unless a read that started at `generation` or later is in flight (then that one serves). */
   private readHead(generation = this.generation): void {
     if (this.stopped && this.waiting.length === 0) return;
+    if (this.heldBehind !== null && !this.stopped) return;
     if (this.reading) {
       if (this.readingFrom < generation) this.readAgain = true;
       return;
@@ -343,6 +371,7 @@ export class SharedFeed {
       const after = this.window.length > 0 ? this.window[this.window.length - 1]!.position : this.windowFrom ?? null;
       let events: RecordedEvent[];
       let held: boolean;
+      const takenBefore = this.taken;
       try {
         ({ events, held } = this.store.readTail
           ? await this.store.readTail({ after, limit: this.readEvents })
@@ -371,30 +400,39 @@ export class SharedFeed {
       this.waiting = this.waiting.filter((w) => !ready.includes(w));
       for (const waiter of ready) waiter.done();
       if (events.length > 0) for (const listener of [...this.listeners]) listener();
-      if (complete) this.whileHeld(held);
-    } while (this.readAgain || this.waiting.length > 0);
+      if (complete) this.whileHeld(held, takenBefore);
+    } while (this.heldBehind === null && (this.readAgain || this.waiting.length > 0));
   }
 
-  /** While events are held behind an older transaction: read again when one ends here, or after a short wait. */
-  private whileHeld(held: boolean): void {
+  /**
+   * While events are held behind an older transaction: read again when a connection taken before the read (at most
+   * `takenBefore`) is given back here, or after a short wait (a transaction of another process), doubling while
+   * the hold lasts.
+   */
+  private whileHeld(held: boolean, takenBefore: number): void {
     if (!held || this.stopped) {
       this.heldWait = 0;
       return;
     }
+    this.heldBehind = takenBefore;
     if (this.heldTimer || this.heldListener) return;
-    this.heldWait = this.heldWait === 0 ? HELD_FIRST_WAIT_MS : Math.min(this.heldWait * 2, HELD_MAX_WAIT_MS);
+    this.heldWait = this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
     const again = () => {
       if (this.heldTimer) clearTimeout(this.heldTimer);
       if (this.heldListener) this.releases?.off('release', this.heldListener);
       this.heldTimer = null;
       this.heldListener = null;
+      this.heldBehind = null;
       this.readHead();
     };
     this.heldTimer = setTimeout(again, this.heldWait);
     this.heldTimer.unref();
     if (this.releases) {
-      this.heldListener = again;
-      this.releases.on('release', again);
+      // A connection whose taking was not seen (taken before the feed listened) counts as taken before.
+      this.heldListener = (_error, client) => {
+        if ((this.takenAt.get(client) ?? 0) <= (this.heldBehind ?? takenBefore)) again();
+      };
+      this.releases.on('release', this.heldListener);
     }
   }
 
@@ -408,6 +446,8 @@ export class SharedFeed {
     this.heldTimer = null;
     if (this.heldListener) this.releases?.off('release', this.heldListener);
     this.heldListener = null;
+    this.heldBehind = null;
+    this.releases?.off('acquire', this.onTaken);
     this.roomMade();
   }
 }
