@@ -61,11 +61,29 @@ export async function platformOn(platform: Platform, clockId: string | null | un
  * children (refunds, companions) follow.
  */
 export async function clockOfPayment(platform: Platform, paymentId: string): Promise<string | null> {
-  const [created] = await platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 });
+  const store = platform.storage.store;
+  let known = clocksOfPayments.get(store);
+  if (!known) clocksOfPayments.set(store, known = new Map());
+  const kept = known.get(paymentId);
+  if (kept !== undefined) return kept;
+  const [created] = await store.readStream(paymentStream(paymentId), { limit: 1 });
   if (!created) return null;
   const { data } = recordedAs<StoredEventData>(created);
-  return 'testClockId' in data ? data.testClockId ?? null : null;
+  const clockId = 'testClockId' in data ? data.testClockId ?? null : null;
+  // The oldest kept goes first (a Map iterates in insertion order).
+  if (known.size >= KEPT_CLOCKS_OF_PAYMENTS) known.delete(known.keys().next().value!);
+  known.set(paymentId, clockId);
+  return clockId;
 }
+
+/**
+ * The clock a payment was created under, by payment, of the payments asked about last (per store: ids are only
+ * unique within a database). Its first event says, and never changes: a refund, a capture, the autopilot's end
+ * of a refund ask again without a read.
+ */
+const clocksOfPayments = new WeakMap<object, Map<string, string | null>>();
+/** Payments whose clock is kept (entries, about 100 bytes each). */
+const KEPT_CLOCKS_OF_PAYMENTS = 10_000;
 
 /**
  * What an event recorded under a clock carries in its metadata besides the usual: the clock, and the business

@@ -75,9 +75,16 @@ function endEventTypes(refund: RefundCreatedData, outcome: RefundOutcome): strin
 export async function issueRefundChild(
   platform: Platform, refund: Omit<RefundCreatedData, 'createdAt'>, metadata: EventMetadata, options: CommandOptions = {},
 ): Promise<Position | null> {
-  const { position } = await runCommand(platform, refundStreamType, refundStream(refund.refundId),
+  return (await createChild(platform, refund, metadata, options)).position;
+}
+
+/** `issueRefundChild`, and the child as its stream has it after. */
+async function createChild(
+  platform: Platform, refund: Omit<RefundCreatedData, 'createdAt'>, metadata: EventMetadata, options: CommandOptions,
+): Promise<{ position: Position | null; child: RefundCreatedData }> {
+  const { position, state } = await runCommand(platform, refundStreamType, refundStream(refund.refundId),
     { type: 'CreateRefund', tenant: 'any', refund, now: platform.runtime.now() }, metadata, options);
-  return position;
+  return { position, child: state.refund! };
 }
 
 /** What the account's refusal means to the caller. */
@@ -87,18 +94,21 @@ function refusalDetail(answer: Extract<Awaited<ReturnType<typeof requestHold>>, 
     : `account ${answer.accountId} is ${answer.status}; it cannot pay out a refund`;
 }
 
-export type RefundProgress = { outcome: 'ACCEPTED'; position: Position | null } | { outcome: 'REFUSED'; detail: string };
+export type RefundProgress =
+  | { outcome: 'ACCEPTED'; position: Position | null; child: RefundCreatedData }
+  | { outcome: 'REFUSED'; detail: string };
 
 /**
  * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent,
  * and creates the child once accepted. Safe to run any number of times, from any process; null when the parent
- * has no such refund.
+ * has no such refund. `requested`: the parent as the request that reserved the refund left it a moment ago (so
+ * its stream is not read again, and the child is new but for a rare second run); the reactor reads it.
  */
 export async function advanceRefund(
-  platform: Platform, parentId: string, refundId: string, metadata: EventMetadata,
+  platform: Platform, parentId: string, refundId: string, metadata: EventMetadata, requested?: ParentRefundState,
 ): Promise<RefundProgress | null> {
   const store = platform.storage.store;
-  let parent = await loadParent(platform, parentId);
+  let parent = requested ?? await loadParent(platform, parentId);
   let refund = parent.refunds.get(refundId);
   if (!refund || !parent.payment) return null;
   const payment = parent.payment;
@@ -119,13 +129,13 @@ export async function advanceRefund(
     refund = parent.refunds.get(refundId)!;
   }
   if (refund.state === 'REFUSED') return { outcome: 'REFUSED', detail: refund.detail ?? 'the account refused the hold' };
-  const created = await issueRefundChild(platform, {
+  const { position: created, child } = await createChild(platform, {
     refundId, parentPaymentId: parentId, clientId: payment.clientId, identityId: payment.identityId,
     identityEmail: payment.identityEmail, customerId: payment.customerId, totalAmount: refund.amount, currency: payment.currency,
     description: refund.description, funding: { source: 'ACCOUNT', accountId, holdId: refundId },
-  }, metadata);
+  }, metadata, { expectNewStream: requested !== undefined });
   // A child another process created (the reactor, running beside the request) is somewhere before the head.
-  return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created) };
+  return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created), child };
 }
 
 /** The key of a refund's steps while a request runs them (`platform.inFlight`). */
@@ -141,17 +151,18 @@ export const refundEndFollowed = (refundId: string) => `refund-end:${refundId}`;
  */
 export async function requestRefund(
   platform: Platform, tenant: Tenant, parentId: string, input: { amount?: string; reason?: string }, metadata: EventMetadata,
-): Promise<{ refundId: string; readModels: Promise<void> }> {
+): Promise<{ child: RefundCreatedData; readModels: Promise<void> }> {
   const refundId = createdId(platform.runtime, metadata, 'refund');
   const requested = await refusingOtherKinds(platform, tenant, parentId, 'a refund cannot be refunded (refund its parent payment)',
     () => runCommand(platform, paymentStreamType, paymentStream(parentId), {
       type: 'RequestRefund', tenant, refundId, amount: input.amount ?? null, description: input.reason ?? null, now: platform.runtime.now(),
     }, metadata));
   // The refund reactor sees the request in the feed and waits for this run of the steps instead of racing it.
-  const progress = await platform.inFlight.run(refundAdvance(refundId), () => advanceRefund(platform, parentId, refundId, metadata));
+  const progress = await platform.inFlight.run(refundAdvance(refundId),
+    () => advanceRefund(platform, parentId, refundId, metadata, requested.state.refunds));
   if (!progress) throw new Error(`payment ${parentId} lost refund ${refundId}`);
   if (progress.outcome === 'REFUSED') throw domainPrecondition(`refund refused: ${progress.detail}`);
-  return { refundId, readModels: readModelsAt(platform, latest(requested.position, progress.position), CREATION_EVENT_TYPES) };
+  return { child: progress.child, readModels: readModelsAt(platform, latest(requested.position, progress.position), CREATION_EVENT_TYPES) };
 }
 
 /**

@@ -127,10 +127,9 @@ async function refundPayment(
   const clientId = clientIdOf(req);
   // A refund of a payment bound to a test clock is made at the clock's time.
   const clockId = await clockOfPayment(services, params.id);
-  const { refundId, readModels } = await requestRefund(await platformOn(services, clockId), tenantOf(req), params.id, body,
-    onClockMetadata(commandMetadata(req), clockId, await timeOf(services, clockId)));
   // The child as created: RECEIVED, even when the provider ended it before this answer (reads show its end).
-  const refund = (await loadRefund(services, refundId)).refund!;
+  const { child: refund, readModels } = await requestRefund(await platformOn(services, clockId), tenantOf(req), params.id, body,
+    onClockMetadata(commandMetadata(req), clockId, await timeOf(services, clockId)));
   return { status: 201, readModels, body: {
     id: refund.refundId, parentPaymentId: refund.parentPaymentId, status: 'RECEIVED', totalAmount: refund.totalAmount,
     currency: refund.currency, createdAt: refund.createdAt, description: refund.description,
