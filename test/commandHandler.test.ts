@@ -46,6 +46,32 @@ for (const target of databaseTargets()) {
       await database?.close();
     });
 
+    it('reads of one stream’s state asked while another runs share one read, made after all of them asked; a read asked after a queued command sees it', async () => {
+      const stream = `counter-${randomUUID()}`;
+      await handleCommand(store, stream, counter, { add: 5 }, metadata);
+      let reads = 0;
+      const counted = new Proxy(store, {
+        get(target, property, receiver) {
+          if (property === 'readStream') {
+            return (...args: Parameters<PostgresEventStore['readStream']>) => { reads++; return target.readStream(...args); };
+          }
+          const value = Reflect.get(target, property, receiver);
+          return typeof value === 'function' ? value.bind(target) : value;
+        },
+      });
+      const first = readState(counted, stream, counter);
+      const others = Array.from({ length: 9 }, () => readState(counted, stream, counter));
+      const added = handleCommand(counted, stream, counter, { add: 2 }, metadata);
+      const after = readState(counted, stream, counter);
+      const states = await Promise.all([first, ...others]);
+      expect(states.map((state) => state.total)).to.deep.equal(Array.from({ length: 10 }, () => 5));
+      expect((await added).state.total).to.equal(7);
+      expect((await after).total).to.equal(7);
+      // The first read starts at once; the nine asked while it runs share the next one; the command decides on the
+      // state they left (no read); the read asked after the command reads what it appended.
+      expect(reads).to.equal(3);
+    });
+
     it('decides queued commands one after another, each with its own outcome', async () => {
       const stream = `counter-${randomUUID()}`;
       await handleCommand(store, stream, counter, { add: 5 }, metadata);

@@ -132,6 +132,8 @@ interface CommandJob {
 interface WorkJob {
   kind: 'work';
   run(): Promise<void>;
+  /** A read of the stream's state (readStateAt) by this decider, and whom it answers: reads asked meanwhile join it. */
+  read?: { decider: unknown; waiters: Array<{ resolve(value: never): void; reject(error: unknown): void }> };
 }
 
 interface StreamQueue {
@@ -420,18 +422,29 @@ export function readStateAt<Event extends StreamEvent, State, StreamEvent extend
   store: EventStore, stream: string, decider: Decider<unknown, Event, State, StreamEvent>,
 ): Promise<{ state: State; last: LastEvent | null }> {
   const cache = cacheOf(store, decider) as Map<string, Folded<State>>;
-  return new Promise<{ state: State; last: LastEvent | null }>((resolve, reject) => {
+  type Answer = { state: State; last: LastEvent | null };
+  return new Promise<Answer>((resolve, reject) => {
+    // A read of this state already waiting last in the stream's queue has not started: its read, made after this
+    // call, answers this one too (a hot stream read by many requests at once costs one read, not one each).
+    const jobs = queues.get(store)?.get(stream)?.jobs;
+    const last = jobs?.[jobs.length - 1];
+    if (last?.kind === 'work' && last.read?.decider === decider && last.read.waiters.length < MAX_QUEUED_PER_STREAM) {
+      last.read.waiters.push({ resolve: resolve as (value: never) => void, reject });
+      return;
+    }
+    const waiters: Array<{ resolve(value: Answer): void; reject(error: unknown): void }> = [{ resolve, reject }];
     enqueue(store, stream, {
       kind: 'work',
+      read: { decider, waiters: waiters as NonNullable<WorkJob['read']>['waiters'] },
       async run() {
         try {
           const cached = cache.get(stream);
           cache.delete(stream);
           const folded = await catchUp(store, stream, decider, cached ?? { state: decider.initialState, revision: null, last: null });
           if (folded.revision !== null) remember(cache, stream, folded);
-          resolve({ state: folded.state, last: folded.last });
+          for (const waiter of waiters) waiter.resolve({ state: folded.state, last: folded.last });
         } catch (error) {
-          reject(error);
+          for (const waiter of waiters) waiter.reject(error);
         }
       },
     });
