@@ -86,6 +86,36 @@ for (const target of databaseTargets()) {
       unsubscribe();
     });
 
+    it('a read that finds events held reads again at once when another process appended while it was out', async function () {
+      if (target.name !== 'postgres') this.skip();
+      const reads: ReadAllOptions[] = [];
+      let feed: SharedFeed | null = null;
+      const source = {
+        readAll: (options: ReadAllOptions) => store.readAll(options),
+        readTail: (options: ReadAllOptions) => {
+          reads.push(options);
+          // Another process's notification, heard while the first read is out.
+          if (reads.length === 1) queueMicrotask(() => feed!.nudge('remote'));
+          return store.readTail(options);
+        },
+        onAppended: store.onAppended.bind(store),
+      };
+      feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
+      const unsubscribe = feed.subscribe(() => undefined);
+      const holder = await database.pool.connect();
+      try {
+        await holder.query('BEGIN');
+        await holder.query('SELECT pg_current_xact_id()');
+        await store.append(`held-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'any');
+        // Held behind the open transaction; the notification heard meanwhile may have been its end.
+        await until(async () => reads.length >= 2, { what: 'a second read after the notification heard during the first' });
+        await holder.query('COMMIT');
+      } finally {
+        holder.release();
+        unsubscribe();
+      }
+    });
+
     it('at the head, reads what is new once for every runner, and tells each when it has seen all there is', async () => {
       const { reads, source } = countedTail();
       const feed = new SharedFeed(source);

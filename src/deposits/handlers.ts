@@ -230,7 +230,8 @@ export async function receiveDeposit(
   const externalId = depositExternalId(platform.provider.name, input.depositId);
   const paymentId = paymentIdFor(clientId, externalId);
   // What the notification is checked against, read at once (the store sends reads made together in one statement),
-  // each looked at in its turn below; a read whose turn never comes is dropped.
+  // each looked at in its turn below. A refused or repeated notification reads the account and the originator's
+  // number for nothing (their results are dropped); a new one, the common case, saves three round trips.
   const clientRead = started(streamState(platform, clientStreamType, clientStream(clientId)));
   const firstRead = started(platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 }));
   const accountRead = started(accountByNumber(platform, input.reference));

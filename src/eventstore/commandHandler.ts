@@ -409,7 +409,8 @@ export function handleCommand<Command, Event extends StreamEvent, State, StreamE
 
 /**
  * The state of `stream` folded by `decider`, as a command would decide on it now (the same cache and queue as
- * `handleCommand`, so a read between commands costs only the events appended since).
+ * `handleCommand`, so a read between commands costs only the events appended since). The state is the kept one,
+ * shared with the commands after it and with reads asked at the same time: read it, never change it.
  */
 export async function readState<Event extends StreamEvent, State, StreamEvent extends DecidedEvent = Event>(
   store: EventStore, stream: string, decider: Decider<unknown, Event, State, StreamEvent>,

@@ -24,10 +24,12 @@
  * the window grows.
  *
  * An event committed while an older transaction still runs (another append, a projector's batch) is held back
- * from the feed until that transaction ends. The store tells (`readTail`), and the reader reads again as soon as
- * a connection of this process is released (most such transactions are this process's own), or after a short
- * wait that doubles while the hold lasts (a transaction of another process): a request waiting for its write to
- * show in the read models never waits for an idle poll.
+ * from the feed until that transaction ends. The store tells (`readTail`). The holder was running when the read
+ * began: on a connection of this process taken before (most such transactions are this process's own), or in
+ * another process. So the reader reads again as soon as a connection taken before the read is given back (at once
+ * if one was while the read was out), when another process says it appended, or after a short wait that doubles
+ * while the hold lasts; until then nothing else starts a read, this process's appends included (theirs are held
+ * too). A request waiting for its write to show in the read models never waits for an idle poll.
  *
  * Runners share the event objects: projectors and reactors treat events as read-only.
  */
@@ -111,18 +113,27 @@ export class SharedFeed {
   private lastReadAt = 0;
   private heldWait = 0;
   private heldTimer: NodeJS.Timeout | null = null;
-  private heldListener: ((error: unknown, client: object) => void) | null = null;
   /**
-   * While set, the last read found events held behind a transaction older than them, which was running when that
-   * read started: until one of the connections taken by then is given back (or the held wait passes, or another
-   * process says it appended), a read would find them held again, so none starts; what asks meanwhile is answered
-   * by the read that follows.
+   * While set, the last read found events held behind a transaction older than them: one running when the read
+   * began, of this process (on a connection taken by then: at most this count of takings) or of another. Until
+   * such a connection is given back, the held wait passes, or another process says it appended, a read would find
+   * them held again, so none starts; what asks meanwhile is answered by the read that follows.
    */
   private heldBehind: number | null = null;
   /** Connections taken so far (this process's pool), and the count at which each connection in use was taken. */
   private taken = 0;
   private readonly takenAt = new WeakMap<object, number>();
+  /** The takings counted when the read in flight began (null: none in flight). */
+  private readFrom: number | null = null;
+  /** Whether, while the read in flight was out, a connection taken before it was given back or another process appended. */
+  private movedDuringRead = false;
   private readonly onTaken = (client: object) => { this.takenAt.set(client, ++this.taken); };
+  private readonly onReleased = (_error: unknown, client: object) => {
+    // A connection whose taking was not seen (taken before the feed listened) counts as taken before.
+    const at = this.takenAt.get(client) ?? 0;
+    if (this.readFrom !== null && at <= this.readFrom) this.movedDuringRead = true;
+    if (this.heldBehind !== null && at <= this.heldBehind) this.endHold();
+  };
   private stopped = false;
   /** The runners reading from the window, and where each is; `behind` once left behind (they read the store). */
   private readonly readers = new Map<object, { after: Position | null; behind: boolean }>();
@@ -203,6 +214,7 @@ export class SharedFeed {
       // may be the one the feed's events are held behind.
       this.unsubscribe = this.store.onAppended((types?: unknown) => this.nudge(types ? 'local' : 'remote'));
       this.releases?.on('acquire', this.onTaken);
+      this.releases?.on('release', this.onReleased);
       this.pollTimer = setInterval(() => {
         if (performance.now() - this.lastReadAt >= this.idlePollMs) this.nudge('poll');
       }, this.idlePollMs);
@@ -217,11 +229,13 @@ export class SharedFeed {
   /** Reads the head now: something new may be there. */
   nudge(why: 'local' | 'remote' | 'poll' | 'nudge' = 'nudge'): void {
     this.generation++;
-    // An append of this process while the feed is held: it committed after the transaction holding the feed
-    // began, so it is held too until that one ends (whose connection's return reads again).
+    if (why !== 'local' && this.reading) this.movedDuringRead = true;
+    // This process's append while the feed is held: its transaction began after the read that found the hold
+    // (a transaction running then is on a connection taken before, whose return ends the hold), so what it appended
+    // is held too.
     if (why === 'local' && this.heldBehind !== null) return;
-    this.heldBehind = null;
-    this.readHead();
+    if (this.heldBehind !== null) this.endHold();
+    else this.readHead();
   }
 
   /**
@@ -371,16 +385,21 @@ export class SharedFeed {
       const after = this.window.length > 0 ? this.window[this.window.length - 1]!.position : this.windowFrom ?? null;
       let events: RecordedEvent[];
       let held: boolean;
-      const takenBefore = this.taken;
+      this.readFrom = this.taken;
+      this.movedDuringRead = false;
       try {
         ({ events, held } = this.store.readTail
           ? await this.store.readTail({ after, limit: this.readEvents })
           : { events: await this.store.readAll({ after, limit: this.readEvents }), held: false });
       } catch (error) {
+        this.readFrom = null;
         // The runners asking see the error (and back off); the next sign of something new reads again.
         for (const waiter of this.waiting.splice(0)) waiter.done(error);
         return;
       }
+      // Connections taken while the read was out may hold what it found held too (taken before its snapshot).
+      const takenBefore = this.taken;
+      this.readFrom = null;
       if (epoch !== this.epoch) {
         // The window started again further on while this read was out: read again from there.
         this.readAgain = true;
@@ -405,35 +424,31 @@ export class SharedFeed {
   }
 
   /**
-   * While events are held behind an older transaction: read again when a connection taken before the read (at most
-   * `takenBefore`) is given back here, or after a short wait (a transaction of another process), doubling while
-   * the hold lasts.
+   * While events are held behind an older transaction: read again at once if the hold may have ended while the
+   * read was out; otherwise when a connection taken before the read ended (at most `takenBefore`) is given back
+   * here, or after a short wait (a transaction of another process), doubling while the hold lasts.
    */
   private whileHeld(held: boolean, takenBefore: number): void {
     if (!held || this.stopped) {
       this.heldWait = 0;
       return;
     }
-    this.heldBehind = takenBefore;
-    if (this.heldTimer || this.heldListener) return;
-    this.heldWait = this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
-    const again = () => {
-      if (this.heldTimer) clearTimeout(this.heldTimer);
-      if (this.heldListener) this.releases?.off('release', this.heldListener);
-      this.heldTimer = null;
-      this.heldListener = null;
-      this.heldBehind = null;
-      this.readHead();
-    };
-    this.heldTimer = setTimeout(again, this.heldWait);
-    this.heldTimer.unref();
-    if (this.releases) {
-      // A connection whose taking was not seen (taken before the feed listened) counts as taken before.
-      this.heldListener = (_error, client) => {
-        if ((this.takenAt.get(client) ?? 0) <= (this.heldBehind ?? takenBefore)) again();
-      };
-      this.releases.on('release', this.heldListener);
+    if (this.movedDuringRead) {
+      this.readAgain = true;
+      return;
     }
+    this.heldBehind = takenBefore;
+    if (this.heldTimer) return;
+    this.heldWait = this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
+    this.heldTimer = setTimeout(() => this.endHold(), this.heldWait);
+    this.heldTimer.unref();
+  }
+
+  private endHold(): void {
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.heldTimer = null;
+    this.heldBehind = null;
+    this.readHead();
   }
 
   private stop(): void {
@@ -444,10 +459,9 @@ export class SharedFeed {
     this.pollTimer = null;
     if (this.heldTimer) clearTimeout(this.heldTimer);
     this.heldTimer = null;
-    if (this.heldListener) this.releases?.off('release', this.heldListener);
-    this.heldListener = null;
     this.heldBehind = null;
     this.releases?.off('acquire', this.onTaken);
+    this.releases?.off('release', this.onReleased);
     this.roomMade();
   }
 }

@@ -65,12 +65,17 @@ export async function clockOfPayment(platform: Platform, paymentId: string): Pro
   let known = clocksOfPayments.get(store);
   if (!known) clocksOfPayments.set(store, known = new Map());
   const kept = known.get(paymentId);
-  if (kept !== undefined) return kept;
+  if (kept !== undefined) {
+    // Asked again: it moves to the end, kept longest.
+    known.delete(paymentId);
+    known.set(paymentId, kept);
+    return kept;
+  }
   const [created] = await store.readStream(paymentStream(paymentId), { limit: 1 });
   if (!created) return null;
   const { data } = recordedAs<StoredEventData>(created);
   const clockId = 'testClockId' in data ? data.testClockId ?? null : null;
-  // The oldest kept goes first (a Map iterates in insertion order).
+  // The one asked about least lately goes first (a Map iterates in insertion order).
   if (known.size >= KEPT_CLOCKS_OF_PAYMENTS) known.delete(known.keys().next().value!);
   known.set(paymentId, clockId);
   return clockId;

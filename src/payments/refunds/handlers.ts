@@ -102,7 +102,9 @@ export type RefundProgress =
  * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent,
  * and creates the child once accepted. Safe to run any number of times, from any process; null when the parent
  * has no such refund. `requested`: the parent as the request that reserved the refund left it a moment ago (so
- * its stream is not read again, and the child is new but for a rare second run); the reactor reads it.
+ * its stream is not read again, and the child is created expecting a new stream: when another process's reactor
+ * created it first, that append is refused and the creation reads the child and answers it, as a repeat); the
+ * reactor reads the parent.
  */
 export async function advanceRefund(
   platform: Platform, parentId: string, refundId: string, metadata: EventMetadata, requested?: ParentRefundState,
