@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import type { Database } from '../src/db/database.ts';
 import type { ReadAllOptions } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
@@ -80,13 +81,24 @@ for (const target of databaseTargets()) {
         expect(reads, 'reads of the head while the transaction stays open').to.have.length(1);
         await holder.query('COMMIT');
       } finally {
+        // A connection given back inside its transaction would hold the feed for every later test.
+        await holder.query('ROLLBACK').catch(() => undefined);
         holder.release();
       }
       await until(async () => reads.length >= 2, { what: 'the end of the transaction read the head again' });
       unsubscribe();
     });
 
-    it('a read that finds events held reads again at once when another process appended while it was out', async function () {
+    /** A transaction of another process: a connection of its own, outside this process's pool, that wrote. */
+    const otherProcessTransaction = async () => {
+      const client = new pg.Client({ connectionString: database.connectionString });
+      await client.connect();
+      await client.query('BEGIN');
+      await client.query('SELECT pg_current_xact_id()');
+      return { end: async () => { try { await client.query('COMMIT'); } finally { await client.end(); } } };
+    };
+
+    it('a read that finds events held by another process reads again at once when another process appended while it was out', async function () {
       if (target.name !== 'postgres') this.skip();
       const reads: ReadAllOptions[] = [];
       let feed: SharedFeed | null = null;
@@ -102,16 +114,47 @@ for (const target of databaseTargets()) {
       };
       feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
       const unsubscribe = feed.subscribe(() => undefined);
+      const holder = await otherProcessTransaction();
+      try {
+        await store.append(`held-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'any');
+        // Held behind the other process's transaction; the notification heard meanwhile may have been its end.
+        await until(async () => reads.length >= 2, { what: 'a second read after the notification heard during the first' });
+      } finally {
+        await holder.end();
+        unsubscribe();
+      }
+    });
+
+    it('a read that finds events held by a transaction of this process reads again when that connection is given back, not when another is', async function () {
+      if (target.name !== 'postgres') this.skip();
+      const { reads, source } = countedTail();
+      const feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
+      const unsubscribe = feed.subscribe(() => undefined);
       const holder = await database.pool.connect();
+      // Taken before the read, given back while the hold lasts: its return cannot show what the holder holds.
+      const bystander = await database.pool.connect();
+      let committed = false;
+      let bystanderBack = false;
       try {
         await holder.query('BEGIN');
         await holder.query('SELECT pg_current_xact_id()');
         await store.append(`held-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'any');
-        // Held behind the open transaction; the notification heard meanwhile may have been its end.
-        await until(async () => reads.length >= 2, { what: 'a second read after the notification heard during the first' });
+        await until(async () => reads.length >= 1, { what: 'the append read the head' });
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        bystander.release();
+        bystanderBack = true;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(reads, 'reads of the head while the holder stays open').to.have.length(1);
         await holder.query('COMMIT');
-      } finally {
+        committed = true;
         holder.release();
+        await until(async () => reads.length >= 2, { what: 'the return of the holding connection read the head again' });
+      } finally {
+        if (!committed) {
+          await holder.query('ROLLBACK').catch(() => undefined);
+          holder.release();
+          if (!bystanderBack) bystander.release();
+        }
         unsubscribe();
       }
     });

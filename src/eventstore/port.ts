@@ -82,10 +82,11 @@ export interface EventStore {
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /**
    * The feed as `readAll` answers it, and whether events already recorded are held back from it for a moment (on
-   * Postgres: committed after a transaction that is still running began). Stores without such a horizon do not
-   * implement it.
+   * Postgres: committed after a transaction that is still running began), and when they are, the server process
+   * running the transaction they wait for (`holder`, null when unknown or already ended). Stores without such a
+   * horizon do not implement it.
    */
-  readTail?(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }>;
+  readTail?(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean; holder?: number | null }>;
   /** Position of the newest event a consumer may read now, or null on an empty store. */
   headPosition(): Promise<Position | null>;
   /**

@@ -24,12 +24,15 @@
  * the window grows.
  *
  * An event committed while an older transaction still runs (another append, a projector's batch) is held back
- * from the feed until that transaction ends. The store tells (`readTail`). The holder was running when the read
- * began: on a connection of this process taken before (most such transactions are this process's own), or in
- * another process. So the reader reads again as soon as a connection taken before the read is given back (at once
- * if one was while the read was out), when another process says it appended, or after a short wait that doubles
- * while the hold lasts; until then nothing else starts a read, this process's appends included (theirs are held
- * too). A request waiting for its write to show in the read models never waits for an idle poll.
+ * from the feed until that transaction ends. The store tells (`readTail`), and names the server process running it
+ * when it can. Most such transactions are this process's own: the reader then reads again when that connection is
+ * given back (at once if it was while the read was out), and not before, since no other transaction's end can show
+ * the events. Under load one connection or another is given back every fraction of a millisecond, and reading again
+ * at each of them found the events still held in most reads. A holder in another process ends the hold when another
+ * process says it appended, or after a short wait that doubles while the hold lasts; a holder not named, when a
+ * connection taken before the read is given back, or either of those. Until then nothing else starts a read, this
+ * process's appends included (theirs are held too). A request waiting for its write to show in the read models
+ * never waits for an idle poll.
  *
  * Runners share the event objects: projectors and reactors treat events as read-only.
  */
@@ -55,15 +58,21 @@ const HELD_MAX_WAIT_MS = 50;
 export type FeedSource = Pick<EventStore, 'readAll' | 'onAppended'> & Partial<Pick<EventStore, 'readTail'>>;
 
 /**
- * Where the feed learns of this process's connections (pg.Pool's events): when one is taken ('acquire'), and when one
- * is given back ('release'): a transaction may have ended.
+ * Where the feed learns of this process's connections (pg.Pool's events): when one is taken ('acquire'), when one
+ * is given back ('release': a transaction may have ended), and when one is closed ('remove'). A connection names
+ * its server process (`processID`) once connected.
  */
 export interface ReleaseSignal {
   on(event: 'acquire', listener: (client: object) => void): unknown;
+  on(event: 'remove', listener: (client: object) => void): unknown;
   on(event: 'release', listener: (error: unknown, client: object) => void): unknown;
   off(event: 'acquire', listener: (client: object) => void): unknown;
+  off(event: 'remove', listener: (client: object) => void): unknown;
   off(event: 'release', listener: (error: unknown, client: object) => void): unknown;
 }
+
+/** A pooled connection as the feed sees it: its server process, once connected (pg.Client's `processID`). */
+type PooledConnection = { processID?: number | null };
 
 interface SharedFeedOptions {
   maxPages?: number;
@@ -120,19 +129,48 @@ export class SharedFeed {
    * them held again, so none starts; what asks meanwhile is answered by the read that follows.
    */
   private heldBehind: number | null = null;
+  /**
+   * While the hold waits for a transaction of this process: the server process of its connection, whose return
+   * alone ends the hold (with the safety wait). Null: the holder is another process's, or not named.
+   */
+  private holder: number | null = null;
+  /** Whether the hold waits for a named transaction of another process (this process's connections cannot end it). */
+  private heldRemotely = false;
   /** Connections taken so far (this process's pool), and the count at which each connection in use was taken. */
   private taken = 0;
   private readonly takenAt = new WeakMap<object, number>();
+  /** This process's connections by server process, and those of them in use. */
+  private readonly connections = new Map<number, PooledConnection>();
+  private readonly inUse = new Set<PooledConnection>();
   /** The takings counted when the read in flight began (null: none in flight). */
   private readFrom: number | null = null;
   /** Whether, while the read in flight was out, a connection taken before it was given back or another process appended. */
   private movedDuringRead = false;
-  private readonly onTaken = (client: object) => { this.takenAt.set(client, ++this.taken); };
-  private readonly onReleased = (_error: unknown, client: object) => {
+  /** Whether another process appended (or a poll or nudge came) while the read in flight was out. */
+  private remoteDuringRead = false;
+  /** The server processes whose connections were given back while the read in flight was out. */
+  private readonly releasedDuringRead = new Set<number>();
+  private readonly onTaken = (client: object & PooledConnection) => {
+    this.takenAt.set(client, ++this.taken);
+    this.inUse.add(client);
+    if (client.processID) this.connections.set(client.processID, client);
+  };
+  private readonly onReleased = (_error: unknown, client: object & PooledConnection) => {
+    this.inUse.delete(client);
     // A connection whose taking was not seen (taken before the feed listened) counts as taken before.
     const at = this.takenAt.get(client) ?? 0;
-    if (this.readFrom !== null && at <= this.readFrom) this.movedDuringRead = true;
-    if (this.heldBehind !== null && at <= this.heldBehind) this.endHold();
+    if (this.readFrom !== null) {
+      if (at <= this.readFrom) this.movedDuringRead = true;
+      if (client.processID) this.releasedDuringRead.add(client.processID);
+    }
+    if (this.heldBehind === null) return;
+    if (this.holder !== null ? client.processID === this.holder : !this.heldRemotely && at <= this.heldBehind) this.endHold();
+  };
+  private readonly onRemoved = (client: object & PooledConnection) => {
+    this.inUse.delete(client);
+    if (!client.processID || this.connections.get(client.processID) !== client) return;
+    this.connections.delete(client.processID);
+    if (this.heldBehind !== null && this.holder === client.processID) this.endHold();
   };
   private stopped = false;
   /** The runners reading from the window, and where each is; `behind` once left behind (they read the store). */
@@ -215,6 +253,7 @@ export class SharedFeed {
       this.unsubscribe = this.store.onAppended((types?: unknown) => this.nudge(types ? 'local' : 'remote'));
       this.releases?.on('acquire', this.onTaken);
       this.releases?.on('release', this.onReleased);
+      this.releases?.on('remove', this.onRemoved);
       this.pollTimer = setInterval(() => {
         if (performance.now() - this.lastReadAt >= this.idlePollMs) this.nudge('poll');
       }, this.idlePollMs);
@@ -229,11 +268,11 @@ export class SharedFeed {
   /** Reads the head now: something new may be there. */
   nudge(why: 'local' | 'remote' | 'poll' | 'nudge' = 'nudge'): void {
     this.generation++;
-    if (why !== 'local' && this.reading) this.movedDuringRead = true;
+    if (why !== 'local' && this.reading) this.movedDuringRead = this.remoteDuringRead = true;
     // This process's append while the feed is held: its transaction began after the read that found the hold
     // (a transaction running then is on a connection taken before, whose return ends the hold), so what it appended
-    // is held too.
-    if (why === 'local' && this.heldBehind !== null) return;
+    // is held too. Another process's append cannot end a hold by this process's transaction either.
+    if (this.heldBehind !== null && (why === 'local' || (why === 'remote' && this.holder !== null))) return;
     if (this.heldBehind !== null) this.endHold();
     else this.readHead();
   }
@@ -385,10 +424,12 @@ export class SharedFeed {
       const after = this.window.length > 0 ? this.window[this.window.length - 1]!.position : this.windowFrom ?? null;
       let events: RecordedEvent[];
       let held: boolean;
+      let holder: number | null | undefined;
       this.readFrom = this.taken;
-      this.movedDuringRead = false;
+      this.movedDuringRead = this.remoteDuringRead = false;
+      this.releasedDuringRead.clear();
       try {
-        ({ events, held } = this.store.readTail
+        ({ events, held, holder } = this.store.readTail
           ? await this.store.readTail({ after, limit: this.readEvents })
           : { events: await this.store.readAll({ after, limit: this.readEvents }), held: false });
       } catch (error) {
@@ -419,27 +460,38 @@ export class SharedFeed {
       this.waiting = this.waiting.filter((w) => !ready.includes(w));
       for (const waiter of ready) waiter.done();
       if (events.length > 0) for (const listener of [...this.listeners]) listener();
-      if (complete) this.whileHeld(held, takenBefore);
+      if (complete) this.whileHeld(held, takenBefore, holder ?? null);
     } while (this.heldBehind === null && (this.readAgain || this.waiting.length > 0));
   }
 
   /**
    * While events are held behind an older transaction: read again at once if the hold may have ended while the
-   * read was out; otherwise when a connection taken before the read ended (at most `takenBefore`) is given back
-   * here, or after a short wait (a transaction of another process), doubling while the hold lasts.
+   * read was out. Otherwise, held by a connection of this process (`holder`, the server process the store named):
+   * when that connection is given back, or after the longest wait (a safety: its return always ends the hold). Held
+   * by another process: when another process says it appended, or after a short wait, doubling while the hold lasts.
+   * Held by a transaction not named: also when a connection taken before the read ended (at most `takenBefore`) is
+   * given back here.
    */
-  private whileHeld(held: boolean, takenBefore: number): void {
+  private whileHeld(held: boolean, takenBefore: number, holder: number | null): void {
     if (!held || this.stopped) {
       this.heldWait = 0;
       return;
     }
-    if (this.movedDuringRead) {
+    const connection = holder === null ? undefined : this.connections.get(holder);
+    const local = connection !== undefined;
+    // A connection of this process given back meanwhile (or not in use now) no longer runs the transaction found.
+    const ended = local ? this.releasedDuringRead.has(holder!) || !this.inUse.has(connection)
+      : holder !== null ? this.remoteDuringRead : this.movedDuringRead;
+    if (ended) {
       this.readAgain = true;
       return;
     }
     this.heldBehind = takenBefore;
-    if (this.heldTimer) return;
-    this.heldWait = this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
+    this.holder = local ? holder : null;
+    this.heldRemotely = !local && holder !== null;
+    if (this.heldTimer) clearTimeout(this.heldTimer);
+    this.heldWait = local ? this.heldWaitMs.max
+      : this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
     this.heldTimer = setTimeout(() => this.endHold(), this.heldWait);
     this.heldTimer.unref();
   }
@@ -448,6 +500,8 @@ export class SharedFeed {
     if (this.heldTimer) clearTimeout(this.heldTimer);
     this.heldTimer = null;
     this.heldBehind = null;
+    this.holder = null;
+    this.heldRemotely = false;
     this.readHead();
   }
 
@@ -460,8 +514,13 @@ export class SharedFeed {
     if (this.heldTimer) clearTimeout(this.heldTimer);
     this.heldTimer = null;
     this.heldBehind = null;
+    this.holder = null;
+    this.heldRemotely = false;
     this.releases?.off('acquire', this.onTaken);
     this.releases?.off('release', this.onReleased);
+    this.releases?.off('remove', this.onRemoved);
+    this.connections.clear();
+    this.inUse.clear();
     this.roomMade();
   }
 }

@@ -467,13 +467,13 @@ export class PostgresEventStore implements EventStore {
     return rows.map((row) => this.toRecorded(row));
   }
 
-  async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean }> {
+  async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean; holder: number | null }> {
     const limit = boundedLimit(options.limit);
-    const { rows } = await this.database.query<FeedRow & { held: boolean | null }>(
+    const { rows } = await this.database.query<FeedRow & { held: boolean | null; holder: number | null }>(
       options.after ? READ_TAIL_STATEMENT : READ_TAIL_FROM_START_STATEMENT,
       [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit]);
     const last = rows.pop();
-    return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true };
+    return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true, holder: last?.holder ?? null };
   }
 
   async headPosition(): Promise<Position | null> {
