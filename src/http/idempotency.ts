@@ -136,10 +136,24 @@ export const COMPLETE_STATEMENT = {
           WHERE k.ctid = found.at AND k.owner IS NOT DISTINCT FROM x.owner`,
 };
 
+/**
+ * Completions and claims that wait at the same moment, in one statement: under load a request's claim and an earlier
+ * request's completion share a round trip. Its claim part answers the claimed owners, as CLAIM_STATEMENT does; every
+ * data-modifying part of a WITH runs to its end, read or not. Parameters: the claim's $1 … $8, then the completions.
+ */
+export const CLAIM_AND_COMPLETE_STATEMENT = {
+  name: 'idempotency_claim_and_complete',
+  text: `WITH done AS (${COMPLETE_STATEMENT.text.replace('$1::jsonb', '$9::jsonb')} RETURNING 1),
+claimed AS (${CLAIM_STATEMENT.text})
+SELECT owner FROM claimed`,
+};
+
+/** A claim or a completion, waiting for the next statement. */
+type KeyWrite = { claim: Claim; completion?: never } | { completion: Completion; claim?: never };
+
 export class IdempotencyStore {
-  /** Claims and completions of concurrent requests share round trips (see Coalescer). */
-  private readonly claims: Coalescer<Claim, boolean>;
-  private readonly completions: Coalescer<Completion, void>;
+  /** Claims and completions of concurrent requests share round trips (see Coalescer): one statement for both. */
+  private readonly writes: Coalescer<KeyWrite, boolean>;
   /** This process's use of the database: the first part of every owner it writes. */
   private readonly incarnation: string;
   /** Keys whose request ended here but whose release the database did not take, by scope and key: their owner. */
@@ -151,8 +165,7 @@ export class IdempotencyStore {
     private readonly ttlSeconds = 24 * 3600,
     private readonly abandonedAfterSeconds = 60,
   ) {
-    this.claims = new Coalescer((batch) => this.claimAll(batch));
-    this.completions = new Coalescer((batch) => this.completeAll(batch));
+    this.writes = new Coalescer((batch) => this.writeAll(batch));
     let incarnation = incarnations.get(database);
     if (!incarnation) incarnations.set(database, incarnation = randomUUID());
     this.incarnation = incarnation;
@@ -165,7 +178,7 @@ export class IdempotencyStore {
 
   async begin(scope: string, key: string, fingerprint: string): Promise<IdempotencyOutcome> {
     const owner = `${this.incarnation}/${randomUUID()}`;
-    if (await this.claims.submit({ scope, key, hash: fingerprint, owner })) {
+    if (await this.writes.submit({ claim: { scope, key, hash: fingerprint, owner } })) {
       this.pendingReleases.delete(pendingId(scope, key));
       return { kind: 'proceed', owner };
     }
@@ -185,7 +198,7 @@ export class IdempotencyStore {
    */
   async complete(scope: string, key: string, owner: string, status: number, body: unknown): Promise<void> {
     try {
-      await this.completions.submit({ scope, key, owner, status, body: body ?? null });
+      await this.writes.submit({ completion: { scope, key, owner, status, body: body ?? null } });
     } catch (error) {
       this.releaseLater(scope, key, owner);
       throw error;
@@ -193,13 +206,34 @@ export class IdempotencyStore {
   }
 
   /**
-   * One INSERT for the batch; a key taken earlier stays as it is unless it expired or its request was abandoned
-   * (see the module's comment). A key twice in one batch is claimed by its first request only (ON CONFLICT cannot
-   * touch a row twice in a statement): the others find it in flight, as they would one statement later.
+   * The claims and completions that waited together: one statement (two when a key is both completed and claimed, since
+   * one statement cannot change a row twice: its claim goes second, and finds the answer). Answers, per write, whether
+   * it claimed its key (a completion: true).
    */
-  private async claimAll(batch: Claim[]): Promise<boolean[]> {
+  private async writeAll(batch: KeyWrite[]): Promise<boolean[]> {
+    const completions = batch.flatMap((write) => write.completion ?? []);
+    const completed = new Set(completions.map((completion) => pendingId(completion.scope, completion.key)));
+    const claims = batch.flatMap((write) => write.claim ?? []);
+    const now = claims.filter((claim) => !completed.has(pendingId(claim.scope, claim.key)));
+    const after = claims.filter((claim) => completed.has(pendingId(claim.scope, claim.key)));
+    const claimed = await this.claimAndComplete(now, completions);
+    if (after.length > 0) for (const owner of await this.claimAndComplete(after, [])) claimed.add(owner);
+    return batch.map((write) => !write.claim || claimed.has(write.claim.owner));
+  }
+
+  /**
+   * One statement: the completions, and one INSERT for the claims. A key taken earlier stays as it is unless it
+   * expired or its request was abandoned (see the module's comment). A key twice among the claims is claimed by its
+   * first request only (ON CONFLICT cannot touch a row twice in a statement): the others find it in flight, as they
+   * would one statement later. Answers the owners that claimed their key.
+   */
+  private async claimAndComplete(claims: Claim[], completions: Completion[]): Promise<Set<string>> {
+    if (claims.length === 0) {
+      if (completions.length > 0) await this.database.query(COMPLETE_STATEMENT, [JSON.stringify(completions)]);
+      return new Set();
+    }
     const seen = new Set<string>();
-    const distinct = batch.filter((claim) => {
+    const distinct = claims.filter((claim) => {
       const id = pendingId(claim.scope, claim.key);
       if (seen.has(id)) return false;
       seen.add(id);
@@ -207,16 +241,12 @@ export class IdempotencyStore {
     });
     const ended = distinct.flatMap((claim) => this.pendingReleases.get(pendingId(claim.scope, claim.key))?.owner ?? []);
     const lock = this.database.liveness?.key ?? null;
-    const { rows } = await this.database.query<{ owner: string }>(CLAIM_STATEMENT,
-      [JSON.stringify(distinct), this.ttlSeconds, this.abandonedAfterSeconds, lock, ended,
-        this.database.kind === 'pglite', this.incarnation, LIVENESS_LOCK_CLASS]);
-    const claimed = new Set(rows.map((row) => row.owner));
-    return batch.map((claim) => claimed.has(claim.owner));
-  }
-
-  private async completeAll(batch: Completion[]): Promise<void[]> {
-    await this.database.query(COMPLETE_STATEMENT, [JSON.stringify(batch)]);
-    return batch.map(() => undefined);
+    const params = [JSON.stringify(distinct), this.ttlSeconds, this.abandonedAfterSeconds, lock, ended,
+      this.database.kind === 'pglite', this.incarnation, LIVENESS_LOCK_CLASS];
+    const { rows } = completions.length === 0
+      ? await this.database.query<{ owner: string }>(CLAIM_STATEMENT, params)
+      : await this.database.query<{ owner: string }>(CLAIM_AND_COMPLETE_STATEMENT, [...params, JSON.stringify(completions)]);
+    return new Set(rows.map((row) => row.owner));
   }
 
   /** Gives the key back (the request failed with nothing to replay); later, when the database does not answer. */
