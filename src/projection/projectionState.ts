@@ -3,9 +3,12 @@
  * the lease that keeps it to one active instance across processes.
  */
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
 import type { Database, NoTables } from '../db/database.ts';
 import type { Position } from '../eventstore/position.ts';
 import { Coalescer } from '../db/coalescer.ts';
+
+const { escapeLiteral } = pg;
 
 interface Renewal { name: string; version: number; owner: string; ttlMs: number }
 
@@ -262,21 +265,24 @@ export class ProjectionStateStore {
   }
 
   /**
-   * Several projectors' checkpoints moved in one compare-and-set statement, inside the transaction that writes their
-   * batches (a shared transaction), with every one of their schemas first on the search_path (a table belongs to one
+   * Begins a shared transaction on `connection` and, in the same round trip, moves several projectors' checkpoints in
+   * one compare-and-set statement, with every one of their schemas first on the search_path (a table belongs to one
    * projector, which the daemon checks as projectors are added, so each name finds its own version's table; a row
-   * without a schema fails the statement). Answers whether every checkpoint moved; if not, the
-   * transaction must not go on.
+   * without a schema fails the statement). The two go as one simple query, so the moves are written into it as a
+   * literal; it fails (`CheckpointsNotMoved` in its message) unless every checkpoint moved, and the transaction must
+   * then be rolled back. The caller commits or rolls back.
    */
-  async advanceCheckpoints(trx: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<boolean> {
-    const { rows } = await sql<{ moved: number }>`
+  async beginWithCheckpoints(connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<void> {
+    const wanted = JSON.stringify(moves.map((m) => ({
+      name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
+      previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
+      next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
+    })));
+    // A count short of the moves fails the cast, naming how many moved: the statement answers nothing else.
+    await sql.raw(`BEGIN;
       WITH x AS (
-        SELECT * FROM jsonb_to_recordset(${JSON.stringify(moves.map((m) => ({
-          name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
-          previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
-          next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
-        })))}::jsonb) AS x(name text, version integer, owner text, ttl_ms double precision,
-          previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
+        SELECT * FROM jsonb_to_recordset(${escapeLiteral(wanted)}::jsonb) AS x(name text, version integer, owner text,
+          ttl_ms double precision, previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
       ), moved AS (
         UPDATE projection_state p
            SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
@@ -288,10 +294,11 @@ export class ProjectionStateStore {
            AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
         RETURNING p.schema_name
       )
-      SELECT count(*)::integer AS moved,
-             set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${baseSchema}::text), 'public'), true) AS path
-        FROM moved`.execute(trx);
-    return rows[0]?.moved === moves.length;
+      SELECT CASE WHEN count(*) = ${moves.length}
+               THEN set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${escapeLiteral(baseSchema)}::text), 'public'), true)
+               ELSE ('CheckpointsNotMoved: ' || count(*) || ' of ${moves.length}')::integer::text
+             END AS path
+        FROM moved`).execute(connection);
   }
 
   /**

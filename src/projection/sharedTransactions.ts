@@ -3,14 +3,14 @@
  * transaction: one BEGIN and one COMMIT for all of them instead of one pair each. A write sets off several
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
- * count. The first statement moves every batch's checkpoint, each its own compare-and-set, and puts every batch's
- * schema first on the search_path; the batches' writes follow, one after the other.
+ * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
+ * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
 import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
@@ -50,11 +50,18 @@ export class SharedTransactions {
   private async commit(batch: SharedWork[]): Promise<Outcome[]> {
     if (batch.length > 1) {
       try {
-        await this.db.transaction().execute(async (trx) => {
-          if (!await this.states.advanceCheckpoints(trx, batch.map((work) => work.checkpoint), this.baseSchema)) {
-            throw new Error('a checkpoint of the shared transaction did not move');
+        await this.db.connection().execute(async (connection) => {
+          try {
+            // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
+            await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
+            for (const work of batch) await work.apply?.(connection);
+            await sql`COMMIT`.execute(connection);
+          } catch (error) {
+            // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
+            // pool drops it.
+            await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+            throw error;
           }
-          for (const work of batch) await work.apply?.(trx);
         });
         return batch.map(() => null);
       } catch {
