@@ -126,24 +126,34 @@ const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhoo
 type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
 /**
- * What a batch starts from, in one round trip: the facts kept of these payments, and the floor: the active version's
- * checkpoint when another version than `version` is active (no delivery at or before it).
+ * What a batch starts from, in one round trip: the facts kept of these payments, the endpoints of these clients (the
+ * clients its events were recorded for: every one of them is answered, with no endpoint or some), and the floor: the
+ * active version's checkpoint when another version than `version` is active (no delivery at or before it).
  */
 async function batchStart(
-  trx: Kysely<WebhookTables>, version: number, paymentIds: readonly string[],
-): Promise<{ floor: Position | null; facts: Map<string, PaymentFacts> }> {
-  const { rows } = await sql<{ payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null }>`
-    SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p
+  trx: Kysely<WebhookTables>, version: number, paymentIds: readonly string[], clientIds: readonly string[],
+): Promise<{ floor: Position | null; facts: Map<string, PaymentFacts>; subscribers: Map<string, Subscriber[]> }> {
+  const { rows } = await sql<{
+    payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null;
+    client_id: string | null; endpoint_id: string | null; events: string[] | null; enabled: boolean | null;
+  }>`
+    SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p,
+           NULL::text AS client_id, NULL::text AS endpoint_id, NULL::jsonb AS events, NULL::boolean AS enabled
       FROM projection_state WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'
     UNION ALL
-    SELECT payment_id, facts, NULL, NULL, NULL FROM webhook_payments WHERE payment_id = ANY(${paymentIds}::text[])`.execute(trx);
+    SELECT payment_id, facts, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM webhook_payments WHERE payment_id = ANY(${paymentIds}::text[])
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, client_id, endpoint_id, events, enabled FROM webhook_endpoints
+     WHERE client_id = ANY(${clientIds}::text[])`.execute(trx);
   const facts = new Map<string, PaymentFacts>();
+  const subscribers = new Map<string, Subscriber[]>(clientIds.map((id) => [id, []]));
   let floor: Position | null = null;
   for (const row of rows) {
     if (row.payment_id !== null) facts.set(row.payment_id, row.facts!);
+    else if (row.endpoint_id !== null) subscribers.get(row.client_id!)!.push({ endpointId: row.endpoint_id, events: row.events, enabled: row.enabled! });
     else if (row.version !== version && row.c !== null) floor = { commit: BigInt(row.c), prepare: BigInt(row.p!) };
   }
-  return { floor, facts };
+  return { floor, facts, subscribers };
 }
 
 async function applyEndpointEvent(trx: Kysely<WebhookTables>, event: EndpointEvent): Promise<void> {
@@ -190,9 +200,10 @@ async function apply(
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
   const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
-  const { floor, facts } = await batchStart(trx, version, paymentIds);
+  const clientIds = [...new Set(events.flatMap((event) => typeof event.metadata.clientId === 'string' ? [event.metadata.clientId] : []))];
+  const { floor, facts, subscribers } = await batchStart(trx, version, paymentIds, clientIds);
   const changedFacts = new Set<string>();
-  const subscribers = new Map<string, Subscriber[]>();
+  // A client not read with the batch's start (an emission for another client than its event's) is read when met.
   const subscribersOf = async (clientId: string): Promise<Subscriber[]> => {
     let found = subscribers.get(clientId);
     if (!found) {
