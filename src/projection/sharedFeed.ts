@@ -25,14 +25,15 @@
  *
  * An event committed while an older transaction still runs (another append, a projector's batch) is held back
  * from the feed until that transaction ends. The store tells (`readTail`), and names the server process running it
- * when it can. Most such transactions are this process's own: the reader then reads again when that connection is
- * given back (at once if it was while the read was out), and not before, since no other transaction's end can show
- * the events. Under load one connection or another is given back every fraction of a millisecond, and reading again
- * at each of them found the events still held in most reads. A holder in another process ends the hold when another
- * process says it appended, or after a short wait that doubles while the hold lasts; a holder not named, when a
- * connection taken before the read is given back, or either of those. Until then nothing else starts a read, this
- * process's appends included (theirs are held too). A request waiting for its write to show in the read models
- * never waits for an idle poll.
+ * when it can. Most such transactions are this process's own: when the one named runs on a connection of this process
+ * that is in use, the reader reads again when that connection is given back (at once if it was while the read was
+ * out), and not before, since no other transaction's end can show the events; under load one connection or another
+ * is given back every fraction of a millisecond, and reading again at each of them found the events still held in
+ * most reads. Any other hold (another process's transaction, one not named, one on a connection this process does
+ * not know as its own or that is not in use) ends when a connection taken before the read is given back, when
+ * another process says it appended, or after a short wait that doubles while the hold lasts. Until then nothing
+ * else starts a read, this process's appends included (theirs are held too). A request waiting for its write to
+ * show in the read models never waits for an idle poll.
  *
  * Runners share the event objects: projectors and reactors treat events as read-only.
  */
@@ -54,6 +55,11 @@ const TAIL_READ_EVENTS = 5_000;
 /** Waits before reading again while events are held behind an older transaction: the first, and the longest. */
 const HELD_FIRST_WAIT_MS = 1;
 const HELD_MAX_WAIT_MS = 50;
+/**
+ * The wait before reading again while a transaction on a connection of this process in use holds the feed: a safety
+ * only, for a connection that runs several transactions before it is given back.
+ */
+const HELD_BY_CONNECTION_WAIT_MS = 50;
 
 export type FeedSource = Pick<EventStore, 'readAll' | 'onAppended'> & Partial<Pick<EventStore, 'readTail'>>;
 
@@ -130,12 +136,10 @@ export class SharedFeed {
    */
   private heldBehind: number | null = null;
   /**
-   * While the hold waits for a transaction of this process: the server process of its connection, whose return
-   * alone ends the hold (with the safety wait). Null: the holder is another process's, or not named.
+   * While the hold waits for a transaction on a connection of this process in use: that connection's server process,
+   * whose return alone ends the hold (with the safety wait). Null: any other hold.
    */
   private holder: number | null = null;
-  /** Whether the hold waits for a named transaction of another process (this process's connections cannot end it). */
-  private heldRemotely = false;
   /** Connections taken so far (this process's pool), and the count at which each connection in use was taken. */
   private taken = 0;
   private readonly takenAt = new WeakMap<object, number>();
@@ -146,8 +150,6 @@ export class SharedFeed {
   private readFrom: number | null = null;
   /** Whether, while the read in flight was out, a connection taken before it was given back or another process appended. */
   private movedDuringRead = false;
-  /** Whether another process appended (or a poll or nudge came) while the read in flight was out. */
-  private remoteDuringRead = false;
   /** The server processes whose connections were given back while the read in flight was out. */
   private readonly releasedDuringRead = new Set<number>();
   private readonly onTaken = (client: object & PooledConnection) => {
@@ -164,7 +166,7 @@ export class SharedFeed {
       if (client.processID) this.releasedDuringRead.add(client.processID);
     }
     if (this.heldBehind === null) return;
-    if (this.holder !== null ? client.processID === this.holder : !this.heldRemotely && at <= this.heldBehind) this.endHold();
+    if (this.holder !== null ? client.processID === this.holder : at <= this.heldBehind) this.endHold();
   };
   private readonly onRemoved = (client: object & PooledConnection) => {
     this.inUse.delete(client);
@@ -268,10 +270,10 @@ export class SharedFeed {
   /** Reads the head now: something new may be there. */
   nudge(why: 'local' | 'remote' | 'poll' | 'nudge' = 'nudge'): void {
     this.generation++;
-    if (why !== 'local' && this.reading) this.movedDuringRead = this.remoteDuringRead = true;
+    if (why !== 'local' && this.reading) this.movedDuringRead = true;
     // This process's append while the feed is held: its transaction began after the read that found the hold
     // (a transaction running then is on a connection taken before, whose return ends the hold), so what it appended
-    // is held too. Another process's append cannot end a hold by this process's transaction either.
+    // is held too. Another process's append cannot end a hold by a transaction on a connection of this process either.
     if (this.heldBehind !== null && (why === 'local' || (why === 'remote' && this.holder !== null))) return;
     if (this.heldBehind !== null) this.endHold();
     else this.readHead();
@@ -426,7 +428,7 @@ export class SharedFeed {
       let held: boolean;
       let holder: number | null | undefined;
       this.readFrom = this.taken;
-      this.movedDuringRead = this.remoteDuringRead = false;
+      this.movedDuringRead = false;
       this.releasedDuringRead.clear();
       try {
         ({ events, held, holder } = this.store.readTail
@@ -465,12 +467,11 @@ export class SharedFeed {
   }
 
   /**
-   * While events are held behind an older transaction: read again at once if the hold may have ended while the
-   * read was out. Otherwise, held by a connection of this process (`holder`, the server process the store named):
-   * when that connection is given back, or after the longest wait (a safety: its return always ends the hold). Held
-   * by another process: when another process says it appended, or after a short wait, doubling while the hold lasts.
-   * Held by a transaction not named: also when a connection taken before the read ended (at most `takenBefore`) is
-   * given back here.
+   * While events are held behind an older transaction: read again at once if the hold may have ended while the read
+   * was out. Otherwise, held by a transaction on a connection of this process in use (`holder`, the server process
+   * the store named): when that connection is given back, or after a safety wait. Any other hold: when a connection
+   * taken before the read ended (at most `takenBefore`) is given back here, when another process says it appended,
+   * or after a short wait, doubling while the hold lasts.
    */
   private whileHeld(held: boolean, takenBefore: number, holder: number | null): void {
     if (!held || this.stopped) {
@@ -478,21 +479,22 @@ export class SharedFeed {
       return;
     }
     const connection = holder === null ? undefined : this.connections.get(holder);
-    const local = connection !== undefined;
-    // A connection of this process given back meanwhile (or not in use now) no longer runs the transaction found.
-    const ended = local ? this.releasedDuringRead.has(holder!) || !this.inUse.has(connection)
-      : holder !== null ? this.remoteDuringRead : this.movedDuringRead;
-    if (ended) {
+    // A connection of this process not in use (given back inside its transaction, or before its COMMIT ended) says
+    // nothing by its return: that hold is treated as one not named.
+    const byConnection = connection !== undefined && this.inUse.has(connection);
+    if (byConnection ? this.releasedDuringRead.has(holder!) : this.movedDuringRead) {
       this.readAgain = true;
       return;
     }
     this.heldBehind = takenBefore;
-    this.holder = local ? holder : null;
-    this.heldRemotely = !local && holder !== null;
+    this.holder = byConnection ? holder : null;
     if (this.heldTimer) clearTimeout(this.heldTimer);
-    this.heldWait = local ? this.heldWaitMs.max
-      : this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
-    this.heldTimer = setTimeout(() => this.endHold(), this.heldWait);
+    let wait = HELD_BY_CONNECTION_WAIT_MS;
+    if (!byConnection) {
+      this.heldWait = wait = this.heldWait === 0 ? this.heldWaitMs.first : Math.min(this.heldWait * 2, this.heldWaitMs.max);
+    }
+    // Never shorter than the first wait, which tests lengthen to keep every timer out.
+    this.heldTimer = setTimeout(() => this.endHold(), Math.max(wait, this.heldWaitMs.first));
     this.heldTimer.unref();
   }
 
@@ -501,7 +503,6 @@ export class SharedFeed {
     this.heldTimer = null;
     this.heldBehind = null;
     this.holder = null;
-    this.heldRemotely = false;
     this.readHead();
   }
 
@@ -515,7 +516,6 @@ export class SharedFeed {
     this.heldTimer = null;
     this.heldBehind = null;
     this.holder = null;
-    this.heldRemotely = false;
     this.releases?.off('acquire', this.onTaken);
     this.releases?.off('release', this.onReleased);
     this.releases?.off('remove', this.onRemoved);
