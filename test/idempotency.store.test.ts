@@ -56,6 +56,19 @@ for (const target of databaseTargets()) {
       expect(await store.begin('s', fresh, 'h')).to.deep.equal({ kind: 'inFlight' });
     });
 
+    it('a write that fails in a shared statement fails alone: the claims beside it are taken', async () => {
+      const [first, fresh] = [randomUUID(), randomUUID()];
+      const claim = await store.begin('s', first, 'h');
+      // Postgres's jsonb refuses a NUL character: this completion's own error.
+      const [completion, claimed] = await Promise.allSettled([
+        store.complete('s', first, (claim as { owner: string }).owner, 400, { message: 'bad \u0000 byte' }),
+        store.begin('s', fresh, 'h'),
+      ]);
+      expect(completion.status).to.equal('rejected');
+      expect(claimed).to.deep.include({ status: 'fulfilled' });
+      expect((claimed as PromiseFulfilledResult<{ kind: string }>).value.kind).to.equal('proceed');
+    });
+
     it('a completion reaches its row through the primary key, even with a plan made while the table was empty', async () => {
       // A new deployment's first plans see an empty table; a named statement keeps its generic plan, so that plan must
       // not scan the table (it once did: every completion read the whole table, the heaviest statement under load).

@@ -143,17 +143,24 @@ export const COMPLETE_STATEMENT = {
  */
 export const CLAIM_AND_COMPLETE_STATEMENT = {
   name: 'idempotency_claim_and_complete',
-  text: `WITH done AS (${COMPLETE_STATEMENT.text.replace('$1::jsonb', '$9::jsonb')} RETURNING 1),
+  text: `WITH done AS (${renumbered(COMPLETE_STATEMENT.text, '$1::jsonb', '$9::jsonb')} RETURNING 1),
 claimed AS (${CLAIM_STATEMENT.text})
 SELECT owner FROM claimed`,
 };
 
+function renumbered(text: string, from: string, to: string): string {
+  if (text.split(from).length !== 2) throw new Error(`expected ${from} once in the statement`);
+  return text.replace(from, to);
+}
+
 /** A claim or a completion, waiting for the next statement. */
 type KeyWrite = { claim: Claim; completion?: never } | { completion: Completion; claim?: never };
+/** What became of a write: whether a claim claimed its key (a completion: true), or its own error. */
+type Settled = { claimed: boolean } | { failed: unknown };
 
 export class IdempotencyStore {
   /** Claims and completions of concurrent requests share round trips (see Coalescer): one statement for both. */
-  private readonly writes: Coalescer<KeyWrite, boolean>;
+  private readonly writes: Coalescer<KeyWrite, Settled>;
   /** This process's use of the database: the first part of every owner it writes. */
   private readonly incarnation: string;
   /** Keys whose request ended here but whose release the database did not take, by scope and key: their owner. */
@@ -178,7 +185,7 @@ export class IdempotencyStore {
 
   async begin(scope: string, key: string, fingerprint: string): Promise<IdempotencyOutcome> {
     const owner = `${this.incarnation}/${randomUUID()}`;
-    if (await this.writes.submit({ claim: { scope, key, hash: fingerprint, owner } })) {
+    if (settled(await this.writes.submit({ claim: { scope, key, hash: fingerprint, owner } }))) {
       this.pendingReleases.delete(pendingId(scope, key));
       return { kind: 'proceed', owner };
     }
@@ -198,7 +205,7 @@ export class IdempotencyStore {
    */
   async complete(scope: string, key: string, owner: string, status: number, body: unknown): Promise<void> {
     try {
-      await this.writes.submit({ completion: { scope, key, owner, status, body: body ?? null } });
+      settled(await this.writes.submit({ completion: { scope, key, owner, status, body: body ?? null } }));
     } catch (error) {
       this.releaseLater(scope, key, owner);
       throw error;
@@ -207,18 +214,33 @@ export class IdempotencyStore {
 
   /**
    * The claims and completions that waited together: one statement (two when a key is both completed and claimed, since
-   * one statement cannot change a row twice: its claim goes second, and finds the answer). Answers, per write, whether
-   * it claimed its key (a completion: true).
+   * one statement cannot change a row twice: its claim goes second, and finds the answer). A statement that fails is
+   * tried again as its claims alone and its completions alone, so that each write fails only with its own error.
    */
-  private async writeAll(batch: KeyWrite[]): Promise<boolean[]> {
+  private async writeAll(batch: KeyWrite[]): Promise<Settled[]> {
     const completions = batch.flatMap((write) => write.completion ?? []);
     const completed = new Set(completions.map((completion) => pendingId(completion.scope, completion.key)));
     const claims = batch.flatMap((write) => write.claim ?? []);
     const now = claims.filter((claim) => !completed.has(pendingId(claim.scope, claim.key)));
     const after = claims.filter((claim) => completed.has(pendingId(claim.scope, claim.key)));
-    const claimed = await this.claimAndComplete(now, completions);
-    if (after.length > 0) for (const owner of await this.claimAndComplete(after, [])) claimed.add(owner);
-    return batch.map((write) => !write.claim || claimed.has(write.claim.owner));
+    const outcome = new Map<Claim | Completion, Settled>();
+    const settle = async (claimsOf: Claim[], completionsOf: Completion[]) => {
+      try {
+        const claimed = await this.claimAndComplete(claimsOf, completionsOf);
+        for (const claim of claimsOf) outcome.set(claim, { claimed: claimed.has(claim.owner) });
+        for (const completion of completionsOf) outcome.set(completion, { claimed: true });
+      } catch (error) {
+        if (claimsOf.length > 0 && completionsOf.length > 0) {
+          await settle(claimsOf, []);
+          await settle([], completionsOf);
+        } else {
+          for (const write of [...claimsOf, ...completionsOf]) outcome.set(write, { failed: error });
+        }
+      }
+    };
+    await settle(now, completions);
+    if (after.length > 0) await settle(after, []);
+    return batch.map((write) => outcome.get(write.claim ?? write.completion)!);
   }
 
   /**
@@ -299,6 +321,12 @@ export class IdempotencyStore {
          SELECT ctid FROM idempotency_keys WHERE expires_at < now() LIMIT $1)`, [limit]);
     return rowCount ?? 0;
   }
+}
+
+/** Whether a claim claimed its key; throws a write's own error. */
+function settled(outcome: Settled): boolean {
+  if ('failed' in outcome) throw outcome.failed;
+  return outcome.claimed;
 }
 
 function pendingId(scope: string, key: string): string {
