@@ -220,10 +220,8 @@ async function apply(
   for (const event of events) {
     if (isOneOf(event, ENDPOINT_EVENTS)) {
       await applyEndpointEvent(trx, event);
-      // An endpoint's subscribers are read again after any change to its client's endpoints.
-      const clientId = event.metadata.clientId;
-      if (typeof clientId === 'string') subscribers.delete(clientId);
-      else subscribers.clear();
+      // Subscribers are read again after any change to endpoints (rare): whichever client the change was recorded for.
+      subscribers.clear();
       if (event.type === 'WebhookEndpointDeleted' && (floor === null || comparePositions(event.position, floor) > 0)) {
         await outbox.updateTable('webhook_deliveries')
           .set({ status: 'DROPPED', dropped_at: now, next_attempt_at: null, last_error: 'the webhook was deleted' })
