@@ -48,25 +48,26 @@ export class SharedTransactions {
   }
 
   private async commit(batch: SharedWork[]): Promise<Outcome[]> {
-    if (batch.length > 1) {
-      try {
-        await this.db.connection().execute(async (connection) => {
-          try {
-            // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
-            await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
-            for (const work of batch) await work.apply?.(connection);
-            await sql`COMMIT`.execute(connection);
-          } catch (error) {
-            // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
-            // pool drops it.
-            await sql`ROLLBACK`.execute(connection).catch(() => undefined);
-            throw error;
-          }
-        });
-        return batch.map(() => null);
-      } catch {
-        // Which work failed is told by running each alone, below; the others commit there.
-      }
+    // A work alone in its turn goes this way too: its BEGIN rides on its checkpoint's move, a round trip less than
+    // a transaction of its own. When it fails, it runs again alone below, which tells its error (a checkpoint moved
+    // elsewhere, a failing write) as the runner knows it.
+    try {
+      await this.db.connection().execute(async (connection) => {
+        try {
+          // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
+          await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
+          for (const work of batch) await work.apply?.(connection);
+          await sql`COMMIT`.execute(connection);
+        } catch (error) {
+          // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
+          // pool drops it.
+          await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+          throw error;
+        }
+      });
+      return batch.map(() => null);
+    } catch {
+      // Which work failed is told by running each alone, below; the others commit there.
     }
     const outcomes: Outcome[] = [];
     for (const work of batch) {
