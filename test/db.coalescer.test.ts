@@ -51,6 +51,29 @@ describe('coalescer (group commit of small statements)', () => {
     expect(r.batches).to.deep.equal([[1, 2], [3, 4, 5]]);
   });
 
+  it('a lazy call waits for a batch another call sets off, or for its caller to send it', async () => {
+    const r = recorder();
+    const coalescer = new Coalescer(r.run, { maxInFlight: 1 });
+    const lazy = coalescer.submit(1, { lazy: true });
+    await nextTurn();
+    await nextTurn();
+    expect(r.batches, 'no batch for a lazy call alone').to.deep.equal([]);
+    const eager = coalescer.submit(2);
+    await nextTurn();
+    expect(r.batches, 'the lazy call rides with the next batch').to.deep.equal([[1, 2]]);
+    await r.releaseAll();
+    expect(await Promise.all([lazy, eager])).to.deep.equal([10, 20]);
+
+    const alone = coalescer.submit(3, { lazy: true });
+    await nextTurn();
+    expect(r.batches).to.have.length(1);
+    coalescer.sendWaiting();
+    await nextTurn();
+    expect(r.batches, 'sent when its caller needs it').to.deep.equal([[1, 2], [3]]);
+    await r.releaseAll();
+    expect(await alone).to.equal(30);
+  });
+
   it('bounds batches by maxBatch and overlaps at most maxInFlight of them', async () => {
     const r = recorder();
     const coalescer = new Coalescer(r.run, { maxBatch: 2, maxInFlight: 2 });

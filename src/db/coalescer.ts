@@ -4,6 +4,10 @@
  * runs alone, a turn of the event loop later (no timer); under load a batch takes everything that queued
  * meanwhile (up to `maxBatch`), so the round trips per request fall as the load rises. On this kind of machine
  * a round trip costs more than the rows it carries.
+ *
+ * A call may also wait without asking for a batch (`lazy`): it goes with the next batch someone else's call sets
+ * off, or when its caller says it is needed now (`sendWaiting`), whichever comes first; its caller must say so
+ * in the end, or it waits for good.
  */
 export interface CoalescerOptions {
   /** Most calls in one batch. */
@@ -14,12 +18,16 @@ export interface CoalescerOptions {
 
 interface Waiting<In, Out> {
   input: In;
+  /** Waits for a batch someone else sets off (until `sendWaiting`). */
+  lazy: boolean;
   resolve(output: Out): void;
   reject(error: unknown): void;
 }
 
 export class Coalescer<In, Out> {
   private readonly waiting: Waiting<In, Out>[] = [];
+  /** The calls waiting that ask for a batch (not lazy). */
+  private asking = 0;
   private inFlight = 0;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
@@ -32,11 +40,27 @@ export class Coalescer<In, Out> {
 
   private flushScheduled = false;
 
-  submit(input: In): Promise<Out> {
+  submit(input: In, options: { lazy?: boolean } = {}): Promise<Out> {
+    const lazy = options.lazy ?? false;
     return new Promise<Out>((resolve, reject) => {
-      this.waiting.push({ input, resolve, reject });
+      this.waiting.push({ input, lazy, resolve, reject });
+      if (lazy) return;
+      this.asking++;
       this.scheduleFlush();
     });
+  }
+
+  /** Every lazy call waiting asks for its batch now. */
+  sendWaiting(): void {
+    let woken = 0;
+    for (const call of this.waiting) {
+      if (!call.lazy) continue;
+      call.lazy = false;
+      woken++;
+    }
+    if (woken === 0) return;
+    this.asking += woken;
+    this.scheduleFlush();
   }
 
   /** After the I/O callbacks of this turn of the event loop, so the calls they make join the same batch. */
@@ -50,8 +74,9 @@ export class Coalescer<In, Out> {
   }
 
   private flush(): void {
-    while (this.inFlight < this.maxInFlight && this.waiting.length > 0) {
+    while (this.inFlight < this.maxInFlight && this.asking > 0) {
       const batch = this.waiting.splice(0, this.maxBatch);
+      for (const call of batch) if (!call.lazy) this.asking--;
       this.inFlight++;
       this.runBatch(batch).finally(() => {
         this.inFlight--;

@@ -202,10 +202,14 @@ export class IdempotencyStore {
   /**
    * Only the request that claimed the key (its owner) may record the answer. When the database does not take it,
    * the key is released later instead (a retry then runs again, and answers what this run did).
+   *
+   * `lazy`: the answer rides with the next claims' statement, or goes when `sendWaiting` is called (the caller
+   * must call it): a request recording its answer while it waits for the read models lets it join the claims of
+   * the requests arriving meanwhile, a round trip less, and sends it on its own only once the wait is over.
    */
-  async complete(scope: string, key: string, owner: string, status: number, body: unknown): Promise<void> {
+  async complete(scope: string, key: string, owner: string, status: number, body: unknown, options: { lazy?: boolean } = {}): Promise<void> {
     try {
-      settled(await this.writes.submit({ completion: { scope, key, owner, status, body: body ?? null } }));
+      settled(await this.writes.submit({ completion: { scope, key, owner, status, body: body ?? null } }, options));
     } catch (error) {
       this.releaseLater(scope, key, owner);
       throw error;
@@ -269,6 +273,11 @@ export class IdempotencyStore {
       ? await this.database.query<{ owner: string }>(CLAIM_STATEMENT, params)
       : await this.database.query<{ owner: string }>(CLAIM_AND_COMPLETE_STATEMENT, [...params, JSON.stringify(completions)]);
     return new Set(rows.map((row) => row.owner));
+  }
+
+  /** The answers recorded lazily go now (with the claims waiting, if any). */
+  sendWaiting(): void {
+    this.writes.sendWaiting();
   }
 
   /** Gives the key back (the request failed with nothing to replay); later, when the database does not answer. */

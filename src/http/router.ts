@@ -210,13 +210,17 @@ export function mountRoutes(app: Express, routes: readonly AnyRoute[], deps: Rou
         }
         throw httpError;
       }
-      await Promise.all([
-        // Applied: the answer goes out even when it cannot be kept (the key is then released, and a retry answers
-        // the same from what this run recorded).
-        deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields))
-          .catch((error: unknown) => req.log.warn({ err: error }, 'the answer of an applied request could not be kept for its Idempotency-Key')),
-        result.readModels,
-      ]);
+      // Applied: the answer goes out even when it cannot be kept (the key is then released, and a retry answers the
+      // same from what this run recorded). It is kept while the read models catch up, riding with the claims of the
+      // requests that arrive meanwhile; on its own only once the wait is over.
+      const kept = deps.idempotency.complete(scope, key, owner, result.status, withoutSecrets(result.body, route.secretFields), { lazy: true })
+        .catch((error: unknown) => req.log.warn({ err: error }, 'the answer of an applied request could not be kept for its Idempotency-Key'));
+      try {
+        await result.readModels;
+      } finally {
+        deps.idempotency.sendWaiting();
+      }
+      await kept;
       send(res, result, false, deps.freshness.isStale(req.id));
     };
 
