@@ -305,7 +305,7 @@ export async function receivePayment(platform: Platform, tenant: Tenant, payment
 }
 
 /** The events a settlement may record, on the payment's and the account's streams. */
-const SETTLEMENT_EVENT_TYPES = ['PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
+export const SETTLEMENT_EVENT_TYPES = ['PaymentSettled', 'PaymentUnsettled', 'AccountCredited', 'AccountCreditRefused'] as const;
 
 /**
  * Settles a RECEIVED payment, a process manager across two streams (no multi-stream transaction, so it holds

@@ -8,7 +8,8 @@
  */
 import type { Platform } from '../platform.ts';
 import { eachDue, wallClockScope, type TimeScope } from '../testClocks/time.ts';
-import { expirePayment, isRefusedMove, settlePayment } from './handlers.ts';
+import { expirePayment, isRefusedMove, SETTLEMENT_EVENT_TYPES, settlePayment } from './handlers.ts';
+import { comparePositions, type Position } from '../eventstore/position.ts';
 import type { SettlementPeriod } from './events.ts';
 
 export const JOB_BATCH_SIZE = 500;
@@ -37,6 +38,12 @@ export interface SettlementBatchResult {
  * INSTANT (at most JOB_BATCH_SIZE, oldest first); on a test clock, those of its payments whose settlement date
  * (receipt + SETTLEMENT_DAYS) the clock has reached, each settled at that date. SETTLEMENT_CONCURRENCY at a time;
  * a payment that fails stops the run (the job runs again on schedule): the others in flight finish first.
+ *
+ * On the wall clock the batch waits for the read models once, at its end, for the furthest settlement (so the next
+ * run's queue no longer holds what this one settled), not after each payment: a wait of each held its slot of
+ * SETTLEMENT_CONCURRENCY for the projectors' next transaction, which bounded the batch to about 250 payments a
+ * second under load. A payment's status is read from its stream, which needs no wait. A clock's advance waits once
+ * for all its effects already (src/testClocks/handlers.ts).
  */
 export async function runSettlementBatch(platform: Platform, scope: TimeScope = wallClockScope(platform)): Promise<SettlementBatchResult> {
   const due = await platform.reads.payments.awaitingSettlement(scope, SETTLEMENT_DAYS, JOB_BATCH_SIZE);
@@ -44,13 +51,21 @@ export async function runSettlementBatch(platform: Platform, scope: TimeScope = 
   if (due.length === 0) return result;
   const batchId = platform.runtime.newId();
   result.batchId = batchId;
+  let furthest: Position | null = null;
+  const settling = (on: Platform): Platform => (scope.clockId !== null ? on : {
+    ...on,
+    readYourWrites: async (position) => {
+      if (position && (!furthest || comparePositions(position, furthest) > 0)) furthest = position;
+    },
+  });
   await eachDue(scope, due, async ({ paymentId, clientId, settlesAt: dueAt }) => {
-    const status = await settlePayment(scope.platformFor(dueAt), paymentId, batchId,
+    const status = await settlePayment(settling(scope.platformFor(dueAt)), paymentId, batchId,
       { ...scope.metadataFor(clientId, 'settlement-batch', dueAt), correlationId: batchId });
     if (status === 'SETTLED') result.settled++;
     else if (status === 'UNSETTLED') result.unsettled++;
     else result.skipped++;
   }, Math.max(scope.concurrency, SETTLEMENT_CONCURRENCY));
+  await platform.readYourWrites(furthest, SETTLEMENT_EVENT_TYPES);
   return result;
 }
 
