@@ -62,17 +62,28 @@ for (const target of databaseTargets()) {
       };
     };
 
+    /** A feed no timer reads: neither the held wait nor the idle poll comes during a test, only what it waits for. */
+    const quietFeed = (source: ConstructorParameters<typeof SharedFeed>[0]) => {
+      const feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
+      return { feed, unsubscribe: feed.subscribe(() => undefined) };
+    };
+
+    /** A transaction of this process that wrote, open on a connection of its pool. */
+    const transactionOnPool = async () => {
+      const connection = await database.pool.connect();
+      await connection.query('BEGIN');
+      await connection.query('SELECT pg_current_xact_id()');
+      return connection;
+    };
+
     it('while a transaction of this process holds the feed, its appends read the head once, not once each; the end of the transaction reads again', async function () {
       // PGlite is one connection: a transaction held open there would hold every append too.
       if (target.name !== 'postgres') this.skip();
       const { reads, source } = countedTail();
-      // Neither the held wait nor the idle poll comes during the test: only the connections can read again.
-      const feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
-      const unsubscribe = feed.subscribe(() => undefined);
-      const holder = await database.pool.connect();
+      // Only the connections can read again.
+      const { unsubscribe } = quietFeed(source);
+      const holder = await transactionOnPool();
       try {
-        await holder.query('BEGIN');
-        await holder.query('SELECT pg_current_xact_id()');
         const stream = `held-${randomUUID()}`;
         for (let i = 0; i < 20; i++) await store.append(stream, [{ type: 'Ping', data: { i } }], 'any');
         await until(async () => reads.length >= 1, { what: 'the first append read the head' });
@@ -128,16 +139,13 @@ for (const target of databaseTargets()) {
     it('a read that finds events held by a transaction of this process reads again when that connection is given back, not when another is', async function () {
       if (target.name !== 'postgres') this.skip();
       const { reads, source } = countedTail();
-      const feed = new SharedFeed(source, { releases: database.pool, idlePollMs: 60_000, heldWaitMs: { first: 60_000, max: 60_000 } });
-      const unsubscribe = feed.subscribe(() => undefined);
-      const holder = await database.pool.connect();
+      const { unsubscribe } = quietFeed(source);
+      const holder = await transactionOnPool();
       // Taken before the read, given back while the hold lasts: its return cannot show what the holder holds.
       const bystander = await database.pool.connect();
       let committed = false;
       let bystanderBack = false;
       try {
-        await holder.query('BEGIN');
-        await holder.query('SELECT pg_current_xact_id()');
         await store.append(`held-${randomUUID()}`, [{ type: 'Ping', data: {} }], 'any');
         await until(async () => reads.length >= 1, { what: 'the append read the head' });
         await new Promise((resolve) => setTimeout(resolve, 50));
