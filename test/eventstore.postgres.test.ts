@@ -23,7 +23,7 @@ for (const target of databaseTargets()) {
       await database?.close();
     });
 
-    it('appends made together go as one statement (up to 4 of them): one transaction, one commit, each member its own outcome', async () => {
+    it('appends made together go as one statement (up to 4 of them): one transaction, one commit, each member its own outcome; a refused one reads whether it is a repeat', async () => {
       const streams = Array.from({ length: 4 }, () => `grouped-${randomUUID()}`);
       await store.append(streams[3]!, [{ type: 'Existing', data: {} }], 'no_stream');
       let statements = 0;
@@ -40,7 +40,8 @@ for (const target of databaseTargets()) {
       } finally {
         (database as { query: Database['query'] }).query = query;
       }
-      expect(statements).to.equal(1);
+      // The group, then the refused member's look for its own events (a repeat answers as the first append did).
+      expect(statements).to.equal(2);
       expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled', 'fulfilled', 'rejected']);
       const commits = new Set(outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value.position.commit] : [])));
       expect(commits.size).to.equal(1);
@@ -64,6 +65,20 @@ for (const target of databaseTargets()) {
       } finally {
         await other.close();
       }
+    });
+
+    it('a group with a repeat expecting any (its ids already recorded) is appended member by member: the repeat answers as before', async () => {
+      const repeated = `repeated-${randomUUID()}`;
+      const id = randomUUID();
+      const first = await store.append(repeated, [{ id, type: 'Once', data: {} }], 'any');
+      const calm = [`calm-${randomUUID()}`, `calm-${randomUUID()}`];
+      const outcomes = await Promise.all([
+        store.append(repeated, [{ id, type: 'Once', data: {} }], 'any'),
+        ...calm.map((stream) => store.append(stream, [{ type: 'Calm', data: {} }], 'no_stream')),
+      ]);
+      expect(outcomes[0]).to.deep.equal({ ...first, repeated: true });
+      expect(await store.readStream(repeated)).to.have.length(1);
+      for (const stream of calm) expect(await store.readStream(stream)).to.have.length(1);
     });
 
     for (const statement of ['UPDATE events SET type = \'Tampered\'', 'DELETE FROM events', 'TRUNCATE events']) {

@@ -78,10 +78,6 @@ interface AppendRow {
 
 interface GroupRow extends AppendRow {
   m: number;
-  /** [revision, commit, prepare] of the member's last event already on its stream, when all its ids are there. */
-  repeat_of: [string, string, string] | null;
-  repeated: string | null;
-  seen: boolean;
 }
 
 interface StoredRow {
@@ -273,35 +269,35 @@ export class PostgresEventStore implements EventStore {
     }
     const types: string[] = [];
     let position: Position | null = null;
+    const refused: Array<[Member, GroupRow]> = [];
     for (const row of rows) {
       const member = group[row.m]!;
-      if (row.met) {
-        const result = {
-          nextRevision: BigInt(row.last_revision!),
-          position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position!) },
-        };
-        for (const event of member.rows) types.push(event.type);
-        if (!position || result.position.prepare > position.prepare) position = result.position;
-        member.resolve(result);
-      } else if (row.repeat_of && Number(row.repeated) === member.rows.length) {
-        // The same events appended again (a retried command, a reactor re-run) answer as the first time did.
-        const [revision, commit, prepare] = row.repeat_of;
-        member.resolve({ nextRevision: BigInt(revision), position: { commit: BigInt(commit), prepare: BigInt(prepare) }, repeated: true });
-      } else {
-        member.reject(this.refusal(member, row));
+      if (!row.met) {
+        refused.push([member, row]);
+        continue;
       }
+      const result = {
+        nextRevision: BigInt(row.last_revision!),
+        position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position!) },
+      };
+      for (const event of member.rows) types.push(event.type);
+      if (!position || result.position.prepare > position.prepare) position = result.position;
+      member.resolve(result);
     }
     if (position) this.appended(types, position);
+    // Rare (commands on one stream queue in this process), so a refused member's repeat is asked after the group.
+    await Promise.all(refused.map(([member, row]) =>
+      this.repeatOrConflict(member.stream, member.rows, member.expected, row.current_revision).then(member.resolve, member.reject)));
   }
 
-  /** Why a member was not appended: its expectation, or (expectation met) ids already recorded elsewhere. */
-  private refusal(member: Member, row: GroupRow): Error {
-    const current = row.current_revision === null ? 'no_stream' : BigInt(row.current_revision);
-    const expected = member.expected;
-    const met = expected === 'any' || (expected === 'no_stream' ? current === 'no_stream'
-      : expected === 'stream_exists' ? current !== 'no_stream' : current === expected);
-    return met && row.seen ? new DuplicateEventIdError(member.stream, member.rows.map((e) => e.id))
-      : new WrongExpectedRevisionError(member.stream, expected, current);
+  /**
+   * An append refused on its expectation: the same events appended again (a retried command, a reactor re-run)
+   * answer as the first time did; anything else is a conflict with the stream's revision as the statement saw it.
+   */
+  private async repeatOrConflict(stream: string, rows: StoredRow[], expected: ExpectedRevision, current: string | null): Promise<AppendResult> {
+    const repeat = await this.findRepeat(stream, rows);
+    if (repeat) return repeat;
+    throw new WrongExpectedRevisionError(stream, expected, current === null ? 'no_stream' : BigInt(current));
   }
 
   /** Tells this process's consumers (with the types and the position reached) and, soon, other processes'. */
@@ -341,13 +337,7 @@ export class PostgresEventStore implements EventStore {
         if (isUniqueViolation(error, 'events_id')) return this.reappended(stream, rows);
         throw error;
       }
-      if (!row.met) {
-        // The same events appended again (a retried command, a reactor re-run) answer as the first time did.
-        const repeat = await this.findRepeat(stream, rows);
-        if (repeat) return repeat;
-        throw new WrongExpectedRevisionError(
-          stream, expected, row.current_revision === null ? 'no_stream' : BigInt(row.current_revision));
-      }
+      if (!row.met) return this.repeatOrConflict(stream, rows, expected, row.current_revision);
       const position = { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position!) };
       this.appended(rows.map((event) => event.type), position);
       return { nextRevision: BigInt(row.last_revision!), position };
