@@ -121,6 +121,23 @@ export function accountRoutes(services: Services): AnyRoute[] {
  * A streamed answer that fails half way cannot change its status any more: the connection is cut, so the client
  * sees a truncated body (no closing balance), never a statement that looks complete.
  */
+/**
+ * Resolves when `res` takes more again; rejects when its connection closed first, so a statement whose reader went
+ * away stops there instead of waiting for a 'drain' that never comes.
+ */
+async function drained(res: Response): Promise<void> {
+  if (res.destroyed) throw new Error('the client closed the connection');
+  const stop = new AbortController();
+  try {
+    await Promise.race([
+      once(res, 'drain', { signal: stop.signal }),
+      once(res, 'close', { signal: stop.signal }).then(() => { throw new Error('the client closed the connection'); }),
+    ]);
+  } finally {
+    stop.abort();
+  }
+}
+
 function abandon(res: Response, error: unknown): undefined {
   res.destroy(error instanceof Error ? error : new Error(String(error)));
   return undefined;
@@ -169,7 +186,7 @@ async function getAccountStatement(
   if (!(from < to)) throw invalidParam('query parameter from must be before to');
   const { accountId, currency } = await accountWithHistory(services, tenantOf(req), params.id);
   const csv = req.accepts(['application/json', 'text/csv']) === 'text/csv';
-  const write = async (chunk: string) => { if (!res.write(chunk)) await once(res, 'drain'); };
+  const write = async (chunk: string) => { if (!res.write(chunk)) await drained(res); };
   res.status(200).type(csv ? 'text/csv' : 'application/json');
   let first = true;
   const closing = await writeStatement(db, accountId, currency, from, to, {

@@ -47,7 +47,7 @@ export function requestContext(logger: Logger): RequestHandler {
       configurable: true,
       get(this: Request) {
         const child = logger.child({ requestId: id });
-        Object.defineProperty(this, 'log', { value: child, configurable: true });
+        Object.defineProperty(this, 'log', { value: child, configurable: true, writable: true });
         return child;
       },
     });

@@ -284,10 +284,12 @@ export class PostgresEventStore implements EventStore {
       if (!position || result.position.prepare > position.prepare) position = result.position;
       member.resolve(result);
     }
+    // A refused member is asked whether it is a repeat after the group, without holding the group's slot or streams:
+    // it was not appended, so a later append to its stream may go first. Each settles its member, and never rejects.
+    for (const [member, row] of refused) {
+      void this.repeatOrConflict(member.stream, member.rows, member.expected, row.current_revision).then(member.resolve, member.reject);
+    }
     if (position) this.appended(types, position);
-    // Rare (commands on one stream queue in this process), so a refused member's repeat is asked after the group.
-    await Promise.all(refused.map(([member, row]) =>
-      this.repeatOrConflict(member.stream, member.rows, member.expected, row.current_revision).then(member.resolve, member.reject)));
   }
 
   /**
