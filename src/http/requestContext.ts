@@ -37,20 +37,20 @@ const SANE_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
  * The request's own logger is made the first time it is used.
  */
 export function requestContext(logger: Logger): RequestHandler {
+  let installed: object | null = null;
   return (req, res, next) => {
     const given = req.headers['x-request-id'];
     const id = typeof given === 'string' && SANE_REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader('X-Request-Id', id);
     req.id = id;
     req.caller = { kind: 'anonymous' };
-    Object.defineProperty(req, 'log', {
-      configurable: true,
-      get(this: Request) {
-        const child = logger.child({ requestId: id });
-        Object.defineProperty(this, 'log', { value: child, configurable: true, writable: true });
-        return child;
-      },
-    });
+    // `req.log` is a getter of the app's request prototype, set once: defining it on each request made every
+    // request object slower to use.
+    const prototype = Object.getPrototypeOf(req) as object;
+    if (installed !== prototype) {
+      installRequestLogger(prototype, logger);
+      installed = prototype;
+    }
     const started = performance.now();
     // A response emits 'close' once, when it has been sent or its connection closed before.
     res.once('close', () => {
@@ -61,4 +61,20 @@ export function requestContext(logger: Logger): RequestHandler {
     });
     next();
   };
+}
+
+const REQUEST_LOGGER = Symbol('the request\'s logger');
+
+/** `log` on the requests of one app: a child of `logger` carrying the request's id, made when first used. */
+function installRequestLogger(prototype: object, logger: Logger): void {
+  type WithLogger = Request & { [REQUEST_LOGGER]?: Logger };
+  Object.defineProperty(prototype, 'log', {
+    configurable: true,
+    get(this: WithLogger) {
+      return (this[REQUEST_LOGGER] ??= logger.child({ requestId: this.id }));
+    },
+    set(this: WithLogger, value: Logger) {
+      this[REQUEST_LOGGER] = value;
+    },
+  });
 }
