@@ -27,6 +27,8 @@ let installed = false;
 const BEGIN = /^\s*(begin|start\s+transaction)\b/i;
 const END = /^\s*(commit|end|rollback)\b/i;
 const COMMIT = /^\s*(commit|end)\b/i;
+const ENDS_WITH_END = /;\s*(commit|end|rollback)\s*;?\s*$/i;
+const ENDS_WITH_COMMIT = /;\s*(commit|end)\s*;?\s*$/i;
 /** A statement that writes (rows, a row lock, a notification); a SELECT ... FOR UPDATE counts, as it takes an xid. */
 const WRITES = /\b(insert\s+into|update\s|delete\s+from|pg_notify|notify\s)/i;
 
@@ -55,8 +57,9 @@ export function installDatabaseCounters(): void {
       // A simple-protocol string may hold several statements (BEGIN; …; COMMIT): count its transaction once.
       if (BEGIN.test(text) && /;\s*commit\s*;?\s*$/i.test(text)) counts.commits++;
       else if (BEGIN.test(text)) inTransaction.add(this);
-      else if (END.test(text)) {
-        if (COMMIT.test(text) && inTransaction.has(this)) counts.commits++;
+      else if (END.test(text) || (inTransaction.has(this) && ENDS_WITH_END.test(text))) {
+        // An explicit end, alone or after the transaction's last writes in the same string (…; COMMIT).
+        if ((COMMIT.test(text) || ENDS_WITH_COMMIT.test(text)) && inTransaction.has(this)) counts.commits++;
         inTransaction.delete(this);
       } else if (!inTransaction.has(this) && WRITES.test(text)) counts.commits++;
     }

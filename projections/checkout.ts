@@ -7,7 +7,7 @@
  */
 import { sql, type Expression, type SqlBool } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
-import { defineProjector, type ProjectorHandlers } from '../src/projection/projector.ts';
+import { defineProjector, writesNow, type ProjectorHandlers } from '../src/projection/projector.ts';
 import { isOneOf } from '../src/eventstore/typedEvents.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
@@ -194,21 +194,23 @@ const STATUS_MOVES = ['CheckoutSessionMethodChosen', 'CheckoutSessionFinished', 
 /** Rows per statement of a run of creations or status moves (well within Postgres's 65,535 parameters and its bounds). */
 const ROWS_PER_STATEMENT = 1_000;
 
-async function writeStatusMoves(trx: Kysely<CheckoutTables>, moves: Map<string, { status: string; at: string }>): Promise<void> {
+async function writeStatusMoves(
+  trx: Kysely<CheckoutTables>, moves: Map<string, { status: string; at: string }>, writes = writesNow(trx),
+): Promise<void> {
   const rows = [...moves].map(([sessionId, { status, at }]) => ({ session_id: sessionId, status, at }));
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
-    await sql`UPDATE checkout_sessions AS s SET status = x.status, updated_at = x.at
+    await writes.add(sql`UPDATE checkout_sessions AS s SET status = x.status, updated_at = x.at
       FROM jsonb_to_recordset(${JSON.stringify(rows.slice(from, from + ROWS_PER_STATEMENT))}::jsonb) AS x(session_id text, status text, at timestamptz)
-     WHERE s.session_id = x.session_id`.execute(trx);
+     WHERE s.session_id = x.session_id`.compile(trx));
   }
   moves.clear();
 }
 
 /** A run of new sessions (each request's, under load many a batch): one INSERT per 1,000 rather than one each. */
-async function writeCreations(trx: Kysely<CheckoutTables>, created: CheckoutSessionCreatedData[]): Promise<void> {
+async function writeCreations(trx: Kysely<CheckoutTables>, created: CheckoutSessionCreatedData[], writes = writesNow(trx)): Promise<void> {
   // 28 columns a row: 1,000 rows are 28,000 parameters.
   for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
-    await trx.insertInto('checkout_sessions').values(created.slice(from, from + ROWS_PER_STATEMENT).map(sessionColumns)).execute();
+    await writes.add(trx.insertInto('checkout_sessions').values(created.slice(from, from + ROWS_PER_STATEMENT).map(sessionColumns)));
   }
   created.length = 0;
 }
@@ -237,7 +239,7 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
       .addColumn('deleted', 'boolean', (c) => c.notNull()));
     await sql`CREATE INDEX payment_links_client_email ON payment_links (client_id, customer_email)`.execute(trx);
   },
-  async apply(trx, events) {
+  async apply(trx, events, later) {
     // Creations and status moves waiting to be written: a run of one kind is written when an event of another kind
     // comes, before it, so every write keeps its feed order (a session's moves follow its creation's row).
     const created: CheckoutSessionCreatedData[] = [];
@@ -258,8 +260,9 @@ export const checkoutProjector = defineProjector<CheckoutTables, StoredEventData
       const handler = Object.hasOwn(handlers, event.type) ? handlers[event.type as keyof typeof handlers] : undefined;
       await (handler as ((trx: Kysely<CheckoutTables>, event: RecordedEvent) => Promise<void>) | undefined)?.(trx, event);
     }
-    if (created.length > 0) await writeCreations(trx, created);
-    if (moves.size > 0) await writeStatusMoves(trx, moves);
+    // The batch's last writes: nothing reads them back in it, so they go with the COMMIT, in this order.
+    if (created.length > 0) await writeCreations(trx, created, later);
+    if (moves.size > 0) await writeStatusMoves(trx, moves, later);
   },
 });
 

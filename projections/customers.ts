@@ -3,7 +3,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Recorded } from '../src/eventstore/typedEvents.ts';
-import { defineProjector } from '../src/projection/projector.ts';
+import { defineProjector, writesNow, type LaterWrites } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { DocumentStatus, OperationLevel } from '../src/customers/events.ts';
 import type { CustomerRecord } from '../schemas/customers.ts';
@@ -62,7 +62,7 @@ type Event = Recorded<StoredEventData>;
  * written at once (one INSERT of every row created, one UPDATE of every row changed), before the first document
  * event of the batch and at its end; document events, rare, are applied one at a time, in feed order.
  */
-async function apply(trx: Kysely<CustomerTables>, events: readonly Event[]): Promise<void> {
+async function apply(trx: Kysely<CustomerTables>, events: readonly Event[], later: LaterWrites): Promise<void> {
   let pending = new Map<string, Pending>();
   const change = (customerId: string, columns: Partial<Record<keyof CustomersTable, unknown>>) => {
     const entry = pending.get(customerId) ?? { created: null, changes: {} };
@@ -72,17 +72,17 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly Event[]): Pro
     else Object.assign(entry.changes, set);
     pending.set(customerId, entry);
   };
-  const flush = async () => {
+  const flush = async (writes = writesNow(trx)) => {
     if (pending.size === 0) return;
     const batch = pending;
     pending = new Map();
     const created = [...batch.values()].flatMap((entry) => (entry.created ? [entry.created] : []));
     for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
-      await trx.insertInto('customers').values(created.slice(from, from + ROWS_PER_STATEMENT)).execute();
+      await writes.add(trx.insertInto('customers').values(created.slice(from, from + ROWS_PER_STATEMENT)));
     }
     const changed = [...batch].flatMap(([customerId, entry]) => (entry.created ? [] : [{ customer_id: customerId, ...entry.changes }]));
     for (let from = 0; from < changed.length; from += ROWS_PER_STATEMENT) {
-      await updateCustomers(trx, changed.slice(from, from + ROWS_PER_STATEMENT));
+      await updateCustomers(trx, changed.slice(from, from + ROWS_PER_STATEMENT), writes);
     }
   };
   for (const event of events) {
@@ -146,7 +146,8 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly Event[]): Pro
         break;
     }
   }
-  await flush();
+  // The last writes of the batch: nothing reads them back in it, so they go with the COMMIT.
+  await flush(later);
 }
 
 /** Rows per INSERT or UPDATE statement (each column a parameter: well within Postgres's 65,535). */
@@ -159,12 +160,12 @@ const changeColumns: ReadonlyArray<[keyof CustomersTable, string]> = [
 ];
 
 /** One UPDATE for the changes of many customers: each column set where that customer's change names it (null included). */
-async function updateCustomers(trx: Kysely<CustomerTables>, changes: ReadonlyArray<Record<string, unknown>>): Promise<void> {
+async function updateCustomers(trx: Kysely<CustomerTables>, changes: ReadonlyArray<Record<string, unknown>>, writes: LaterWrites): Promise<void> {
   const assignments = changeColumns.map(([column, type]) =>
     `${column} = CASE WHEN x.change ? '${column}' THEN (x.change->>'${column}')::${type} ELSE c.${column} END`);
-  await sql`UPDATE customers c SET ${sql.raw(assignments.join(', '))}
+  await writes.add(sql`UPDATE customers c SET ${sql.raw(assignments.join(', '))}
     FROM jsonb_array_elements(${JSON.stringify(changes)}::jsonb) AS x(change)
-   WHERE c.customer_id = x.change->>'customer_id'`.execute(trx);
+   WHERE c.customer_id = x.change->>'customer_id'`.compile(trx));
 }
 
 export const customersProjector = defineProjector<CustomerTables, StoredEventData>({

@@ -7,7 +7,7 @@
  * `payments` (projections/payments.ts).
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { defineProjector, type Projector } from '../src/projection/projector.ts';
+import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import type { RecordedStoredEvent, StoredEventData } from '../src/storedEvents/registry.ts';
 import type { Instant, NullableInstant } from './columns.ts';
 import { judgedAt } from './testClocks.ts';
@@ -95,7 +95,7 @@ const changeColumns: ReadonlyArray<[keyof DepositsTable, string]> = [
  * batch is inserted as its last event leaves it), then one INSERT of the new rows and one UPDATE of the others
  * (a PaymentExpired of a payment that is no deposit matches no row).
  */
-async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStoredEvent[]): Promise<void> {
+async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStoredEvent[], later: LaterWrites): Promise<void> {
   const created = new Map<string, Insertable<DepositsTable>>();
   const changed = new Map<string, Partial<Record<keyof DepositsTable, unknown>>>();
   const change = (paymentId: string, columns: Partial<Record<keyof DepositsTable, unknown>>) => {
@@ -138,17 +138,19 @@ async function apply(trx: Kysely<DepositTables>, events: readonly RecordedStored
       }
     }
   }
+  // Nothing in the batch reads its writes back (a change is folded into a row created in the same batch, and the
+  // others change rows of earlier batches): they go with the COMMIT, the new rows first.
   const rows = [...created.values()];
   for (let from = 0; from < rows.length; from += ROWS_PER_STATEMENT) {
-    await trx.insertInto('deposits').values(rows.slice(from, from + ROWS_PER_STATEMENT)).execute();
+    await later.add(trx.insertInto('deposits').values(rows.slice(from, from + ROWS_PER_STATEMENT)));
   }
   const changes = [...changed].map(([paymentId, columns]) => ({ ...columns, payment_id: paymentId }));
   const assignments = changeColumns.map(([column, type]) =>
     `${column} = CASE WHEN x.change ? '${column}' THEN (x.change->>'${column}')::${type} ELSE d.${column} END`).join(', ');
   for (let from = 0; from < changes.length; from += ROWS_PER_STATEMENT) {
-    await sql`UPDATE deposits d SET ${sql.raw(assignments)}
+    await later.add(sql`UPDATE deposits d SET ${sql.raw(assignments)}
       FROM jsonb_array_elements(${JSON.stringify(changes.slice(from, from + ROWS_PER_STATEMENT))}::jsonb) AS x(change)
-     WHERE d.payment_id = x.change->>'payment_id'`.execute(trx);
+     WHERE d.payment_id = x.change->>'payment_id'`.compile(trx));
   }
 }
 

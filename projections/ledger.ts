@@ -9,7 +9,7 @@
  * `ledger_balances_at(instant)`.
  */
 import { sql, type Generated, type GeneratedAlways, type Kysely } from 'kysely';
-import { defineProjector, type Projector } from '../src/projection/projector.ts';
+import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import {
   entriesFor, holdChangesFor, ledgerEventTypesOf, parseSystemAccountId, type HoldChange, type JournalEntry, type LedgerPostings,
@@ -120,7 +120,8 @@ interface BalanceDelta {
   updatedAt: string;
 }
 
-async function write(trx: Kysely<LedgerTables>, entries: readonly JournalEntry[], holds: readonly HoldChange[]): Promise<void> {
+/** Writes the batch's entries, postings and balances: nothing reads them back in the batch, so they go with the COMMIT. */
+async function write(trx: Kysely<LedgerTables>, later: LaterWrites, entries: readonly JournalEntry[], holds: readonly HoldChange[]): Promise<void> {
   if (entries.length === 0 && holds.length === 0) return;
   const deltas = new Map<string, BalanceDelta>();
   const deltaOf = (accountId: string, currency: string, at: string) => {
@@ -148,22 +149,22 @@ async function write(trx: Kysely<LedgerTables>, entries: readonly JournalEntry[]
   }
 
   if (entries.length > 0) {
-    await sql`
+    await later.add(sql`
       INSERT INTO ledger_entries (entry_id, currency, occurred_at, description, source_event_id, client_id)
       SELECT * FROM unnest(${entries.map((e) => e.entryId)}::text[], ${entries.map((e) => e.currency)}::text[],
                            ${entries.map((e) => e.occurredAt)}::timestamptz[], ${entries.map((e) => storable(e.description))}::text[],
-                           ${entries.map((e) => e.sourceEventId)}::text[], ${entries.map((e) => e.clientId)}::text[])`.execute(trx);
+                           ${entries.map((e) => e.sourceEventId)}::text[], ${entries.map((e) => e.clientId)}::text[])`.compile(trx));
 
-    await sql`
+    await later.add(sql`
       INSERT INTO ledger_postings (entry_id, line_no, account_id, currency, amount)
       SELECT * FROM unnest(${postings.entryId}::text[], ${postings.lineNo}::integer[], ${postings.accountId}::text[],
-                           ${postings.currency}::text[], ${postings.amount}::numeric[])`.execute(trx);
+                           ${postings.currency}::text[], ${postings.amount}::numeric[])`.compile(trx));
   }
 
   // Sorted: the same rows are always written (and locked) in the same order.
   const balances = [...deltas.values()].sort((a, b) =>
     a.accountId === b.accountId ? (a.currency < b.currency ? -1 : 1) : (a.accountId < b.accountId ? -1 : 1));
-  await sql`
+  await later.add(sql`
     INSERT INTO ledger_balances AS b (account_id, currency, balance, held, updated_at)
     SELECT * FROM unnest(${balances.map((r) => r.accountId)}::text[], ${balances.map((r) => r.currency)}::text[],
                          ${balances.map((r) => formatAmount(r.delta, r.currency))}::numeric[],
@@ -172,7 +173,7 @@ async function write(trx: Kysely<LedgerTables>, entries: readonly JournalEntry[]
     ON CONFLICT (account_id, currency) DO UPDATE
       SET balance = b.balance + excluded.balance,
           held = b.held + excluded.held,
-          updated_at = GREATEST(b.updated_at, excluded.updated_at)`.execute(trx);
+          updated_at = GREATEST(b.updated_at, excluded.updated_at)`.compile(trx));
 }
 
 /**
@@ -187,9 +188,9 @@ export function createLedgerProjector(version: number, postings: LedgerPostings)
     tables: LEDGER_TABLES,
     setup,
     derivedViews,
-    async apply(trx, events) {
+    async apply(trx, events, later) {
       // entriesFor checks every entry (assertBalanced) and throws on a broken one: the batch rolls back.
-      await write(trx, events.flatMap((event) => entriesFor(event, postings)), events.flatMap((event) => holdChangesFor(event, postings)));
+      await write(trx, later, events.flatMap((event) => entriesFor(event, postings)), events.flatMap((event) => holdChangesFor(event, postings)));
     },
   });
 }

@@ -4,7 +4,7 @@
  * included), so a rebuild gives identical rows.
  */
 import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
-import { defineProjector, type Projector } from '../src/projection/projector.ts';
+import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import { isOneOf } from '../src/eventstore/typedEvents.ts';
 import type { StoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
 import type { PaymentStatus } from '../src/payments/events.ts';
@@ -492,16 +492,20 @@ const patchAssignments = PATCHABLE
   .map((column) => `${column} = CASE WHEN x.patch ? '${column}' THEN (x.patch->>'${column}')::${sqlTypeOf(column)} ELSE p.${column} END`)
   .join(',\n    ');
 
-async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEvent[]): Promise<void> {
+async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEvent[], later: LaterWrites): Promise<void> {
   const { created, patches, documents, refundChildren } = fold(events);
   const rows = [...created.values()];
+  // New rows only add to the counts, so there is nothing to settle after their insert; when nothing later in the
+  // batch reads them (a refund child's account number, a document's owner), the insert goes with the COMMIT.
+  const insertLater = refundChildren.length === 0 && documents.length === 0;
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const counted = await trx
+    const insert = trx
       .with('inserted', (db) => db.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).returning(COUNTED_COLUMNS))
       // A raw CTE body goes in as written: its parentheses are ours to give.
       .with('counted', () => sql<PaymentCountsTable>`(${sql.raw(countedUpsert(countedValues('inserted', 1)))})`)
-      .selectFrom('counted').selectAll().execute();
-    await settleCounts(trx, counted);
+      .selectFrom('counted').selectAll();
+    if (insertLater) await later.add(insert);
+    else await settleCounts(trx, await insert.execute());
   }
   if (patches.size > 0) {
     const ids = [...patches.keys()];

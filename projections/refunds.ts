@@ -5,7 +5,7 @@
  * summed from these rows (src/payments/refunds/routes.ts).
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { defineProjector, type Projector } from '../src/projection/projector.ts';
+import { defineProjector, writesNow, type Projector } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
 import type { RefundStatus } from '../src/payments/refunds/events.ts';
 import type { Instant } from './columns.ts';
@@ -70,11 +70,12 @@ export const refundsProjector: Projector = defineProjector<RefundTables, StoredE
   handles: ['RefundCreated', 'RefundSettled', 'RefundFailed', 'RefundUnsettled', 'RefundExpired'],
   // The children created in a batch go in one statement; an end first writes the children before it (its own
   // among them), so every row changes in feed order.
-  async apply(trx, events) {
+  // The children created after the batch's last end are its last writes: they go with the COMMIT (`later`).
+  async apply(trx, events, later) {
     let created: Insertable<RefundsTable>[] = [];
-    const insertCreated = async () => {
+    const insertCreated = async (writes = writesNow(trx)) => {
       for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
-        await trx.insertInto('refunds').values(created.slice(from, from + ROWS_PER_STATEMENT)).execute();
+        await writes.add(trx.insertInto('refunds').values(created.slice(from, from + ROWS_PER_STATEMENT)));
       }
       created = [];
     };
@@ -96,7 +97,7 @@ export const refundsProjector: Projector = defineProjector<RefundTables, StoredE
           break;
       }
     }
-    await insertCreated();
+    await insertCreated(later);
   },
 });
 

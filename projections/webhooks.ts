@@ -15,7 +15,7 @@
  * send old history under new types either.
  */
 import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { defineProjector, type Projector } from '../src/projection/projector.ts';
+import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
@@ -196,7 +196,7 @@ function* chunksOf<Row>(rows: readonly Row[]): Generator<Row[]> {
 }
 
 async function apply(
-  trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings,
+  trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings, later: LaterWrites,
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
   const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
@@ -248,15 +248,16 @@ async function apply(
     }
   }
 
+  // The batch's last writes: nothing here reads them back, so they go with the transaction's COMMIT when shared.
   if (changedFacts.size > 0) {
     const rows = [...changedFacts].map((id) => ({ payment_id: id, facts: JSON.stringify(facts.get(id)) }));
     for (const chunk of chunksOf(rows)) {
-      await trx.insertInto('webhook_payments').values(chunk)
-        .onConflict((oc) => oc.column('payment_id').doUpdateSet((eb) => ({ facts: eb.ref('excluded.facts') }))).execute();
+      await later.add(trx.insertInto('webhook_payments').values(chunk)
+        .onConflict((oc) => oc.column('payment_id').doUpdateSet((eb) => ({ facts: eb.ref('excluded.facts') }))));
     }
   }
-  for (const chunk of chunksOf(feedRows)) await trx.insertInto('webhook_events').values(chunk).execute();
-  for (const chunk of chunksOf(deliveries)) await outbox.insertInto('webhook_deliveries').values(chunk).onConflict((oc) => oc.doNothing()).execute();
+  for (const chunk of chunksOf(feedRows)) await later.add(trx.insertInto('webhook_events').values(chunk));
+  for (const chunk of chunksOf(deliveries)) await later.add(outbox.insertInto('webhook_deliveries').values(chunk).onConflict((oc) => oc.doNothing()));
 }
 
 function feedRow(event: RecordedEvent, ordinal: number, item: Emission): Insertable<WebhookEventsTable> {
@@ -291,7 +292,7 @@ export function createWebhooksProjector(version: number, mappings: Mappings): Pr
     // The mappings are keyed by stored event type (`Mappings`).
     handles: [...ENDPOINT_EVENTS, ...Object.keys(mappings) as StoredEventType[]],
     setup,
-    apply: (trx, events) => apply(trx, events, version, mappings),
+    apply: (trx, events, later) => apply(trx, events, version, mappings, later),
   });
 }
 

@@ -10,6 +10,7 @@ import { quoteIdent } from '../src/db/sql.ts';
 import type { Position } from '../src/eventstore/position.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
 import { SharedTransactions, type SharedWork } from '../src/projection/sharedTransactions.ts';
+import { writesNow } from '../src/projection/projector.ts';
 import { databaseTargets } from './support/targets.ts';
 
 const OWNER = 'shared-test';
@@ -83,6 +84,52 @@ for (const target of databaseTargets()) {
         expect(await rowsOf(name), name).to.deep.equal([1]);
         expect(await checkpointOf(name), name).to.deep.equal(at(10));
       }
+    });
+
+    /** A batch of `name` whose only write, `value` into its own table, is handed over to go with the COMMIT. */
+    function laterWork(name: string, previous: Position | null, next: Position, value: number | string): SharedWork {
+      const insert = (trx: Kysely<NoTables>) => sql`INSERT INTO ${sql.raw(quoteIdent(`${name}_rows`))} (n) VALUES (${value})`.compile(trx);
+      const checkpoint = { name, version: 1, owner: OWNER, ttlMs: 60_000, previous, next, handled: 1 };
+      return {
+        checkpoint,
+        apply: (trx, later) => later.add(insert(trx)),
+        alone: async (trx) => {
+          if (!await states.advanceCheckpoint(trx, name, 1, OWNER, 60_000, previous, next, 1, database.schema)) throw new Error(`${name}: checkpoint moved`);
+          await writesNow(trx).add(insert(trx));
+        },
+      };
+    }
+
+    it('writes a batch hands over go with the COMMIT: the transaction is two round trips, its begin and its end', async () => {
+      let statements = 0;
+      const counted = database.db.withPlugin({
+        // Once per statement run (a statement compiled is not one sent).
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => { statements++; return args.result; },
+      });
+      const shared = new SharedTransactions(counted, states, database.schema);
+      await Promise.all([
+        shared.run({ ...laterWork('shared_a', at(20), at(30), 3), alone: () => Promise.reject(new Error('ran alone')) }),
+        shared.run({ ...laterWork('shared_b', at(10), at(30), 3), alone: () => Promise.reject(new Error('ran alone')) }),
+      ]);
+      expect(statements).to.equal(2);
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3]);
+      expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
+      expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
+    });
+
+    it('a handed-over write that fails fails its own batch, run again alone with its own error; the others commit', async () => {
+      const shared = new SharedTransactions(database.db, states, database.schema);
+      const outcomes = await Promise.allSettled([
+        shared.run(laterWork('shared_a', at(30), at(40), 4)),
+        shared.run(laterWork('shared_b', at(30), at(40), 'not a number')),
+      ]);
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected']);
+      expect(String((outcomes[1] as PromiseRejectedResult).reason)).to.match(/invalid input syntax for type integer/);
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4]);
+      expect(await checkpointOf('shared_a')).to.deep.equal(at(40));
+      expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
+      expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
     });
   });
 }

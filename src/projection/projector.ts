@@ -8,7 +8,7 @@
  * the main schema holds one view per table pointing at that version's schema, so readers and finance SQL
  * always use the same stable names while a new version rebuilds beside the old one.
  */
-import type { Kysely } from 'kysely';
+import type { CompiledQuery, Kysely } from 'kysely';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import { handleEvent, recordedAllAs, type EventHandlers, type EventMap, type EventType, type Recorded } from '../eventstore/typedEvents.ts';
 import type { NoTables } from '../db/database.ts';
@@ -31,8 +31,12 @@ export interface Projector {
   readonly tables: readonly string[];
   /** Creates the tables (and indexes) in the version's own schema, which is first on the search_path. */
   setup(trx: Kysely<NoTables>): Promise<void>;
-  /** Applies events, in feed order, inside the runner's transaction. Throwing rolls back the whole batch. */
-  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[]): Promise<void>;
+  /**
+   * Applies events, in feed order, inside the runner's transaction. Throwing rolls back the whole batch. `later`
+   * takes the batch's last writes, those whose outcome it does not read (see `LaterWrites`); without it they run
+   * at once.
+   */
+  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites): Promise<void>;
   /** Statements run on activation after the table views exist (views built over views, for finance). */
   readonly derivedViews?: readonly string[];
   /**
@@ -46,6 +50,24 @@ export interface Projector {
    * once, the events feed it keeps is polled with a cursor, the outbox is sent after the fact).
    */
   readonly awaitedFor?: readonly string[];
+}
+
+/**
+ * Writes a batch makes without reading their outcome. When the batch shares its transaction with other projectors'
+ * (./sharedTransactions.ts), they are held and go with the COMMIT, one round trip for all of them (the round trips
+ * of a projectors' transaction are what a write's read-your-writes waits for); otherwise `add` runs the statement at
+ * once. Held writes run after every statement the batches of that transaction send at once, in the order added: a
+ * batch hands over only its last writes, those nothing it does afterwards depends on. A failing held write fails
+ * the transaction at its COMMIT; each batch then runs again alone, where its writes run at once and its error is its
+ * own.
+ */
+export interface LaterWrites {
+  add(query: CompiledQuery | { compile(): CompiledQuery }): Promise<void>;
+}
+
+/** Later writes that run at once, in `trx`. */
+export function writesNow(trx: { executeQuery(query: CompiledQuery): Promise<unknown> }): LaterWrites {
+  return { add: async (query) => { await trx.executeQuery('compile' in query ? query.compile() : query); } };
 }
 
 /** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */
@@ -81,7 +103,7 @@ export interface ProjectorDefinition<T extends Tables, M extends EventMap> exten
 export interface BatchProjectorDefinition<T extends Tables, M extends EventMap> extends ProjectorParts<T> {
   handles: readonly EventType<M>[];
   /** Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. */
-  apply(trx: Kysely<T>, events: readonly Recorded<M>[]): Promise<void>;
+  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites): Promise<void>;
 }
 
 function projectorHandler<T extends Tables, M extends EventMap, K extends EventType<M>>(
@@ -96,7 +118,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
 ): Projector {
   const own = (trx: Kysely<NoTables>): Kysely<T> => trx.withTables<T>();
   let handles: readonly string[];
-  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[]) => Promise<void>;
+  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites) => Promise<void>;
   if ('handlers' in definition) {
     const { handlers } = definition;
     handles = Object.keys(handlers);
@@ -105,7 +127,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     };
   } else {
     handles = definition.handles;
-    apply = (trx, events) => definition.apply(trx, events);
+    apply = (trx, events, later) => definition.apply(trx, events, later);
   }
   return {
     name: definition.name,
@@ -116,7 +138,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
     ...(definition.awaitedFor ? { awaitedFor: definition.awaitedFor } : {}),
-    apply: (trx, events) => apply(own(trx), recordedAllAs<M>(events)),
+    apply: (trx, events, later) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx)),
   };
 }
 

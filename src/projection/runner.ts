@@ -17,8 +17,8 @@ import type { Database, NoTables } from '../db/database.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import { silentLogger, type Logger } from '../logging.ts';
-import type { Projector, Reactor } from './projector.ts';
-import { assertValidName } from './projector.ts';
+import type { LaterWrites, Projector, Reactor } from './projector.ts';
+import { assertValidName, writesNow } from './projector.ts';
 import { activateVersion, createFreshSchema, projectorSchemaName } from './projectorSchema.ts';
 import { ProjectionStateStore, REACTOR_STATE_VERSION } from './projectionState.ts';
 import type { SharedFeed } from './sharedFeed.ts';
@@ -455,12 +455,12 @@ export class ProjectionRunner extends EventEmitter {
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
-    const apply = events.length > 0 ? (trx: Kysely<NoTables>) => projector.apply(trx, events) : null;
+    const apply = events.length > 0 ? (trx: Kysely<NoTables>, later: LaterWrites) => projector.apply(trx, events, later) : null;
     const alone = async (trx: Kysely<NoTables>) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, apply ? this.database.schema : undefined);
       if (!moved) throw new CheckpointConflictError(`${this.name} v${this.version}: checkpoint moved by another instance`);
-      await apply?.(trx);
+      await apply?.(trx, writesNow(trx));
     };
     const startedAt = performance.now();
     if (shared) {

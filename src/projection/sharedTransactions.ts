@@ -13,14 +13,19 @@
 import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
+import { inlineParameters } from '../db/inlineSql.ts';
 import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
+import type { LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
 export interface SharedWork {
   /** Its checkpoint's move. */
   checkpoint: CheckpointMove;
-  /** Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone). */
-  apply: ((trx: Kysely<NoTables>) => Promise<void>) | null;
+  /**
+   * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
+   * hands to `later` go with the COMMIT.
+   */
+  apply: ((trx: Kysely<NoTables>, later: LaterWrites) => Promise<void>) | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
   alone: (trx: Kysely<NoTables>) => Promise<void>;
 }
@@ -56,8 +61,16 @@ export class SharedTransactions {
         try {
           // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
           await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
-          for (const work of batch) await work.apply?.(connection);
-          await sql`COMMIT`.execute(connection);
+          const held: string[] = [];
+          const later: LaterWrites = {
+            add: async (query) => {
+              const compiled = 'compile' in query ? query.compile() : query;
+              held.push(inlineParameters(compiled.sql, compiled.parameters));
+            },
+          };
+          for (const work of batch) await work.apply?.(connection, later);
+          // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
+          await sql.raw([...held, 'COMMIT'].join(';\n')).execute(connection);
         } catch (error) {
           // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
           // pool drops it.

@@ -1,0 +1,84 @@
+/**
+ * A parameterised statement as one without parameters: each `$n` replaced by the literal of the value node-postgres
+ * would have sent for it, so that several statements can go to Postgres in one simple query (one round trip).
+ *
+ * The literal is untyped ('…'), as a parameter sent in text form is: Postgres infers its type from where it stands,
+ * as it would the parameter's. Values are converted by node-postgres's own `prepareValue` (dates, arrays, JSON),
+ * then quoted with its `escapeLiteral`; a Buffer, sent in binary as a parameter, becomes a bytea literal in hex.
+ * `$n` is replaced only outside quoted strings (escape strings too), quoted identifiers, dollar-quoted strings and
+ * comments.
+ */
+import pg from 'pg';
+import utils from 'pg/lib/utils.js';
+
+const { escapeLiteral } = pg;
+
+/** The literal standing for `value` where a parameter stood. */
+export function literalOf(value: unknown): string {
+  const prepared = utils.prepareValue(value);
+  if (prepared === null) return 'NULL';
+  if (Buffer.isBuffer(prepared)) return `'\\x${prepared.toString('hex')}'`;
+  return escapeLiteral(prepared);
+}
+
+export function inlineParameters(text: string, parameters: readonly unknown[]): string {
+  if (parameters.length === 0) return text;
+  let out = '';
+  let i = 0;
+  while (i < text.length) {
+    const c = text[i]!;
+    if (c === "'" || c === '"') {
+      // A quoted string or identifier; a doubled quote inside it is an escaped one, and so is a backslashed one in
+      // an escape string (E'…').
+      const backslashes = c === "'" && /[Ee]/.test(text[i - 1] ?? '') && !/[A-Za-z0-9_$]/.test(text[i - 2] ?? '');
+      let j = i + 1;
+      for (;;) {
+        const close = text.indexOf(c, j);
+        if (close === -1) throw new Error('inlineParameters: an unterminated quote');
+        let escaped = 0;
+        while (backslashes && text[close - 1 - escaped] === '\\') escaped++;
+        if (escaped % 2 === 1 || text[close + 1] === c) { j = close + (escaped % 2 === 1 ? 1 : 2); continue; }
+        j = close + 1;
+        break;
+      }
+      out += text.slice(i, j);
+      i = j;
+    } else if (c === '-' && text[i + 1] === '-') {
+      const end = text.indexOf('\n', i);
+      const j = end === -1 ? text.length : end;
+      out += text.slice(i, j);
+      i = j;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      if (end === -1) throw new Error('inlineParameters: an unterminated comment');
+      out += text.slice(i, end + 2);
+      i = end + 2;
+    } else if (c === '$') {
+      const number = /^\$(\d+)/.exec(text.slice(i, i + 12));
+      if (number) {
+        const n = Number(number[1]);
+        if (n < 1 || n > parameters.length) throw new Error(`inlineParameters: no value for $${n}`);
+        out += literalOf(parameters[n - 1]);
+        i += number[0].length;
+        continue;
+      }
+      const tag = /^\$[A-Za-z_][A-Za-z0-9_]*\$|^\$\$/.exec(text.slice(i, i + 64));
+      if (tag) {
+        const end = text.indexOf(tag[0], i + tag[0].length);
+        if (end === -1) throw new Error('inlineParameters: an unterminated dollar quote');
+        out += text.slice(i, end + tag[0].length);
+        i = end + tag[0].length;
+        continue;
+      }
+      out += c;
+      i++;
+    } else {
+      // Copy up to the next character that may start one of the above.
+      let j = i + 1;
+      while (j < text.length && !"'\"-/$".includes(text[j]!)) j++;
+      out += text.slice(i, j);
+      i = j;
+    }
+  }
+  return out;
+}
