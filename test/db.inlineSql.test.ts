@@ -32,9 +32,11 @@ for (const target of databaseTargets()) {
       expect(rows).to.deep.equal([{ 'quoted $1': '$1', p: 'one', dollar: ' $1 ', tagged: " '$2' ", q: 2, escaped: "' $1" }]);
     });
 
-    it('refuses a statement it cannot read (a quote left open) or a parameter with no value', () => {
+    it('refuses a statement it cannot read (a quote left open), a parameter with no value, and a NUL', () => {
       expect(() => inlineParameters("SELECT 'open $1", [1])).to.throw(/unterminated/);
       expect(() => inlineParameters('SELECT $2', [1])).to.throw(/no value for \$2/);
+      // The text goes as a C string: a NUL would cut it short.
+      expect(() => inlineParameters('SELECT $1', ['a\u0000b'])).to.throw(/NUL/);
     });
   });
 }

@@ -13,11 +13,15 @@ import utils from 'pg/lib/utils.js';
 
 const { escapeLiteral } = pg;
 
-/** The literal standing for `value` where a parameter stood. */
+/**
+ * The literal standing for `value` where a parameter stood. A NUL character is refused: the query text is sent as a
+ * C string, which would end there (Postgres refuses it in a parameter too).
+ */
 export function literalOf(value: unknown): string {
   const prepared = utils.prepareValue(value);
   if (prepared === null) return 'NULL';
   if (Buffer.isBuffer(prepared)) return `'\\x${prepared.toString('hex')}'`;
+  if (prepared.includes('\u0000')) throw new Error('inlineParameters: a value holds a NUL character');
   return escapeLiteral(prepared);
 }
 
