@@ -503,9 +503,9 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
       .with('inserted', (db) => db.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).returning(COUNTED_COLUMNS))
       // A raw CTE body goes in as written: its parentheses are ours to give.
       .with('counted', () => sql<PaymentCountsTable>`(${sql.raw(countedUpsert(countedValues('inserted', 1)))})`)
-      .selectFrom('counted').selectAll();
-    if (insertLater) await later.add(insert);
-    else await settleCounts(trx, await insert.execute());
+      .selectFrom('counted');
+    if (insertLater) await later.add(insert.select(sql<string>`count(*)`.as('n')));
+    else await settleCounts(trx, await insert.selectAll().execute());
   }
   if (patches.size > 0) {
     const ids = [...patches.keys()];

@@ -32,6 +32,14 @@ for (const target of databaseTargets()) {
       expect(rows).to.deep.equal([{ 'quoted $1': '$1', p: 'one', dollar: ' $1 ', tagged: " '$2' ", q: 2, escaped: "' $1" }]);
     });
 
+    it('reads comments as Postgres does (nested, ended by a carriage return), a long dollar tag, and $ inside a name', async () => {
+      const tag = `$${'t'.repeat(70)}$`;
+      const text = `SELECT /* outer /* inner $1 */ still $1 */ $1::text AS p, -- $2 $2::integer AS q, ${tag} $1 ${tag} AS long,
+        "a$1" AS b$2 FROM (SELECT 'x' AS "a$1") AS t`;
+      const { rows } = await database.query(inlineParameters(text, ['*/ one', 2]));
+      expect(rows).to.deep.equal([{ p: '*/ one', q: 2, long: ' $1 ', b$2: 'x' }]);
+    });
+
     it('refuses a statement it cannot read (a quote left open), a parameter with no value, and a NUL', () => {
       expect(() => inlineParameters("SELECT 'open $1", [1])).to.throw(/unterminated/);
       expect(() => inlineParameters('SELECT $2', [1])).to.throw(/no value for \$2/);

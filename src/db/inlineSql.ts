@@ -20,10 +20,14 @@ const { escapeLiteral } = pg;
 export function literalOf(value: unknown): string {
   const prepared = utils.prepareValue(value);
   if (prepared === null) return 'NULL';
-  if (Buffer.isBuffer(prepared)) return `'\\x${prepared.toString('hex')}'`;
+  // An escape string, so that it reads the same whatever standard_conforming_strings says.
+  if (Buffer.isBuffer(prepared)) return `E'\\\\x${prepared.toString('hex')}'`;
   if (prepared.includes('\u0000')) throw new Error('inlineParameters: a value holds a NUL character');
   return escapeLiteral(prepared);
 }
+
+/** A dollar quote's opening tag, where it stands: `$$` or `$name$` (a name's letters may be any beyond ASCII too). */
+const DOLLAR_TAG = /\$(?:[A-Za-z_\u0080-\uffff][A-Za-z0-9_\u0080-\uffff]*)?\$/y;
 
 export function inlineParameters(text: string, parameters: readonly unknown[]): string {
   if (parameters.length === 0) return text;
@@ -48,15 +52,25 @@ export function inlineParameters(text: string, parameters: readonly unknown[]): 
       out += text.slice(i, j);
       i = j;
     } else if (c === '-' && text[i + 1] === '-') {
-      const end = text.indexOf('\n', i);
-      const j = end === -1 ? text.length : end;
+      // To the end of the line (a newline or a carriage return).
+      let j = i + 2;
+      while (j < text.length && text[j] !== '\n' && text[j] !== '\r') j++;
       out += text.slice(i, j);
       i = j;
     } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      if (end === -1) throw new Error('inlineParameters: an unterminated comment');
-      out += text.slice(i, end + 2);
-      i = end + 2;
+      // Block comments nest in Postgres.
+      let depth = 1;
+      let j = i + 2;
+      while (depth > 0) {
+        if (j >= text.length) throw new Error('inlineParameters: an unterminated comment');
+        if (text[j] === '/' && text[j + 1] === '*') { depth++; j += 2; } else if (text[j] === '*' && text[j + 1] === '/') { depth--; j += 2; } else j++;
+      }
+      out += text.slice(i, j);
+      i = j;
+    } else if (c === '$' && /[A-Za-z0-9_$\u0080-\uffff]/.test(text[i - 1] ?? '')) {
+      // Part of a name (Postgres allows $ after a name's first character).
+      out += c;
+      i++;
     } else if (c === '$') {
       const number = /^\$(\d+)/.exec(text.slice(i, i + 12));
       if (number) {
@@ -66,7 +80,8 @@ export function inlineParameters(text: string, parameters: readonly unknown[]): 
         i += number[0].length;
         continue;
       }
-      const tag = /^\$[A-Za-z_][A-Za-z0-9_]*\$|^\$\$/.exec(text.slice(i, i + 64));
+      DOLLAR_TAG.lastIndex = i;
+      const tag = DOLLAR_TAG.exec(text);
       if (tag) {
         const end = text.indexOf(tag[0], i + tag[0].length);
         if (end === -1) throw new Error('inlineParameters: an unterminated dollar quote');

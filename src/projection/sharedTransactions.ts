@@ -62,15 +62,20 @@ export class SharedTransactions {
           // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
           await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
           const held: string[] = [];
+          let sealed = false;
           const later: LaterWrites = {
             add: async (query) => {
+              // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
+              if (sealed) throw new Error('a projector handed over a write after its batch was done');
               const compiled = 'compile' in query ? query.compile() : query;
               held.push(inlineParameters(compiled.sql, compiled.parameters));
             },
           };
           for (const work of batch) await work.apply?.(connection, later);
+          sealed = true;
           // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
-          await sql.raw([...held, 'COMMIT'].join(';\n')).execute(connection);
+          // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
+          await sql.raw([...held, 'COMMIT'].join('\n;\n')).execute(connection);
         } catch (error) {
           // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
           // pool drops it.
