@@ -223,9 +223,11 @@ async function apply(
       // Subscribers are read again after any change to endpoints (rare): whichever client the change was recorded for.
       subscribers.clear();
       if (event.type === 'WebhookEndpointDeleted' && (floor === null || comparePositions(event.position, floor) > 0)) {
-        await outbox.updateTable('webhook_deliveries')
-          .set({ status: 'DROPPED', dropped_at: now, next_attempt_at: null, last_error: 'the webhook was deleted' })
+        const dropped = { status: 'DROPPED' as const, dropped_at: now, next_attempt_at: null, last_error: 'the webhook was deleted' };
+        await outbox.updateTable('webhook_deliveries').set(dropped)
           .where('endpoint_id', '=', event.data.endpointId).where('status', '=', 'PENDING').execute();
+        // Those of this batch are not written yet: dropped too, or they would wait for good for an endpoint gone.
+        for (const delivery of deliveries) if (delivery.endpoint_id === event.data.endpointId) Object.assign(delivery, dropped);
       }
       continue;
     }

@@ -120,6 +120,37 @@ for (const target of databaseTargets()) {
       await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
     });
 
+    it('deliveries a batch makes for an endpoint it then deletes are dropped with it, not left pending for good', async () => {
+      const hooks = await receiver();
+      const webhookId = await register(hooks.url);
+      const paymentId = await settledPayment();
+      await service.request('DELETE', `/webhooks/${webhookId}`, { headers: asAlice });
+      await service.services.readYourWrites(await newestEventPosition(service.services.storage.database));
+      const events = await allEvents();
+      const ofEndpoint = (type: string) => events.find((e) => e.type === type && (e.data as { endpointId?: string }).endpointId === webhookId)!;
+      // The same history for an endpoint of another id, as one batch: registered, the payment's events, deleted.
+      const other = `${webhookId}-one-batch`;
+      const renamed = (event: RecordedEvent) => ({ ...event, data: { ...(event.data as object), endpointId: other } });
+      const batch = [
+        renamed(ofEndpoint('WebhookEndpointRegistered')),
+        ...events.filter((e) => webhooksProjector.handles.includes(e.type) && (e.data as { paymentId?: string }).paymentId === paymentId),
+        renamed(ofEndpoint('WebhookEndpointDeleted')),
+      ];
+      const schema = `${database.schema}__webhooks_one_batch`;
+      await createFreshSchema(database.db, webhooksProjector, schema, database.schema);
+      try {
+        await database.db.transaction().execute(async (trx) => {
+          await sql.raw(`SET LOCAL search_path TO ${searchPathOf(schema, database.schema)}`).execute(trx);
+          await webhooksProjector.apply(trx, batch);
+        });
+      } finally {
+        await database.query(`DROP SCHEMA "${schema}" CASCADE`);
+      }
+      const rows = (await database.query('SELECT status, last_error FROM webhook_deliveries WHERE endpoint_id = $1', [other])).rows;
+      expect(rows).to.have.length(3);
+      for (const row of rows) expect(row).to.deep.equal({ status: 'DROPPED', last_error: 'the webhook was deleted' });
+    });
+
     it('two dispatchers on one outbox never send one delivery twice at once, and send each once', async () => {
       // On Postgres each has a pool of its own, as two processes would; PGlite is one session, shared.
       const second = target.name === 'postgres'
