@@ -212,12 +212,17 @@ async function settleCounts(
  * changed, RETURNING the counted columns): the counts move in the same statement. Answers how many rows changed.
  */
 async function countedUpdate(trx: Kysely<PaymentTables>, ctes: RawBuilder<unknown>): Promise<number> {
-  const { rows } = await sql<{ updated: number; counted: Array<{ client_id: string; dimension: string; value: string; n: number }> | null }>`
-    WITH ${ctes},
-    counted AS (${sql.raw(countedUpsert(`${countedValues('updated', 1)} UNION ALL ${countedValues('old', -1)}`))})
-    SELECT (SELECT count(*) FROM updated)::integer AS updated, (SELECT json_agg(counted) FROM counted) AS counted`.execute(trx);
+  const { rows } = await countedUpdateOf(ctes).execute(trx);
   await settleCounts(trx, rows[0]!.counted ?? []);
   return rows[0]!.updated;
+}
+
+/** The statement of `countedUpdate`. */
+function countedUpdateOf(ctes: RawBuilder<unknown>) {
+  return sql<{ updated: number; counted: Array<{ client_id: string; dimension: string; value: string; n: number }> | null }>`
+    WITH ${ctes},
+    counted AS (${sql.raw(countedUpsert(`${countedValues('updated', 1)} UNION ALL ${countedValues('old', -1)}`))})
+    SELECT (SELECT count(*) FROM updated)::integer AS updated, (SELECT json_agg(counted) FROM counted) AS counted`;
 }
 
 async function setupCounts(trx: Kysely<PaymentTables>): Promise<void> {
@@ -496,8 +501,9 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
   const { created, patches, documents, refundChildren } = fold(events);
   const rows = [...created.values()];
   // New rows only add to the counts, so there is nothing to settle after their insert; when nothing later in the
-  // batch reads them (a refund child's account number, a document's owner), the insert goes with the COMMIT.
-  const insertLater = refundChildren.length === 0 && documents.length === 0;
+  // batch reads what it answers (a document's owner, counted), the insert goes with the COMMIT, and so does a
+  // refund child's account number after it (in that order).
+  const insertLater = documents.length === 0;
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const insert = trx
       .with('inserted', (db) => db.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).returning(COUNTED_COLUMNS))
@@ -526,14 +532,17 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
   }
   if (refundChildren.length > 0) {
     // A refund child shows the account number of its parent's (which pays it out); the parent's row is older.
-    await countedUpdate(trx, sql`
+    const ctes = sql`
       old AS (SELECT ${countedOf('r')} FROM payments r JOIN payments p ON p.payment_id = r.parent_payment_id
                WHERE r.payment_id = ANY(${refundChildren}::text[])),
       updated AS (
         UPDATE payments AS r SET account_number = p.account_number
           FROM payments AS p
          WHERE r.payment_id = ANY(${refundChildren}::text[]) AND p.payment_id = r.parent_payment_id
-        RETURNING ${countedOf('r')})`);
+        RETURNING ${countedOf('r')})`;
+    // A child is created without an account number: the update only adds it to the counts, nothing to settle.
+    if (insertLater) await later.add(countedUpdateOf(ctes).compile(trx));
+    else await countedUpdate(trx, ctes);
   }
   if (documents.length > 0) {
     const inserted = await sql`
