@@ -65,9 +65,14 @@ export interface LaterWrites {
   add(query: CompiledQuery | { compile(): CompiledQuery }): Promise<void>;
 }
 
+/** The statement a later write stands for, compiled. */
+export function compiledWrite(query: Parameters<LaterWrites['add']>[0]): CompiledQuery {
+  return 'compile' in query ? query.compile() : query;
+}
+
 /** Later writes that run at once, in `trx`. */
 export function writesNow(trx: { executeQuery(query: CompiledQuery): Promise<unknown> }): LaterWrites {
-  return { add: async (query) => { await trx.executeQuery('compile' in query ? query.compile() : query); } };
+  return { add: async (query) => { await trx.executeQuery(compiledWrite(query)); } };
 }
 
 /** Every one of the names, each once, in any order (n! lists: fit for a projector's few tables). */

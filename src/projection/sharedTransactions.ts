@@ -4,7 +4,8 @@
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
  * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
- * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other.
+ * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other, and
+ * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
@@ -15,7 +16,7 @@ import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
 import { inlineParameters } from '../db/inlineSql.ts';
 import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
-import type { LaterWrites } from './projector.ts';
+import { compiledWrite, type LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
 export interface SharedWork {
@@ -67,7 +68,7 @@ export class SharedTransactions {
             add: async (query) => {
               // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
               if (sealed) throw new Error('a projector handed over a write after its batch was done');
-              const compiled = 'compile' in query ? query.compile() : query;
+              const compiled = compiledWrite(query);
               held.push(inlineParameters(compiled.sql, compiled.parameters));
             },
           };
