@@ -5,6 +5,7 @@
  */
 import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
 import type { Database, NoTables } from '../src/db/database.ts';
 import { quoteIdent } from '../src/db/sql.ts';
 import type { Position } from '../src/eventstore/position.ts';
@@ -59,7 +60,7 @@ for (const target of databaseTargets()) {
     const checkpointOf = async (name: string) => (await states.get(name, 1))!.checkpoint;
 
     it('commits the batches of one turn together, each into its own schema, and moves every checkpoint', async () => {
-      const shared = new SharedTransactions(database.db, states, database.schema);
+      const shared = new SharedTransactions(database);
       // Run alone, a batch would fail: these commit in the shared transaction or not at all.
       await Promise.all(names.map((name) => shared.run({ ...work(name, null, at(10), 1), alone: () => Promise.reject(new Error(`${name} ran alone`)) })));
       for (const name of names) {
@@ -69,7 +70,7 @@ for (const target of databaseTargets()) {
     });
 
     it('a failing batch, or one whose checkpoint moved meanwhile, fails alone: the others commit', async () => {
-      const shared = new SharedTransactions(database.db, states, database.schema);
+      const shared = new SharedTransactions(database);
       const outcomes = await Promise.allSettled([
         shared.run(work('shared_a', at(10), at(20), 2)),
         shared.run(work('shared_b', at(10), at(20), 2, true)),
@@ -100,36 +101,79 @@ for (const target of databaseTargets()) {
       };
     }
 
-    it('writes a batch hands over go with the COMMIT: the transaction is two round trips, its begin and its end', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        // Once per statement run (a statement compiled is not one sent).
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
-      const shared = new SharedTransactions(counted, states, database.schema);
-      await Promise.all([
+    /** The statements sent to the database while `work` runs (nothing else uses it meanwhile). */
+    async function statementsDuring(work: () => Promise<unknown>): Promise<string[]> {
+      const sent: string[] = [];
+      const prototype = pg.Client.prototype as unknown as { query: (...args: unknown[]) => unknown };
+      const original = prototype.query;
+      prototype.query = function (this: unknown, ...args: unknown[]) {
+        if (typeof args[0] === 'string') sent.push(args[0]);
+        else if (typeof (args[0] as { text?: unknown })?.text === 'string') sent.push((args[0] as { text: string }).text);
+        return original.apply(this, args);
+      };
+      try {
+        await work();
+      } finally {
+        prototype.query = original;
+      }
+      return sent;
+    }
+
+    it('writes a batch hands over go with the COMMIT, and the reads batches start from with the BEGIN: two round trips', async () => {
+      const seen: unknown[] = [];
+      const readingWork: SharedWork = {
+        ...laterWork('shared_b', at(10), at(30), 3),
+        // What its own table holds, read by its unqualified name: the BEGIN's search_path is in force.
+        start: sql`SELECT n FROM ${sql.raw(quoteIdent('shared_b_rows'))} WHERE n >= ${0} ORDER BY n`.compile(database.db),
+        apply: async (trx, later, started) => {
+          seen.push(started);
+          await later.add(sql`INSERT INTO ${sql.raw(quoteIdent('shared_b_rows'))} (n) VALUES (${3})`.compile(trx));
+        },
+        alone: () => Promise.reject(new Error('ran alone')),
+      };
+      const shared = new SharedTransactions(database);
+      const sent = await statementsDuring(() => Promise.all([
         shared.run({ ...laterWork('shared_a', at(20), at(30), 3), alone: () => Promise.reject(new Error('ran alone')) }),
-        shared.run({ ...laterWork('shared_b', at(10), at(30), 3), alone: () => Promise.reject(new Error('ran alone')) }),
-      ]);
-      expect(statements).to.equal(2);
+        shared.run(readingWork),
+      ]));
+      expect(sent).to.have.length(2);
+      expect(sent[0]).to.match(/^BEGIN;/).and.to.include('shared_b_rows');
+      expect(sent[1]).to.match(/COMMIT$/);
+      expect(seen).to.deep.equal([[{ n: 1 }]]);
       expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3]);
       expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
       expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
     });
 
-    it('a handed-over write that fails fails its own batch, run again alone with its own error; the others commit', async () => {
-      const shared = new SharedTransactions(database.db, states, database.schema);
+    it('a start read that fails runs its batch alone, where it reads for itself; the others commit together', async () => {
+      const shared = new SharedTransactions(database);
+      const failing: SharedWork = {
+        ...laterWork('shared_b', at(30), at(35), 5),
+        start: sql`SELECT n FROM ${sql.raw(quoteIdent('no_such_table'))}`.compile(database.db),
+      };
       const outcomes = await Promise.allSettled([
-        shared.run(laterWork('shared_a', at(30), at(40), 4)),
-        shared.run(laterWork('shared_b', at(30), at(40), 'not a number')),
+        shared.run(laterWork('shared_a', at(30), at(35), 5)),
+        shared.run(failing),
+      ]);
+      // Alone, shared_b's batch does not read: it commits there.
+      expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'fulfilled']);
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 5]);
+      expect(await rowsOf('shared_b')).to.deep.equal([1, 3, 5]);
+      expect(await checkpointOf('shared_b')).to.deep.equal(at(35));
+    });
+
+    it('a handed-over write that fails fails its own batch, run again alone with its own error; the others commit', async () => {
+      const shared = new SharedTransactions(database);
+      const outcomes = await Promise.allSettled([
+        shared.run(laterWork('shared_a', at(35), at(40), 4)),
+        shared.run(laterWork('shared_b', at(35), at(40), 'not a number')),
       ]);
       expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected']);
       expect(String((outcomes[1] as PromiseRejectedResult).reason)).to.match(/invalid input syntax for type integer/);
-      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4]);
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4, 5]);
       expect(await checkpointOf('shared_a')).to.deep.equal(at(40));
-      expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
-      expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
+      expect(await rowsOf('shared_b')).to.deep.equal([1, 3, 5]);
+      expect(await checkpointOf('shared_b')).to.deep.equal(at(35));
     });
   });
 }

@@ -3,30 +3,35 @@
  * transaction: one BEGIN and one COMMIT for all of them instead of one pair each. A write sets off several
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
- * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
- * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other, and
- * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip.
+ * count. The first round trip begins the transaction, moves every batch's checkpoint, each its own compare-and-set,
+ * puts every batch's schema first on the search_path, and reads what batches start from (`Projector.startRead`); the
+ * batches' writes follow, one after the other, and the writes they hand over (`LaterWrites`) go with the COMMIT, their
+ * values written in, in one last round trip. Both ends are simple queries of several statements, sent on the pooled
+ * connection itself: kysely answers only the last statement's rows, and the start reads' rows are wanted.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
  */
-import { sql, type Kysely } from 'kysely';
+import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
+import type pg from 'pg';
 import { Coalescer } from '../db/coalescer.ts';
-import type { NoTables } from '../db/database.ts';
+import type { Database, NoTables } from '../db/database.ts';
 import { inlineParameters } from '../db/inlineSql.ts';
-import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
+import { beginWithCheckpoints, type CheckpointMove } from './projectionState.ts';
 import { compiledWrite, type LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
 export interface SharedWork {
   /** Its checkpoint's move. */
   checkpoint: CheckpointMove;
+  /** The read it starts from, if any (`Projector.startRead`): sent with the BEGIN, its rows given to `apply`. */
+  start?: CompiledQuery | null;
   /**
    * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
-   * hands to `later` go with the COMMIT.
+   * hands to `later` go with the COMMIT. `started`: the rows of `start`.
    */
-  apply: ((trx: Kysely<NoTables>, later: LaterWrites) => Promise<void>) | null;
+  apply: ((trx: Kysely<NoTables>, later: LaterWrites, started?: readonly unknown[]) => Promise<void>) | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
   alone: (trx: Kysely<NoTables>) => Promise<void>;
 }
@@ -43,7 +48,7 @@ export class SharedTransactions {
   /** Gathers the works of a turn (or of the time a transaction is in flight), as the other shared statements do. */
   private readonly works: Coalescer<SharedWork, Outcome>;
 
-  constructor(private readonly db: Kysely<NoTables>, private readonly states: ProjectionStateStore, private readonly baseSchema: string) {
+  constructor(private readonly database: Pick<Database, 'pool' | 'db' | 'schema'>) {
     this.works = new Coalescer((batch) => this.commit(batch), { maxBatch: MAX_WORKS_PER_TRANSACTION, maxInFlight: MAX_IN_FLIGHT });
   }
 
@@ -58,32 +63,7 @@ export class SharedTransactions {
     // a transaction of its own. When it fails, it runs again alone below, which tells its error (a checkpoint moved
     // elsewhere, a failing write) as the runner knows it.
     try {
-      await this.db.connection().execute(async (connection) => {
-        try {
-          // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
-          await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
-          const held: string[] = [];
-          let sealed = false;
-          const later: LaterWrites = {
-            add: async (query) => {
-              // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
-              if (sealed) throw new Error('a projector handed over a write after its batch was done');
-              const compiled = compiledWrite(query);
-              held.push(inlineParameters(compiled.sql, compiled.parameters));
-            },
-          };
-          for (const work of batch) await work.apply?.(connection, later);
-          sealed = true;
-          // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
-          // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
-          await sql.raw([...held, 'COMMIT'].join('\n;\n')).execute(connection);
-        } catch (error) {
-          // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
-          // pool drops it.
-          await sql`ROLLBACK`.execute(connection).catch(() => undefined);
-          throw error;
-        }
-      });
+      await this.together(batch);
       return batch.map(() => null);
     } catch {
       // Which work failed is told by running each alone, below; the others commit there.
@@ -91,7 +71,7 @@ export class SharedTransactions {
     const outcomes: Outcome[] = [];
     for (const work of batch) {
       try {
-        await this.db.transaction().execute(work.alone);
+        await this.database.db.transaction().execute(work.alone);
         outcomes.push(null);
       } catch (error) {
         outcomes.push({ failed: error });
@@ -99,4 +79,59 @@ export class SharedTransactions {
     }
     return outcomes;
   }
+
+  /** The works in one transaction: begun with their checkpoints and start reads, ended with their held writes. */
+  private async together(batch: readonly SharedWork[]): Promise<void> {
+    const client = await this.database.pool.connect();
+    // A connection that cannot roll back is broken: given back with the error, the pool drops it.
+    let broken: Error | undefined;
+    try {
+      // BEGIN, the checkpoints' moves and the start reads in one round trip; a checkpoint that did not move fails it.
+      // Each statement on lines of its own, so that a statement's trailing comment cannot take in the next one.
+      const starts = batch.flatMap((work) => work.start ? [inlineParameters(work.start.sql, work.start.parameters)] : []);
+      const begun = await client.query([beginWithCheckpoints(batch.map((work) => work.checkpoint), this.database.schema), ...starts].join('\n;\n'));
+      // The answers of BEGIN and of the checkpoints' statement, then one for each start read, in order.
+      const answers = (begun as unknown as pg.QueryResult[]).slice(2);
+      if (answers.length !== starts.length) throw new Error(`a shared transaction's start answered ${answers.length} reads of ${starts.length}`);
+      const trx = kyselyOn(client);
+      const held: string[] = [];
+      let sealed = false;
+      const later: LaterWrites = {
+        add: async (query) => {
+          // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
+          if (sealed) throw new Error('a projector handed over a write after its batch was done');
+          const compiled = compiledWrite(query);
+          held.push(inlineParameters(compiled.sql, compiled.parameters));
+        },
+      };
+      let answer = 0;
+      for (const work of batch) await work.apply?.(trx, later, work.start ? answers[answer++]!.rows : undefined);
+      sealed = true;
+      // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
+      await client.query([...held, 'COMMIT'].join('\n;\n'));
+    } catch (error) {
+      await client.query('ROLLBACK').catch((failed: unknown) => { broken = failed instanceof Error ? failed : new Error(String(failed)); });
+      throw error;
+    } finally {
+      client.release(broken);
+    }
+  }
+}
+
+/**
+ * A kysely handle whose every statement runs on `client`, a pooled connection checked out for a shared transaction:
+ * one per connection, kept as long as the connection lives. Its statements never give the connection back.
+ */
+const handles = new WeakMap<pg.PoolClient, Kysely<NoTables>>();
+
+function kyselyOn(client: pg.PoolClient): Kysely<NoTables> {
+  let handle = handles.get(client);
+  if (!handle) {
+    const borrowed = { query: (...args: unknown[]) => (client.query as (...a: unknown[]) => unknown)(...args), release: () => undefined };
+    handle = new Kysely<NoTables>({
+      dialect: new PostgresDialect({ pool: { connect: async () => borrowed, end: async () => undefined } as unknown as pg.Pool }),
+    });
+    handles.set(client, handle);
+  }
+  return handle;
 }
