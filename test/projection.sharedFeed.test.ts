@@ -167,6 +167,72 @@ for (const target of databaseTargets()) {
       }
     });
 
+    it('an append that ends while a read is out starts no read after it when that read shows it; one it does not show does', async function () {
+      // Deterministic on PGlite alone: on Postgres, others' transactions beside the test can hold what a read shows.
+      if (target.name !== 'pglite') this.skip();
+      const reads: ReadAllOptions[] = [];
+      const shown: string[][] = [];
+      // Each read waits for `beforeRead` to be let go before it reads, then for `afterRead` before it answers.
+      let beforeRead: Promise<void> = Promise.resolve();
+      let afterRead: Promise<void> = Promise.resolve();
+      const source = {
+        readAll: (options: ReadAllOptions) => store.readAll(options),
+        readTail: async (options: ReadAllOptions) => {
+          reads.push(options);
+          await beforeRead;
+          const read = await store.readTail(options);
+          await afterRead;
+          shown.push(read.events.map((e) => e.id));
+          return read;
+        },
+        onAppended: store.onAppended.bind(store),
+      };
+      const { feed, unsubscribe } = quietFeed(source);
+      const gate = () => { let open!: () => void; const closed = new Promise<void>((resolve) => { open = resolve; }); return { closed, open }; };
+      const head = (await store.headPosition())!;
+      expect((await feed.next(head, 100, {})).caughtUp).to.equal(true);
+      reads.length = 0;
+      shown.length = 0;
+      const stream = `during-${randomUUID()}`;
+      try {
+        // 1. B ends while the read for A waits to be sent: that read shows both, and none follows.
+        let before = gate();
+        beforeRead = before.closed;
+        const a = await store.append(stream, [{ type: 'Ping', data: { n: 'a' } }], 'no_stream');
+        await until(async () => reads.length === 1, { what: 'the read for A' });
+        const b = await store.append(stream, [{ type: 'Ping', data: { n: 'b' } }], 'any');
+        before.open();
+        await until(async () => shown.length === 1, { what: 'the read for A answered' });
+        expect(shown[0]!.length).to.equal(2);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(reads, 'no read after B, which the read out showed').to.have.length(1);
+        expect((await feed.next(a.position, 100, {})).events.map((e) => e.position)).to.deep.equal([b.position]);
+
+        // 2. C ends after the read for B's successor took its snapshot: a read follows, and shows it.
+        before = gate();
+        beforeRead = before.closed;
+        const after = gate();
+        afterRead = after.closed;
+        const d = store.append(stream, [{ type: 'Ping', data: { n: 'd' } }], 'any');
+        await until(async () => reads.length === 2, { what: 'the read for D' });
+        before.open();
+        await d;
+        // The read for D has its answer and waits: C ends now, after it.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        beforeRead = Promise.resolve();
+        afterRead = Promise.resolve();
+        const c = await store.append(stream, [{ type: 'Ping', data: { n: 'c' } }], 'any');
+        after.open();
+        await until(async () => shown.flat().length === 4, { what: 'a read after C, showing it' });
+        expect(reads).to.have.length(3);
+        expect(shown[2]).to.deep.equal([(await store.readStream(stream)).find((e) => comparePositions(e.position, c.position) === 0)!.id]);
+      } finally {
+        beforeRead = Promise.resolve();
+        afterRead = Promise.resolve();
+        unsubscribe();
+      }
+    });
+
     it('at the head, reads what is new once for every runner, and tells each when it has seen all there is', async () => {
       const { reads, source } = countedTail();
       const feed = new SharedFeed(source);

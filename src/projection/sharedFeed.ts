@@ -120,6 +120,11 @@ export class SharedFeed {
   /** The generation the read in flight started at. */
   private readingFrom = -1;
   private readAgain = false;
+  /**
+   * The furthest position this process's appends reached while the read in flight was out: that read may show them
+   * already (its snapshot taken after their commit), and then none follows for them.
+   */
+  private appendedDuringRead: Position | null = null;
   /** Runners waiting for a read that started after their question. */
   private waiting: Array<{ generation: number; done(error?: unknown): void }> = [];
   private readonly listeners = new Set<() => void>();
@@ -252,7 +257,10 @@ export class SharedFeed {
       this.stopped = false;
       // This process's appends tell their types; another process's notification tells nothing: its transaction
       // may be the one the feed's events are held behind.
-      this.unsubscribe = this.store.onAppended((types?: unknown) => this.nudge(types ? 'local' : 'remote'));
+      this.unsubscribe = this.store.onAppended((types, position) => {
+        if (types && position) this.appended(position);
+        else this.nudge(types ? 'local' : 'remote');
+      });
       this.releases?.on('acquire', this.onTaken);
       this.releases?.on('release', this.onReleased);
       this.releases?.on('remove', this.onRemoved);
@@ -277,6 +285,26 @@ export class SharedFeed {
     if (this.heldBehind !== null && (why === 'local' || (why === 'remote' && this.holder !== null))) return;
     if (this.heldBehind !== null) this.endHold();
     else this.readHead();
+  }
+
+  /**
+   * This process appended up to `position`. Nothing to read when the window shows it already; while a read is out,
+   * whether one follows is decided when it is back: under load most appends end while a read is out, and most of them
+   * before its snapshot, so a read after each found nothing new about a third of the time.
+   */
+  private appended(position: Position): void {
+    if (this.shows(position)) return;
+    if (this.reading && this.heldBehind === null) {
+      if (this.appendedDuringRead === null || comparePositions(position, this.appendedDuringRead) > 0) this.appendedDuringRead = position;
+      return;
+    }
+    this.nudge('local');
+  }
+
+  /** Whether the window reaches `position`: read from the head up to it, or begun past it. */
+  private shows(position: Position): boolean {
+    const end = this.window.length > 0 ? this.window[this.window.length - 1]!.position : this.windowFrom;
+    return end !== undefined && end !== null && comparePositions(position, end) <= 0;
   }
 
   /**
@@ -453,9 +481,18 @@ export class SharedFeed {
         // At the head (no backlog), the window keeps its bound whoever lags: a reader left behind reads the store.
         if (this.window.length > this.windowEvents && !this.trim() && this.window.length > 2 * this.windowEvents) this.leaveBehind();
       }
+      // This process's appends that ended while the read was out, and that it does not show, are read for now, as an
+      // append at any other time is; this read then tells no runner it is caught up.
+      const appended = this.appendedDuringRead;
+      this.appendedDuringRead = null;
+      const unshown = appended !== null && !this.shows(appended);
+      if (unshown) {
+        this.generation++;
+        this.readAgain = true;
+      }
       const complete = events.length < this.readEvents;
       this.atEnd = complete;
-      if (complete) this.freshAt = Math.max(this.freshAt, startedAt);
+      if (complete && !unshown) this.freshAt = Math.max(this.freshAt, startedAt);
       // Runners waiting at the window's end look again: at what was added, or (a complete read) to learn they
       // are caught up. A full page reads no further by itself: the next page is read when a runner comes for it.
       const ready = this.waiting.filter((w) => events.length > 0 || (complete && w.generation <= this.freshAt));
