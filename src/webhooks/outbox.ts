@@ -147,7 +147,11 @@ export async function recordAttempts(
         first_attempt_at timestamptz, last_attempt_at timestamptz, last_status_code integer, last_error text,
         next_attempt_at timestamptz, delivered_at timestamptz, dropped_at timestamptz, entry jsonb)
      WHERE w.delivery_id = x.delivery_id AND w.lease_token = x.lease_token AND w.status = 'PENDING'
-    RETURNING x.n`, [JSON.stringify(rows), MAX_LOGGED_ATTEMPTS]);
+       -- The ids again as an array: the planner knows how few they are and looks each up by its key. Joined to the
+       -- recordset alone (which it guesses at a hundred rows), it read the whole outbox on every call while that
+       -- held some tens of thousands of rows: three quarters of the outbox's time in the database.
+       AND w.delivery_id = ANY($3::text[])
+    RETURNING x.n`, [JSON.stringify(rows), MAX_LOGGED_ATTEMPTS, rows.map((row) => row.delivery_id)]);
   const kept = new Set(recorded.map((row) => row.n));
   return rows.map((row) => (!kept.has(row.n) ? 'lease_lost' : row.status === 'DELIVERED' ? 'delivered' : row.status === 'DROPPED' ? 'dropped' : 'retrying'));
 }
