@@ -162,15 +162,54 @@ for (const target of databaseTargets()) {
       expect(await checkpointOf('shared_b')).to.deep.equal(at(35));
     });
 
+    it('takes no transaction id before its last round trip when every write is handed over: the feed is not held meanwhile', async () => {
+      const shared = new SharedTransactions(database);
+      const ids: unknown[] = [];
+      const base = laterWork('shared_a', at(35), at(36), 6);
+      await shared.run({
+        ...base,
+        apply: async (trx, later) => {
+          ids.push((await sql<{ id: unknown }>`SELECT pg_current_xact_id_if_assigned()::text AS id`.execute(trx)).rows[0]!.id);
+          await base.apply!(trx, later);
+        },
+        alone: () => Promise.reject(new Error('ran alone')),
+      });
+      expect(ids).to.deep.equal([null]);
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 5, 6]);
+      expect(await checkpointOf('shared_a')).to.deep.equal(at(36));
+    });
+
+    it('a checkpoint moved, or a schema swapped in, after the transaction began fails it at its end: nothing of it stays', async () => {
+      for (const change of [
+        sql`UPDATE projection_state SET checkpoint_commit = 999 WHERE name = 'shared_a' AND version = 1`,
+        sql`UPDATE projection_state SET schema_name = 'elsewhere' WHERE name = 'shared_a' AND version = 1`,
+      ]) {
+        const shared = new SharedTransactions(database);
+        const base = laterWork('shared_a', at(36), at(37), 7);
+        // The change is made inside the transaction itself (PGlite has one connection): as another instance's would
+        // be, it is there when the checkpoints move.
+        const outcome = await Promise.allSettled([shared.run({
+          ...base,
+          apply: async (trx, later) => { await change.execute(trx); await base.apply!(trx, later); },
+          alone: () => Promise.reject(new Error('ran alone')),
+        })]);
+        expect(String((outcome[0] as PromiseRejectedResult).reason)).to.equal('Error: ran alone');
+        expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 5, 6]);
+        const state = (await states.get('shared_a', 1))!;
+        expect(state.checkpoint).to.deep.equal(at(36));
+        expect(state.schemaName).to.equal(schemaOf('shared_a'));
+      }
+    });
+
     it('a handed-over write that fails fails its own batch, run again alone with its own error; the others commit', async () => {
       const shared = new SharedTransactions(database);
       const outcomes = await Promise.allSettled([
-        shared.run(laterWork('shared_a', at(35), at(40), 4)),
+        shared.run(laterWork('shared_a', at(36), at(40), 4)),
         shared.run(laterWork('shared_b', at(35), at(40), 'not a number')),
       ]);
       expect(outcomes.map((o) => o.status)).to.deep.equal(['fulfilled', 'rejected']);
       expect(String((outcomes[1] as PromiseRejectedResult).reason)).to.match(/invalid input syntax for type integer/);
-      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4, 5]);
+      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4, 5, 6]);
       expect(await checkpointOf('shared_a')).to.deep.equal(at(40));
       expect(await rowsOf('shared_b')).to.deep.equal([1, 3, 5]);
       expect(await checkpointOf('shared_b')).to.deep.equal(at(35));

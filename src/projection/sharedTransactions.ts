@@ -3,11 +3,14 @@
  * transaction: one BEGIN and one COMMIT for all of them instead of one pair each. A write sets off several
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
- * count. The first round trip begins the transaction, moves every batch's checkpoint, each its own compare-and-set,
- * puts every batch's schema first on the search_path, and reads what batches start from (`Projector.startRead`); the
- * batches' writes follow, one after the other, and the writes they hand over (`LaterWrites`) go with the COMMIT, their
- * values written in, in one last round trip. Both ends are simple queries of several statements, sent on the pooled
- * connection itself: kysely answers only the last statement's rows, and the start reads' rows are wanted.
+ * count. The first round trip begins the transaction, checks that every batch's checkpoint is where the batch starts
+ * and its lease still held, puts every batch's schema first on the search_path, and reads what batches start from
+ * (`Projector.startRead`); the batches' writes follow, one after the other; the last round trip moves every checkpoint,
+ * each its own compare-and-set, and carries the writes the batches hand over (`LaterWrites`), their values written in,
+ * with the COMMIT. A transaction whose batches hand over all their writes so writes only in its last statement: until
+ * then it holds back no event from the feed (./projectionState.ts, `beginCheckingCheckpoints`). Both ends are simple
+ * queries of several statements, sent on the pooled connection itself: kysely answers only the last statement's
+ * rows, and the start reads' rows are wanted.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
@@ -18,7 +21,7 @@ import type pg from 'pg';
 import { Coalescer } from '../db/coalescer.ts';
 import type { Database, NoTables } from '../db/database.ts';
 import { inlineParameters } from '../db/inlineSql.ts';
-import { beginWithCheckpoints, type CheckpointMove } from './projectionState.ts';
+import { beginCheckingCheckpoints, checkpointsMoved, type CheckpointMove, type CheckpointSchema } from './projectionState.ts';
 import { compiledWrite, type LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
@@ -39,7 +42,7 @@ export interface SharedWork {
 /** What a work came to: null when it committed, else its own error. */
 type Outcome = { failed: unknown } | null;
 
-/** Batches committed together, at most: a projector's batch holds its checkpoint row's lock until the commit. */
+/** Batches committed together, at most: a transaction's last round trip locks every one of their checkpoint rows. */
 const MAX_WORKS_PER_TRANSACTION = 32;
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
@@ -86,12 +89,14 @@ export class SharedTransactions {
     // A connection that cannot roll back is broken: given back with the error, the pool drops it.
     let broken: Error | undefined;
     try {
-      // BEGIN, the checkpoints' moves and the start reads in one round trip; a checkpoint that did not move fails it.
-      // Each statement on lines of its own, so that a statement's trailing comment cannot take in the next one.
+      // BEGIN, the checkpoints' check and the start reads in one round trip; a checkpoint that moved fails it. Each
+      // statement on lines of its own, so that a statement's trailing comment cannot take in the next one.
+      const moves = batch.map((work) => work.checkpoint);
       const starts = batch.flatMap((work) => work.start ? [inlineParameters(work.start.sql, work.start.parameters)] : []);
-      const begun = await client.query([beginWithCheckpoints(batch.map((work) => work.checkpoint), this.database.schema), ...starts].join('\n;\n'));
+      const begun = await client.query([beginCheckingCheckpoints(moves, this.database.schema), ...starts].join('\n;\n')) as unknown as pg.QueryResult[];
       // The answers of BEGIN and of the checkpoints' statement, then one for each start read, in order.
-      const answers = (begun as unknown as pg.QueryResult[]).slice(2);
+      const schemas = (begun[1]!.rows[0] as { schemas: CheckpointSchema[] }).schemas;
+      const answers = begun.slice(2);
       if (answers.length !== starts.length) throw new Error(`a shared transaction's start answered ${answers.length} reads of ${starts.length}`);
       const trx = kyselyOn(client);
       const held: string[] = [];
@@ -107,8 +112,9 @@ export class SharedTransactions {
       let answer = 0;
       for (const work of batch) await work.apply?.(trx, later, work.start ? answers[answer++]!.rows : undefined);
       sealed = true;
-      // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
-      await client.query([...held, 'COMMIT'].join('\n;\n'));
+      // The checkpoints' moves, the held writes and the COMMIT in one simple query: a checkpoint moved meanwhile or a
+      // failing write stops it there, before the COMMIT.
+      await client.query([checkpointsMoved(moves, schemas), ...held, 'COMMIT'].join('\n;\n'));
     } catch (error) {
       await client.query('ROLLBACK').catch((failed: unknown) => { broken = failed instanceof Error ? failed : new Error(String(failed)); });
       throw error;
