@@ -14,7 +14,7 @@
  * the active version has already passed (its checkpoint is the floor), so a bump that changes the mapping does not
  * send old history under new types either.
  */
-import { sql, type ColumnType, type CompiledQuery, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
@@ -125,28 +125,18 @@ type Mappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Map
 const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhookEventSchemas)[];
 type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
-/** The payments and the clients a batch's events were recorded for: what it starts from is theirs. */
-function subjectsOf(events: readonly RecordedStoredEvent[]): { paymentIds: string[]; clientIds: string[] } {
-  return {
-    paymentIds: [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))],
-    clientIds: [...new Set(events.flatMap((event) => typeof event.metadata.clientId === 'string' ? [event.metadata.clientId] : []))],
-  };
-}
-
-interface StartRow {
-  payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null;
-  client_id: string | null; endpoint_id: string | null; events: string[] | null; enabled: boolean | null;
-}
-
 /**
- * What a batch starts from, in one statement: the facts kept of these payments, the endpoints of these clients (the
- * clients its events were recorded for: every one of them is answered, with no endpoint or some), and the active
- * version's checkpoint (the floor, when another version than the batch's is active: no delivery at or before it).
- * A shared transaction sends it with its BEGIN (`Projector.startRead`).
+ * What a batch starts from, in one round trip: the facts kept of these payments, the endpoints of these clients (the
+ * clients its events were recorded for: every one of them is answered, with no endpoint or some), and the floor: the
+ * active version's checkpoint when another version than `version` is active (no delivery at or before it).
  */
-function batchStartRead(db: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[]): CompiledQuery<StartRow> {
-  const { paymentIds, clientIds } = subjectsOf(events);
-  return sql<StartRow>`
+async function batchStart(
+  trx: Kysely<WebhookTables>, version: number, paymentIds: readonly string[], clientIds: readonly string[],
+): Promise<{ floor: Position | null; facts: Map<string, PaymentFacts>; subscribers: Map<string, Subscriber[]> }> {
+  const { rows } = await sql<{
+    payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null;
+    client_id: string | null; endpoint_id: string | null; events: string[] | null; enabled: boolean | null;
+  }>`
     SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p,
            NULL::text AS client_id, NULL::text AS endpoint_id, NULL::jsonb AS events, NULL::boolean AS enabled
       FROM projection_state WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'
@@ -154,13 +144,7 @@ function batchStartRead(db: Kysely<WebhookTables>, events: readonly RecordedStor
     SELECT payment_id, facts, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM webhook_payments WHERE payment_id = ANY(${paymentIds}::text[])
     UNION ALL
     SELECT NULL, NULL, NULL, NULL, NULL, client_id, endpoint_id, events, enabled FROM webhook_endpoints
-     WHERE client_id = ANY(${clientIds}::text[])`.compile(db);
-}
-
-/** The batch's start from the rows of `batchStartRead`, for the emitter at `version`. */
-function batchStartOf(
-  rows: readonly StartRow[], version: number, clientIds: readonly string[],
-): { floor: Position | null; facts: Map<string, PaymentFacts>; subscribers: Map<string, Subscriber[]> } {
+     WHERE client_id = ANY(${clientIds}::text[])`.execute(trx);
   const facts = new Map<string, PaymentFacts>();
   const subscribers = new Map<string, Subscriber[]>(clientIds.map((id) => [id, []]));
   let floor: Position | null = null;
@@ -213,12 +197,11 @@ function* chunksOf<Row>(rows: readonly Row[]): Generator<Row[]> {
 
 async function apply(
   trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings, later: LaterWrites,
-  started: readonly unknown[] | undefined,
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
-  // Rows given are those of `batchStartRead` for these events, sent with the transaction's start.
-  const startRows = (started ?? (await trx.executeQuery(batchStartRead(trx, events))).rows) as readonly StartRow[];
-  const { floor, facts, subscribers } = batchStartOf(startRows, version, subjectsOf(events).clientIds);
+  const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
+  const clientIds = [...new Set(events.flatMap((event) => typeof event.metadata.clientId === 'string' ? [event.metadata.clientId] : []))];
+  const { floor, facts, subscribers } = await batchStart(trx, version, paymentIds, clientIds);
   const changedFacts = new Set<string>();
   // A client not read with the batch's start (an emission for another client than its event's) is read when met.
   const subscribersOf = async (clientId: string): Promise<Subscriber[]> => {
@@ -311,8 +294,7 @@ export function createWebhooksProjector(version: number, mappings: Mappings): Pr
     // The mappings are keyed by stored event type (`Mappings`).
     handles: [...ENDPOINT_EVENTS, ...Object.keys(mappings) as StoredEventType[]],
     setup,
-    startRead: batchStartRead,
-    apply: (trx, events, later, started) => apply(trx, events, version, mappings, later, started),
+    apply: (trx, events, later) => apply(trx, events, version, mappings, later),
   });
 }
 

@@ -196,10 +196,9 @@ const MOVES_COLUMNS = `name text, version integer, owner text, ttl_ms double pre
  * until its first write, and while it has one it holds back from the feed every event committed after (the feed
  * shows an event once every older transaction has ended). The checkpoints move at the end (`checkpointsMoved`),
  * with the batches' last writes and the COMMIT, so that under load the feed is held for a statement, not for the
- * whole transaction. It is sent as one simple query (statements may follow it in the same string), so the moves are
- * written into it as a literal; it fails (`CheckpointsNotMoved` in its message) unless every checkpoint is as
- * expected, and the transaction must then be rolled back. Its answer's `schemas` (`CheckpointSchema[]`) go to
- * `checkpointsMoved`.
+ * whole transaction. It is sent as one simple query, so the moves are written into it as a literal; it fails
+ * (`CheckpointsNotMoved` in its message) unless every checkpoint is as expected, and the transaction must then be
+ * rolled back. Its answer's `schemas` (`CheckpointSchema[]`) go to `checkpointsMoved`.
  */
 export function beginCheckingCheckpoints(moves: readonly CheckpointMove[], baseSchema: string): string {
   // A count short of the moves fails the cast, naming how many are as expected: the statement answers nothing else.

@@ -32,17 +32,11 @@ export interface Projector {
   /** Creates the tables (and indexes) in the version's own schema, which is first on the search_path. */
   setup(trx: Kysely<NoTables>): Promise<void>;
   /**
-   * The one read a batch of `events` starts from, when it has one, compiled for its tables (unqualified names): in a
-   * shared transaction it goes with the BEGIN, in the same round trip, and `apply` is given its rows as `started`.
-   */
-  startRead?(db: Kysely<NoTables>, events: readonly RecordedEvent[]): CompiledQuery | null;
-  /**
    * Applies events, in feed order, inside the runner's transaction. Throwing rolls back the whole batch. `later`
    * takes the batch's last writes, those whose outcome it does not read (see `LaterWrites`); without it they run
-   * at once. `started`: the rows of `startRead`, when it was sent with the transaction's start; without it the batch
-   * reads them itself.
+   * at once.
    */
-  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites, started?: readonly unknown[]): Promise<void>;
+  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites): Promise<void>;
   /** Statements run on activation after the table views exist (views built over views, for finance). */
   readonly derivedViews?: readonly string[];
   /**
@@ -113,13 +107,8 @@ export interface ProjectorDefinition<T extends Tables, M extends EventMap> exten
 
 export interface BatchProjectorDefinition<T extends Tables, M extends EventMap> extends ProjectorParts<T> {
   handles: readonly EventType<M>[];
-  /** See `Projector.startRead`. */
-  startRead?(db: Kysely<T>, events: readonly Recorded<M>[]): CompiledQuery | null;
-  /**
-   * Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. `started`:
-   * see `Projector.apply`.
-   */
-  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites, started: readonly unknown[] | undefined): Promise<void>;
+  /** Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. */
+  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites): Promise<void>;
 }
 
 function projectorHandler<T extends Tables, M extends EventMap, K extends EventType<M>>(
@@ -134,8 +123,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
 ): Projector {
   const own = (trx: Kysely<NoTables>): Kysely<T> => trx.withTables<T>();
   let handles: readonly string[];
-  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites, started: readonly unknown[] | undefined) => Promise<void>;
-  let startRead: Projector['startRead'];
+  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites) => Promise<void>;
   if ('handlers' in definition) {
     const { handlers } = definition;
     handles = Object.keys(handlers);
@@ -144,9 +132,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     };
   } else {
     handles = definition.handles;
-    apply = (trx, events, later, started) => definition.apply(trx, events, later, started);
-    const read = definition.startRead;
-    if (read) startRead = (db, events) => read(own(db), recordedAllAs<M>(events));
+    apply = (trx, events, later) => definition.apply(trx, events, later);
   }
   return {
     name: definition.name,
@@ -157,8 +143,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
     ...(definition.awaitedFor ? { awaitedFor: definition.awaitedFor } : {}),
-    ...(startRead ? { startRead } : {}),
-    apply: (trx, events, later, started) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx), started),
+    apply: (trx, events, later) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx)),
   };
 }
 

@@ -455,9 +455,7 @@ export class ProjectionRunner extends EventEmitter {
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
-    const apply = events.length > 0
-      ? (trx: Kysely<NoTables>, later: LaterWrites, started?: readonly unknown[]) => projector.apply(trx, events, later, started)
-      : null;
+    const apply = events.length > 0 ? (trx: Kysely<NoTables>, later: LaterWrites) => projector.apply(trx, events, later) : null;
     const alone = async (trx: Kysely<NoTables>) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, apply ? this.database.schema : undefined);
@@ -467,8 +465,7 @@ export class ProjectionRunner extends EventEmitter {
     const startedAt = performance.now();
     if (shared) {
       const checkpoint = { name: this.name, version: this.version, owner: this.options.owner, ttlMs: this.leaseTtlMs, previous: this.stored, next: last, handled: events.length };
-      const start = apply ? projector.startRead?.(this.database.db, events) ?? null : null;
-      await shared.run({ checkpoint, start, apply, alone });
+      await shared.run({ checkpoint, apply, alone });
     } else {
       await this.database.db.transaction().execute(alone);
     }

@@ -4,19 +4,19 @@
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
  * count. The first round trip begins the transaction, checks that every batch's checkpoint is where the batch starts
- * and its lease still held, puts every batch's schema first on the search_path, and reads what batches start from
- * (`Projector.startRead`); the batches' writes follow, one after the other; the last round trip moves every checkpoint,
- * each its own compare-and-set, and carries the writes the batches hand over (`LaterWrites`), their values written in,
- * with the COMMIT. A transaction whose batches hand over all their writes so writes only in its last statement: until
- * then it holds back no event from the feed (./projectionState.ts, `beginCheckingCheckpoints`). Both ends are simple
- * queries of several statements, sent on the pooled connection itself: kysely answers only the last statement's
- * rows, and the start reads' rows are wanted.
+ * and its lease still held, and puts every batch's schema first on the search_path; the batches' writes follow, one
+ * after the other; the last round trip moves every checkpoint, each its own compare-and-set, and carries the writes the
+ * batches hand over (`LaterWrites`), their values written in, with the COMMIT. A transaction whose batches hand over
+ * all their writes so writes only in its last statement: until then it holds back no event from the feed
+ * (./projectionState.ts, `beginCheckingCheckpoints`). Both ends are simple queries of several statements, sent on the
+ * pooled connection itself: kysely answers only the last statement's rows, and the first statement's are wanted (the
+ * schemas the checkpoints' moves check again).
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
  */
-import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
+import { Kysely, PostgresDialect } from 'kysely';
 import type pg from 'pg';
 import { Coalescer } from '../db/coalescer.ts';
 import type { Database, NoTables } from '../db/database.ts';
@@ -28,13 +28,11 @@ import { compiledWrite, type LaterWrites } from './projector.ts';
 export interface SharedWork {
   /** Its checkpoint's move. */
   checkpoint: CheckpointMove;
-  /** The read it starts from, if any (`Projector.startRead`): sent with the BEGIN, its rows given to `apply`. */
-  start?: CompiledQuery | null;
   /**
-   * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
-   * hands to `later` go with the COMMIT. `started`: the rows of `start`.
+   * Its writes, once its checkpoint was checked and its schema is on the search_path (null: a checkpoint alone); those
+   * it hands to `later` go with the COMMIT, after the checkpoint's move.
    */
-  apply: ((trx: Kysely<NoTables>, later: LaterWrites, started?: readonly unknown[]) => Promise<void>) | null;
+  apply: ((trx: Kysely<NoTables>, later: LaterWrites) => Promise<void>) | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
   alone: (trx: Kysely<NoTables>) => Promise<void>;
 }
@@ -83,21 +81,17 @@ export class SharedTransactions {
     return outcomes;
   }
 
-  /** The works in one transaction: begun with their checkpoints and start reads, ended with their held writes. */
+  /** The works in one transaction: begun with their checkpoints' check, ended with their moves and held writes. */
   private async together(batch: readonly SharedWork[]): Promise<void> {
     const client = await this.database.pool.connect();
     // A connection that cannot roll back is broken: given back with the error, the pool drops it.
     let broken: Error | undefined;
     try {
-      // BEGIN, the checkpoints' check and the start reads in one round trip; a checkpoint that moved fails it. Each
-      // statement on lines of its own, so that a statement's trailing comment cannot take in the next one.
+      // BEGIN and the checkpoints' check in one round trip; a checkpoint that moved fails it.
       const moves = batch.map((work) => work.checkpoint);
-      const starts = batch.flatMap((work) => work.start ? [inlineParameters(work.start.sql, work.start.parameters)] : []);
-      const begun = await client.query([beginCheckingCheckpoints(moves, this.database.schema), ...starts].join('\n;\n')) as unknown as pg.QueryResult[];
-      // The answers of BEGIN and of the checkpoints' statement, then one for each start read, in order.
+      const begun = await client.query(beginCheckingCheckpoints(moves, this.database.schema)) as unknown as pg.QueryResult[];
+      // The answers of BEGIN and of the checkpoints' statement.
       const schemas = (begun[1]!.rows[0] as { schemas: CheckpointSchema[] }).schemas;
-      const answers = begun.slice(2);
-      if (answers.length !== starts.length) throw new Error(`a shared transaction's start answered ${answers.length} reads of ${starts.length}`);
       const trx = kyselyOn(client);
       const held: string[] = [];
       let sealed = false;
@@ -109,11 +103,11 @@ export class SharedTransactions {
           held.push(inlineParameters(compiled.sql, compiled.parameters));
         },
       };
-      let answer = 0;
-      for (const work of batch) await work.apply?.(trx, later, work.start ? answers[answer++]!.rows : undefined);
+      for (const work of batch) await work.apply?.(trx, later);
       sealed = true;
       // The checkpoints' moves, the held writes and the COMMIT in one simple query: a checkpoint moved meanwhile or a
-      // failing write stops it there, before the COMMIT.
+      // failing write stops it there, before the COMMIT. Each on lines of its own, so that a statement's trailing
+      // comment cannot take in the next one.
       await client.query([checkpointsMoved(moves, schemas), ...held, 'COMMIT'].join('\n;\n'));
     } catch (error) {
       await client.query('ROLLBACK').catch((failed: unknown) => { broken = failed instanceof Error ? failed : new Error(String(failed)); });
