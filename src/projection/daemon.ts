@@ -107,7 +107,7 @@ export class ProjectionDaemon {
   private runnerOptions(): RunnerOptions {
     const { owner: _owner, ...rest } = this.options;
     return {
-      reactorLanes: this.reactorLanes, sharedTransactions: this.sharedTransactions ??= new SharedTransactions(this.database), ...rest, owner: this.owner,
+      reactorLanes: this.reactorLanes, sharedTransactions: this.sharedTransactions ??= new SharedTransactions(this.database.db, this.states, this.database.schema), ...rest, owner: this.owner,
       heartbeats: this.heartbeats,
     };
   }

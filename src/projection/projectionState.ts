@@ -172,77 +172,6 @@ export interface LeaseClaim {
   previousOwner: string | null;
 }
 
-/** Where a projector version's tables are (its row's `schema_name`), as a shared transaction found them at its start. */
-export interface CheckpointSchema { name: string; version: number; schema: string | null }
-
-function movesLiteral(moves: readonly CheckpointMove[], schemas?: readonly CheckpointSchema[]): string {
-  const schemaOf = new Map(schemas?.map((s) => [`${s.name}:${s.version}`, s.schema]));
-  return escapeLiteral(JSON.stringify(moves.map((m) => ({
-    name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
-    previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
-    next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
-    schema_name: schemaOf.get(`${m.name}:${m.version}`) ?? null,
-  }))));
-}
-
-const MOVES_COLUMNS = `name text, version integer, owner text, ttl_ms double precision, previous_commit bigint, previous_prepare bigint,
-  next_commit bigint, next_prepare bigint, handled bigint, schema_name text`;
-
-/**
- * The text that begins a shared transaction and checks, in the same round trip, that each of several projectors still
- * holds its lease and its checkpoint where its batch starts, putting every one of their schemas first on the
- * search_path (a table belongs to one projector, which the daemon checks as projectors are added, so each name finds
- * its own version's table; a row without a schema fails the statement). It only reads: the transaction takes no id
- * until its first write, and while it has one it holds back from the feed every event committed after (the feed
- * shows an event once every older transaction has ended). The checkpoints move at the end (`checkpointsMoved`),
- * with the batches' last writes and the COMMIT, so that under load the feed is held for a statement, not for the
- * whole transaction. It is sent as one simple query, so the moves are written into it as a literal; it fails
- * (`CheckpointsNotMoved` in its message) unless every checkpoint is as expected, and the transaction must then be
- * rolled back. Its answer's `schemas` (`CheckpointSchema[]`) go to `checkpointsMoved`.
- */
-export function beginCheckingCheckpoints(moves: readonly CheckpointMove[], baseSchema: string): string {
-  // A count short of the moves fails the cast, naming how many are as expected: the statement answers nothing else.
-  return `BEGIN;
-    WITH x AS (SELECT * FROM jsonb_to_recordset(${movesLiteral(moves)}::jsonb) AS x(${MOVES_COLUMNS})),
-    found AS (
-      SELECT p.name, p.version, p.schema_name FROM projection_state p JOIN x ON p.name = x.name AND p.version = x.version
-       WHERE p.lease_owner = x.owner AND p.status <> 'retired'
-         AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
-         AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
-    )
-    SELECT CASE WHEN count(*) = ${moves.length}
-             THEN set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${escapeLiteral(baseSchema)}::text), 'public'), true)
-             ELSE ('CheckpointsNotMoved: ' || count(*) || ' of ${moves.length}')::integer::text
-           END AS path,
-           json_agg(json_build_object('name', name, 'version', version, 'schema', schema_name)) AS schemas
-      FROM found`;
-}
-
-/**
- * The statement that moves the checkpoints a shared transaction began with (`beginCheckingCheckpoints`), each its own
- * compare-and-set that also renews the lease, in the transaction's last round trip. Each row must still name the
- * schema the transaction wrote into (`schemas`, as its start found them: a replay may have swapped in another). It
- * fails (`CheckpointsNotMoved`) unless every checkpoint moved, and the transaction must then be rolled back.
- */
-export function checkpointsMoved(moves: readonly CheckpointMove[], schemas: readonly CheckpointSchema[]): string {
-  return `WITH x AS (SELECT * FROM jsonb_to_recordset(${movesLiteral(moves, schemas)}::jsonb) AS x(${MOVES_COLUMNS})),
-    moved AS (
-      UPDATE projection_state p
-         SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
-             events_handled = p.events_handled + x.handled,
-             lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000), last_error = NULL, updated_at = now()
-        FROM x
-       WHERE p.name = x.name AND p.version = x.version AND p.lease_owner = x.owner AND p.status <> 'retired'
-         AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
-         AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
-         AND p.schema_name IS NOT DISTINCT FROM x.schema_name
-      RETURNING 1
-    )
-    SELECT CASE WHEN count(*) = ${moves.length} THEN 'moved'
-             ELSE ('CheckpointsNotMoved: ' || count(*) || ' of ${moves.length}')::integer::text END AS moved
-      FROM moved`;
-}
-
 export class ProjectionStateStore {
   constructor(private readonly database: Database) {}
 
@@ -333,6 +262,43 @@ export class ProjectionStateStore {
    */
   advanceReactorCheckpoint(name: string, owner: string, ttlMs: number, previous: Position | null, next: Position, handled: number): Promise<boolean> {
     return reactorCheckpointsOf(this.database).submit({ name, owner, ttlMs, previous, next, handled });
+  }
+
+  /**
+   * Begins a shared transaction on `connection` and, in the same round trip, moves several projectors' checkpoints in
+   * one compare-and-set statement, with every one of their schemas first on the search_path (a table belongs to one
+   * projector, which the daemon checks as projectors are added, so each name finds its own version's table; a row
+   * without a schema fails the statement). The two go as one simple query, so the moves are written into it as a
+   * literal; it fails (`CheckpointsNotMoved` in its message) unless every checkpoint moved, and the transaction must
+   * then be rolled back. The caller commits or rolls back.
+   */
+  async beginWithCheckpoints(connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<void> {
+    const wanted = JSON.stringify(moves.map((m) => ({
+      name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
+      previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
+      next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
+    })));
+    // A count short of the moves fails the cast, naming how many moved: the statement answers nothing else.
+    await sql.raw(`BEGIN;
+      WITH x AS (
+        SELECT * FROM jsonb_to_recordset(${escapeLiteral(wanted)}::jsonb) AS x(name text, version integer, owner text,
+          ttl_ms double precision, previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
+      ), moved AS (
+        UPDATE projection_state p
+           SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
+               events_handled = p.events_handled + x.handled,
+               lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000), last_error = NULL, updated_at = now()
+          FROM x
+         WHERE p.name = x.name AND p.version = x.version AND p.lease_owner = x.owner AND p.status <> 'retired'
+           AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
+           AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
+        RETURNING p.schema_name
+      )
+      SELECT CASE WHEN count(*) = ${moves.length}
+               THEN set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${escapeLiteral(baseSchema)}::text), 'public'), true)
+               ELSE ('CheckpointsNotMoved: ' || count(*) || ' of ${moves.length}')::integer::text
+             END AS path
+        FROM moved`).execute(connection);
   }
 
   /**

@@ -3,25 +3,19 @@
  * transaction: one BEGIN and one COMMIT for all of them instead of one pair each. A write sets off several
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
- * count. The first round trip begins the transaction, checks that every batch's checkpoint is where the batch starts
- * and its lease still held, and puts every batch's schema first on the search_path; the batches' writes follow, one
- * after the other; the last round trip moves every checkpoint, each its own compare-and-set, and carries the writes the
- * batches hand over (`LaterWrites`), their values written in, with the COMMIT. A transaction whose batches hand over
- * all their writes so writes only in its last statement: until then it holds back no event from the feed
- * (./projectionState.ts, `beginCheckingCheckpoints`). Both ends are simple queries of several statements, sent on the
- * pooled connection itself: kysely answers only the last statement's rows, and the first statement's are wanted (the
- * schemas the checkpoints' moves check again).
+ * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
+ * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other, and
+ * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
  */
-import { Kysely, PostgresDialect } from 'kysely';
-import type pg from 'pg';
+import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
-import type { Database, NoTables } from '../db/database.ts';
+import type { NoTables } from '../db/database.ts';
 import { inlineParameters } from '../db/inlineSql.ts';
-import { beginCheckingCheckpoints, checkpointsMoved, type CheckpointMove, type CheckpointSchema } from './projectionState.ts';
+import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
 import { compiledWrite, type LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
@@ -29,8 +23,8 @@ export interface SharedWork {
   /** Its checkpoint's move. */
   checkpoint: CheckpointMove;
   /**
-   * Its writes, once its checkpoint was checked and its schema is on the search_path (null: a checkpoint alone); those
-   * it hands to `later` go with the COMMIT, after the checkpoint's move.
+   * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
+   * hands to `later` go with the COMMIT.
    */
   apply: ((trx: Kysely<NoTables>, later: LaterWrites) => Promise<void>) | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
@@ -40,7 +34,7 @@ export interface SharedWork {
 /** What a work came to: null when it committed, else its own error. */
 type Outcome = { failed: unknown } | null;
 
-/** Batches committed together, at most: a transaction's last round trip locks every one of their checkpoint rows. */
+/** Batches committed together, at most: a projector's batch holds its checkpoint row's lock until the commit. */
 const MAX_WORKS_PER_TRANSACTION = 32;
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
@@ -49,7 +43,7 @@ export class SharedTransactions {
   /** Gathers the works of a turn (or of the time a transaction is in flight), as the other shared statements do. */
   private readonly works: Coalescer<SharedWork, Outcome>;
 
-  constructor(private readonly database: Pick<Database, 'pool' | 'db' | 'schema'>) {
+  constructor(private readonly db: Kysely<NoTables>, private readonly states: ProjectionStateStore, private readonly baseSchema: string) {
     this.works = new Coalescer((batch) => this.commit(batch), { maxBatch: MAX_WORKS_PER_TRANSACTION, maxInFlight: MAX_IN_FLIGHT });
   }
 
@@ -64,7 +58,32 @@ export class SharedTransactions {
     // a transaction of its own. When it fails, it runs again alone below, which tells its error (a checkpoint moved
     // elsewhere, a failing write) as the runner knows it.
     try {
-      await this.together(batch);
+      await this.db.connection().execute(async (connection) => {
+        try {
+          // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
+          await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
+          const held: string[] = [];
+          let sealed = false;
+          const later: LaterWrites = {
+            add: async (query) => {
+              // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
+              if (sealed) throw new Error('a projector handed over a write after its batch was done');
+              const compiled = compiledWrite(query);
+              held.push(inlineParameters(compiled.sql, compiled.parameters));
+            },
+          };
+          for (const work of batch) await work.apply?.(connection, later);
+          sealed = true;
+          // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
+          // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
+          await sql.raw([...held, 'COMMIT'].join('\n;\n')).execute(connection);
+        } catch (error) {
+          // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
+          // pool drops it.
+          await sql`ROLLBACK`.execute(connection).catch(() => undefined);
+          throw error;
+        }
+      });
       return batch.map(() => null);
     } catch {
       // Which work failed is told by running each alone, below; the others commit there.
@@ -72,7 +91,7 @@ export class SharedTransactions {
     const outcomes: Outcome[] = [];
     for (const work of batch) {
       try {
-        await this.database.db.transaction().execute(work.alone);
+        await this.db.transaction().execute(work.alone);
         outcomes.push(null);
       } catch (error) {
         outcomes.push({ failed: error });
@@ -80,58 +99,4 @@ export class SharedTransactions {
     }
     return outcomes;
   }
-
-  /** The works in one transaction: begun with their checkpoints' check, ended with their moves and held writes. */
-  private async together(batch: readonly SharedWork[]): Promise<void> {
-    const client = await this.database.pool.connect();
-    // A connection that cannot roll back is broken: given back with the error, the pool drops it.
-    let broken: Error | undefined;
-    try {
-      // BEGIN and the checkpoints' check in one round trip; a checkpoint that moved fails it.
-      const moves = batch.map((work) => work.checkpoint);
-      const begun = await client.query(beginCheckingCheckpoints(moves, this.database.schema)) as unknown as pg.QueryResult[];
-      // The answers of BEGIN and of the checkpoints' statement.
-      const schemas = (begun[1]!.rows[0] as { schemas: CheckpointSchema[] }).schemas;
-      const trx = kyselyOn(client);
-      const held: string[] = [];
-      let sealed = false;
-      const later: LaterWrites = {
-        add: async (query) => {
-          // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
-          if (sealed) throw new Error('a projector handed over a write after its batch was done');
-          const compiled = compiledWrite(query);
-          held.push(inlineParameters(compiled.sql, compiled.parameters));
-        },
-      };
-      for (const work of batch) await work.apply?.(trx, later);
-      sealed = true;
-      // The checkpoints' moves, the held writes and the COMMIT in one simple query: a checkpoint moved meanwhile or a
-      // failing write stops it there, before the COMMIT. Each on lines of its own, so that a statement's trailing
-      // comment cannot take in the next one.
-      await client.query([checkpointsMoved(moves, schemas), ...held, 'COMMIT'].join('\n;\n'));
-    } catch (error) {
-      await client.query('ROLLBACK').catch((failed: unknown) => { broken = failed instanceof Error ? failed : new Error(String(failed)); });
-      throw error;
-    } finally {
-      client.release(broken);
-    }
-  }
-}
-
-/**
- * A kysely handle whose every statement runs on `client`, a pooled connection checked out for a shared transaction:
- * one per connection, kept as long as the connection lives. Its statements never give the connection back.
- */
-const handles = new WeakMap<pg.PoolClient, Kysely<NoTables>>();
-
-function kyselyOn(client: pg.PoolClient): Kysely<NoTables> {
-  let handle = handles.get(client);
-  if (!handle) {
-    const borrowed = { query: (...args: unknown[]) => (client.query as (...a: unknown[]) => unknown)(...args), release: () => undefined };
-    handle = new Kysely<NoTables>({
-      dialect: new PostgresDialect({ pool: { connect: async () => borrowed, end: async () => undefined } as unknown as pg.Pool }),
-    });
-    handles.set(client, handle);
-  }
-  return handle;
 }
