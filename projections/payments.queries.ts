@@ -5,6 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../src/db/coalescer.ts';
 import { findOwned } from '../src/db/owned.ts';
+import { PREPARED } from '../src/db/preparedStatements.ts';
 import type { Tenant } from '../src/domain/tenancy.ts';
 import type { PaymentEvent } from '../src/payments/events.ts';
 import { EXPIRABLE_STATUSES, paymentRowOf, type PaymentRow } from './payments.ts';
@@ -53,7 +54,7 @@ type PayerAndAccountQuery = { clientId: string; identityId: string; accountNumbe
  */
 export function lookUpPayersAndAccounts(db: Kysely<ReadModels>): Coalescer<PayerAndAccountQuery, PayerAndAccount> {
   return new Coalescer(async (queries) => {
-    const { rows } = await sql<{ n: string } & PayerAndAccount>`
+    const { rows } = await sql<{ n: string } & PayerAndAccount>`${sql.raw(PREPARED)}
       SELECT x.n::text AS n,
              (SELECT json_build_object('review_threshold_basic_usd', c.review_threshold_basic_usd,
                                        'review_threshold_standard_usd', c.review_threshold_standard_usd)

@@ -26,6 +26,7 @@ import { webhookEventSchemas } from '../src/webhooks/events.ts';
 import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
 import type { Instant, Json } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
+import { PREPARED } from '../src/db/preparedStatements.ts';
 
 export const WEBHOOKS_PROJECTOR = 'webhooks';
 /** Rows per INSERT statement (well under Postgres' 65,535 parameters). */
@@ -136,7 +137,7 @@ async function batchStart(
   const { rows } = await sql<{
     payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null;
     client_id: string | null; endpoint_id: string | null; events: string[] | null; enabled: boolean | null;
-  }>`
+  }>`${sql.raw(PREPARED)}
     SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p,
            NULL::text AS client_id, NULL::text AS endpoint_id, NULL::jsonb AS events, NULL::boolean AS enabled
       FROM projection_state WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'

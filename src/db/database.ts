@@ -11,6 +11,7 @@ import { createPgConfig } from '@electric-sql/pglite/node-postgres';
 import { ProcessLiveness } from './liveness.ts';
 import { runMigrations } from './migrations.ts';
 import { copyPgliteTemplate } from './pgliteTemplate.ts';
+import { preparingPool } from './preparedStatements.ts';
 import { quoteIdent } from './sql.ts';
 
 export type DatabaseKind = 'pglite' | 'postgres';
@@ -106,7 +107,7 @@ export async function openDatabase(target: DatabaseTarget, options: OpenDatabase
   // Released, a dead client is discarded.
   pool.on('connect', (client) => client.on('error', () => undefined));
 
-  const db = new Kysely<NoTables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<NoTables>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) });
   const liveness = target.kind === 'postgres' ? new ProcessLiveness(target.connectionString) : null;
   const close = async () => {
     await liveness?.stop();

@@ -185,6 +185,45 @@ const migrations: Migration[] = [
       );
     `,
   },
+  {
+    id: '0011_move_checkpoints',
+    sql: `
+      -- The projectors' shared transaction (src/projection/sharedTransactions.ts) begins with this call, in the same
+      -- simple query as its BEGIN. It moves each projector's checkpoint from where the batch read it to where the
+      -- batch ends, if nobody else moved it and the lease is still the batch's owner's, and fails unless every
+      -- one moved. It then puts the schemas of the tables that serve first on the transaction's search_path, then
+      -- base_schema: the rows, locked until the commit, say which tables serve (a replay swaps them,
+      -- src/projection/replay.ts). A function because a simple query cannot carry a prepared statement: PL/pgSQL
+      -- plans its statement once per connection, where the statement written into the query was planned at every
+      -- batch (about as long as it ran).
+      CREATE FUNCTION move_checkpoints(wanted jsonb, expected integer, base_schema text) RETURNS text
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        schemas text[];
+      BEGIN
+        WITH x AS (
+          SELECT * FROM jsonb_to_recordset(wanted) AS x(name text, version integer, owner text, ttl_ms double precision,
+            previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
+        ), moved AS (
+          UPDATE projection_state p
+             SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
+                 events_handled = p.events_handled + x.handled,
+                 lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000), last_error = NULL, updated_at = now()
+            FROM x
+           WHERE p.name = x.name AND p.version = x.version AND p.lease_owner = x.owner AND p.status <> 'retired'
+             AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
+             AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
+          RETURNING p.schema_name
+        )
+        SELECT array_agg(format('%I', schema_name)) INTO schemas FROM moved;
+        IF coalesce(cardinality(schemas), 0) <> expected THEN
+          RAISE EXCEPTION 'CheckpointsNotMoved: % of %', coalesce(cardinality(schemas), 0), expected;
+        END IF;
+        RETURN set_config('search_path', concat_ws(', ', array_to_string(schemas, ', '), format('%I', base_schema), 'public'), true);
+      END
+      $$;
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

@@ -266,11 +266,11 @@ export class ProjectionStateStore {
 
   /**
    * Begins a shared transaction on `connection` and, in the same round trip, moves several projectors' checkpoints in
-   * one compare-and-set statement, with every one of their schemas first on the search_path (a table belongs to one
-   * projector, which the daemon checks as projectors are added, so each name finds its own version's table; a row
-   * without a schema fails the statement). The two go as one simple query, so the moves are written into it as a
-   * literal; it fails (`CheckpointsNotMoved` in its message) unless every checkpoint moved, and the transaction must
-   * then be rolled back. The caller commits or rolls back.
+   * one compare-and-set (the function `move_checkpoints`, src/db/migrations.ts), with every one of their schemas first
+   * on the search_path (a table belongs to one projector, which the daemon checks as projectors are added, so each
+   * name finds its own version's table; a row without a schema fails the call). The two go as one simple query, so
+   * the moves are written into it as a literal; it fails (`CheckpointsNotMoved` in its message) unless every
+   * checkpoint moved, and the transaction must then be rolled back. The caller commits or rolls back.
    */
   async beginWithCheckpoints(connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<void> {
     const wanted = JSON.stringify(moves.map((m) => ({
@@ -278,27 +278,7 @@ export class ProjectionStateStore {
       previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
       next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
     })));
-    // A count short of the moves fails the cast, naming how many moved: the statement answers nothing else.
-    await sql.raw(`BEGIN;
-      WITH x AS (
-        SELECT * FROM jsonb_to_recordset(${escapeLiteral(wanted)}::jsonb) AS x(name text, version integer, owner text,
-          ttl_ms double precision, previous_commit bigint, previous_prepare bigint, next_commit bigint, next_prepare bigint, handled bigint)
-      ), moved AS (
-        UPDATE projection_state p
-           SET checkpoint_commit = x.next_commit, checkpoint_prepare = x.next_prepare,
-               events_handled = p.events_handled + x.handled,
-               lease_expires_at = now() + make_interval(secs => x.ttl_ms / 1000), last_error = NULL, updated_at = now()
-          FROM x
-         WHERE p.name = x.name AND p.version = x.version AND p.lease_owner = x.owner AND p.status <> 'retired'
-           AND p.checkpoint_commit IS NOT DISTINCT FROM x.previous_commit
-           AND p.checkpoint_prepare IS NOT DISTINCT FROM x.previous_prepare
-        RETURNING p.schema_name
-      )
-      SELECT CASE WHEN count(*) = ${moves.length}
-               THEN set_config('search_path', concat_ws(', ', string_agg(format('%I', schema_name), ', '), format('%I', ${escapeLiteral(baseSchema)}::text), 'public'), true)
-               ELSE ('CheckpointsNotMoved: ' || count(*) || ' of ${moves.length}')::integer::text
-             END AS path
-        FROM moved`).execute(connection);
+    await sql.raw(`BEGIN; SELECT move_checkpoints(${escapeLiteral(wanted)}::jsonb, ${moves.length}, ${escapeLiteral(baseSchema)})`).execute(connection);
   }
 
   /**
