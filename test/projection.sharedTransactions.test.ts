@@ -118,6 +118,32 @@ for (const target of databaseTargets()) {
       expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
     });
 
+    it('a handed-over write of many values runs at once, after those held before it; those after it go with the COMMIT', async () => {
+      let statements = 0;
+      const counted = database.db.withPlugin({
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => { statements++; return args.result; },
+      });
+      const table = sql.raw(quoteIdent('shared_c_rows'));
+      const many = Array.from({ length: 1_001 }, (_, i) => 1_000 + i);
+      const shared = new SharedTransactions(counted, states, database.schema);
+      await shared.run({
+        checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(10), next: at(50), handled: 3 },
+        apply: async (trx, later) => {
+          await later.add(sql`INSERT INTO ${table} (n) VALUES (${5})`.compile(trx));
+          // Its rows go in only if the held write before it already ran.
+          await later.add(sql`INSERT INTO ${table} (n) SELECT v FROM (VALUES ${sql.join(many.map((n) => sql`(${n}::integer)`))}) AS x(v)
+            WHERE EXISTS (SELECT 1 FROM ${table} WHERE n = 5)`.compile(trx));
+          await later.add(sql`INSERT INTO ${table} (n) SELECT 6 WHERE (SELECT count(*) FROM ${table}) > 1000`.compile(trx));
+        },
+        alone: () => Promise.reject(new Error('ran alone')),
+      });
+      // The begin, the write held before the large one, the large one, and the last one with the COMMIT.
+      expect(statements).to.equal(4);
+      expect(await rowsOf('shared_c')).to.deep.equal([1, 5, 6, ...many]);
+      expect(await checkpointOf('shared_c')).to.deep.equal(at(50));
+    });
+
     it('a handed-over write that fails fails its own batch, run again alone with its own error; the others commit', async () => {
       const shared = new SharedTransactions(database.db, states, database.schema);
       const outcomes = await Promise.allSettled([

@@ -31,17 +31,17 @@ function nameOf(text: string): string | undefined {
 }
 
 /** The query node-postgres is given for `text`: named when the text is marked. */
-export function statementFor(text: string, values: readonly unknown[]): pg.QueryConfig {
+export function statementFor(text: string, values: unknown[]): pg.QueryConfig {
   const name = text.startsWith(PREPARED) ? nameOf(text) : undefined;
-  return name === undefined ? { text, values: [...values] } : { name, text, values: [...values] };
+  return name === undefined ? { text, values } : { name, text, values };
 }
 
 /** `pool` as kysely's dialect sees it, marked statements named. One wrapper per client: kysely keys its connections by it. */
 export function preparingPool(pool: pg.Pool): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    // A text and its values, or a cursor (a streamed read), which goes as it is.
-    const query = (textOrCursor: string | pg.Submittable, values?: readonly unknown[]) => typeof textOrCursor === 'string'
+    // A text and its values (an array of kysely's own, passed on as it is), or a cursor (a streamed read).
+    const query = (textOrCursor: string | pg.Submittable, values?: unknown[]) => typeof textOrCursor === 'string'
       ? client.query(statementFor(textOrCursor, values ?? []))
       : client.query(textOrCursor);
     return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };

@@ -36,6 +36,11 @@ type Outcome = { failed: unknown } | null;
 
 /** Batches committed together, at most: a projector's batch holds its checkpoint row's lock until the commit. */
 const MAX_WORKS_PER_TRANSACTION = 32;
+/**
+ * Values a write held for the COMMIT may carry, at most; a larger one runs at once. A write at the head of the feed
+ * carries some tens (a few events' rows); one catching up, thousands.
+ */
+const MAX_HELD_PARAMETERS = 1_000;
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
 
@@ -69,7 +74,15 @@ export class SharedTransactions {
               // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
               if (sealed) throw new Error('a projector handed over a write after its batch was done');
               const compiled = compiledWrite(query);
-              held.push(inlineParameters(compiled.sql, compiled.parameters));
+              if (compiled.parameters.length <= MAX_HELD_PARAMETERS) {
+                held.push(inlineParameters(compiled.sql, compiled.parameters));
+                return;
+              }
+              // A large write (a batch catching up) goes now, with its values as parameters: written into the text, it
+              // would make a string of megabytes for a round trip that matters little beside it. Those held before it
+              // go first, in the order they came.
+              if (held.length > 0) await sql.raw(held.splice(0).join('\n;\n')).execute(connection);
+              await connection.executeQuery(compiled);
             },
           };
           for (const work of batch) await work.apply?.(connection, later);
