@@ -3,7 +3,7 @@
  * and exchange as JSON, and one row per review document. Every value comes from the events (timestamps
  * included), so a rebuild gives identical rows.
  */
-import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
+import { CompiledQuery, sql, type ColumnType, type Generated, type Insertable, type Kysely, type RawBuilder, type Selectable, type Updateable } from 'kysely';
 import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import { isOneOf } from '../src/eventstore/typedEvents.ts';
 import type { StoredEvent, StoredEventData, StoredEventType } from '../src/storedEvents/registry.ts';
@@ -13,6 +13,7 @@ import type { PaymentNode } from '../schemas/paymentNodes.ts';
 import type { Instant, Json, NullableInstant } from './columns.ts';
 import { zeroAmount } from '../src/domain/money.ts';
 import { scopedTo, type PageWindow } from '../src/db/owned.ts';
+import { PREPARED } from '../src/db/preparedStatements.ts';
 import type { CompanionStatus } from '../src/deposits/events.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
@@ -368,6 +369,29 @@ export type NewPayment = Insertable<PaymentsTable>;
 /** Rows per INSERT: 47 columns each stays far below Postgres' 65,535 parameters. */
 const INSERT_CHUNK = 500;
 
+/**
+ * New rows inserted from one JSON array of them (a parameter, whatever their number: the statement's text never
+ * changes), each column read as its type (a jsonb column as the JSON text the row holds, then cast); a column with
+ * a default takes it when the row has none. The counts move in the same statement; it answers the counts moved
+ * (INSERT_COUNTED_SQL) or only how many (INSERT_COUNTING_SQL, for a write that goes with the COMMIT).
+ */
+const INSERT_ROWS_SQL = (() => {
+  const columns = Object.keys(paymentColumns) as PaymentColumn[];
+  const record = columns.map((column) => `${column} ${sqlTypeOf(column) === 'jsonb' ? 'text' : sqlTypeOf(column)}`);
+  const values = columns.map((column) => {
+    const value = sqlTypeOf(column) === 'jsonb' ? `x.${column}::jsonb` : `x.${column}`;
+    const fallback = /\bDEFAULT (\S+)/.exec(paymentColumns[column])?.[1];
+    return fallback === undefined ? value : `coalesce(${value}, ${fallback})`;
+  });
+  return `INSERT INTO payments (${columns.join(', ')})
+    SELECT ${values.join(', ')} FROM json_to_recordset($1::json) AS x(${record.join(', ')})
+    RETURNING ${COUNTED_COLUMNS.join(', ')}`;
+})();
+const insertCounted = (answer: string) =>
+  `${PREPARED} WITH inserted AS (${INSERT_ROWS_SQL}), counted AS (${countedUpsert(countedValues('inserted', 1))}) ${answer}`;
+const INSERT_COUNTED_SQL = insertCounted('SELECT * FROM counted');
+const INSERT_COUNTING_SQL = insertCounted('SELECT count(*) AS n FROM counted');
+
 function createdRow(d: Data<'PaymentCreated'>): NewPayment {
   const payableUntil = [d.expiresAt, d.exchange?.quoteExpiresAt].filter((t): t is string => !!t)
     .sort((a, b) => Date.parse(a) - Date.parse(b))[0] ?? null;
@@ -505,13 +529,9 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
   // refund child's account number after it (in that order).
   const insertLater = documents.length === 0;
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
-    const insert = trx
-      .with('inserted', (db) => db.insertInto('payments').values(rows.slice(i, i + INSERT_CHUNK)).returning(COUNTED_COLUMNS))
-      // A raw CTE body goes in as written: its parentheses are ours to give.
-      .with('counted', () => sql<PaymentCountsTable>`(${sql.raw(countedUpsert(countedValues('inserted', 1)))})`)
-      .selectFrom('counted');
-    if (insertLater) await later.add(insert.select(sql<string>`count(*)`.as('n')));
-    else await settleCounts(trx, await insert.selectAll().execute());
+    const chunk = JSON.stringify(rows.slice(i, i + INSERT_CHUNK));
+    if (insertLater) await later.add(CompiledQuery.raw(INSERT_COUNTING_SQL, [chunk]));
+    else await settleCounts(trx, (await trx.executeQuery<PaymentCountsTable>(CompiledQuery.raw(INSERT_COUNTED_SQL, [chunk]))).rows);
   }
   if (patches.size > 0) {
     const ids = [...patches.keys()];

@@ -37,10 +37,13 @@ type Outcome = { failed: unknown } | null;
 /** Batches committed together, at most: a projector's batch holds its checkpoint row's lock until the commit. */
 const MAX_WORKS_PER_TRANSACTION = 32;
 /**
- * Values a write held for the COMMIT may carry, at most; a larger one runs at once. A write at the head of the feed
- * carries some tens (a few events' rows); one catching up, thousands.
+ * How large a write held for the COMMIT may be, at most, as its values' count plus the characters of those that are
+ * text; a larger one runs at once. A write at the head of the feed carries a few events' rows: some tens of values,
+ * a few kilobytes. One catching up carries thousands of rows.
  */
-const MAX_HELD_PARAMETERS = 1_000;
+const MAX_HELD_SIZE = 64 * 1024;
+const heldSize = (parameters: readonly unknown[]) =>
+  parameters.reduce<number>((size, value) => size + 1 + (typeof value === 'string' ? value.length : 0), 0);
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
 
@@ -74,12 +77,12 @@ export class SharedTransactions {
               // A write handed over once the batches are done (an add not awaited) would be lost: it fails instead.
               if (sealed) throw new Error('a projector handed over a write after its batch was done');
               const compiled = compiledWrite(query);
-              if (compiled.parameters.length <= MAX_HELD_PARAMETERS) {
+              if (heldSize(compiled.parameters) <= MAX_HELD_SIZE) {
                 held.push(inlineParameters(compiled.sql, compiled.parameters));
                 return;
               }
               // A large write (a batch catching up) goes now, with its values as parameters: written into the text, it
-              // would make a string of megabytes for a round trip that matters little beside it. Those held before it
+              // would make a string of megabytes, for a round trip that matters little beside it. Those held before it
               // go first, in the order they came.
               if (held.length > 0) await sql.raw(held.splice(0).join('\n;\n')).execute(connection);
               await connection.executeQuery(compiled);
