@@ -1,7 +1,7 @@
 /**
  * Read model of customers (payers) and their documents. Documents keep the order they were added in (`seq`).
  */
-import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { Recorded } from '../src/eventstore/typedEvents.ts';
 import { defineProjector, writesNow, type LaterWrites } from '../src/projection/projector.ts';
 import type { StoredEventData } from '../src/storedEvents/registry.ts';
@@ -9,6 +9,7 @@ import type { DocumentStatus, OperationLevel } from '../src/customers/events.ts'
 import type { CustomerRecord } from '../schemas/customers.ts';
 import type { Instant, NullableInstant } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
+import { createTableSql, insertJsonRowsSql, sqlTypeOf } from '../src/db/jsonRows.ts';
 
 export interface CustomersTable {
   customer_id: string;
@@ -78,7 +79,7 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly Event[], late
     pending = new Map();
     const created = [...batch.values()].flatMap((entry) => (entry.created ? [entry.created] : []));
     for (let from = 0; from < created.length; from += ROWS_PER_STATEMENT) {
-      await writes.add(trx.insertInto('customers').values(created.slice(from, from + ROWS_PER_STATEMENT)));
+      await writes.add(CompiledQuery.raw(INSERT_CUSTOMERS_SQL, [JSON.stringify(created.slice(from, from + ROWS_PER_STATEMENT))]));
     }
     const changed = [...batch].flatMap(([customerId, entry]) => (entry.created ? [] : [{ customer_id: customerId, ...entry.changes }]));
     for (let from = 0; from < changed.length; from += ROWS_PER_STATEMENT) {
@@ -150,14 +151,32 @@ async function apply(trx: Kysely<CustomerTables>, events: readonly Event[], late
   await flush(later);
 }
 
-/** Rows per INSERT or UPDATE statement (each column a parameter: well within Postgres's 65,535). */
+/** Rows per INSERT or UPDATE statement (each statement's rows one JSON array: a bounded statement). */
 const ROWS_PER_STATEMENT = 1_000;
 
+/** The customers table's columns, as created; new rows are inserted from one JSON array (src/db/jsonRows.ts). */
+const customerColumns = {
+  customer_id: 'text PRIMARY KEY',
+  client_id: 'text NOT NULL',
+  first_name: 'text',
+  last_name: 'text',
+  email: 'text',
+  phone_number: 'text',
+  phone_number_prefix: 'text',
+  document_number: 'text',
+  document_type: 'text',
+  country: 'text',
+  operation_level: 'text NOT NULL',
+  auto_created: 'boolean NOT NULL',
+  is_documented: 'boolean NOT NULL',
+  created_at: 'timestamptz NOT NULL',
+  updated_at: 'timestamptz NOT NULL',
+} as const satisfies Record<keyof CustomersTable, string>;
+const INSERT_CUSTOMERS_SQL = insertJsonRowsSql('customers', customerColumns);
+
 /** Columns a change may set, with their types as the UPDATE reads them from JSON. */
-const changeColumns: ReadonlyArray<[keyof CustomersTable, string]> = [
-  ['first_name', 'text'], ['last_name', 'text'], ['email', 'text'], ['phone_number', 'text'], ['phone_number_prefix', 'text'],
-  ['document_type', 'text'], ['document_number', 'text'], ['operation_level', 'text'], ['is_documented', 'boolean'], ['updated_at', 'timestamptz'],
-];
+const changeColumns = (['first_name', 'last_name', 'email', 'phone_number', 'phone_number_prefix', 'document_type', 'document_number',
+  'operation_level', 'is_documented', 'updated_at'] as const).map((column) => [column, sqlTypeOf(customerColumns[column])] as const);
 
 /** One UPDATE for the changes of many customers: each column set where that customer's change names it (null included). */
 async function updateCustomers(trx: Kysely<CustomerTables>, changes: ReadonlyArray<Record<string, unknown>>, writes: LaterWrites): Promise<void> {
@@ -173,23 +192,7 @@ export const customersProjector = defineProjector<CustomerTables, StoredEventDat
   version: 1,
   tables: ['customers', 'customer_documents'],
   async setup(trx) {
-    await trx.schema.createTable('customers')
-      .addColumn('customer_id', 'text', (c) => c.primaryKey())
-      .addColumn('client_id', 'text', (c) => c.notNull())
-      .addColumn('first_name', 'text')
-      .addColumn('last_name', 'text')
-      .addColumn('email', 'text')
-      .addColumn('phone_number', 'text')
-      .addColumn('phone_number_prefix', 'text')
-      .addColumn('document_number', 'text')
-      .addColumn('document_type', 'text')
-      .addColumn('country', 'text')
-      .addColumn('operation_level', 'text', (c) => c.notNull())
-      .addColumn('auto_created', 'boolean', (c) => c.notNull())
-      .addColumn('is_documented', 'boolean', (c) => c.notNull())
-      .addColumn('created_at', 'timestamptz', (c) => c.notNull())
-      .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
-      .execute();
+    await sql.raw(createTableSql('customers', customerColumns)).execute(trx);
     await sql`CREATE INDEX customers_client_created ON customers (client_id, created_at DESC, customer_id DESC)`.execute(trx);
     for (const column of ['email', 'document_number', 'operation_level']) {
       await sql.raw(`CREATE INDEX customers_client_${column} ON customers (client_id, ${column})`).execute(trx);

@@ -14,6 +14,7 @@ import type { Instant, Json, NullableInstant } from './columns.ts';
 import { zeroAmount } from '../src/domain/money.ts';
 import { scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { PREPARED } from '../src/db/preparedStatements.ts';
+import { createTableSql, insertJsonRowsSql, sqlTypeOf as sqlTypeOfDefinition } from '../src/db/jsonRows.ts';
 import type { CompanionStatus } from '../src/deposits/events.ts';
 
 /** Statuses a payment can still expire from (directly, or under review having come from one). */
@@ -84,7 +85,8 @@ export interface PaymentsTable {
 
 /**
  * The same columns' SQL definitions, in table order (the compiler checks that they are exactly the columns of
- * `PaymentsTable`): the CREATE TABLE, the casts of a patch and how a written row reads back derive from them.
+ * `PaymentsTable`): the CREATE TABLE, the insert of new rows, the casts of a patch and how a written row reads back
+ * derive from them.
  */
 const paymentColumns = {
   payment_id: 'text PRIMARY KEY',
@@ -140,7 +142,7 @@ const paymentColumns = {
 type PaymentColumn = keyof typeof paymentColumns;
 
 /** The SQL type of a column: the first word of its definition. */
-const sqlTypeOf = (column: PaymentColumn) => paymentColumns[column].split(' ')[0]!;
+const sqlTypeOf = (column: PaymentColumn) => sqlTypeOfDefinition(paymentColumns[column]);
 const columnsOfType = (type: string) => (Object.keys(paymentColumns) as PaymentColumn[]).filter((column) => sqlTypeOf(column) === type);
 
 /** One row per review document of a payment. */
@@ -238,8 +240,7 @@ async function setupCounts(trx: Kysely<PaymentTables>): Promise<void> {
 }
 
 async function setup(trx: Kysely<PaymentTables>): Promise<void> {
-  const columns = Object.entries(paymentColumns).map(([column, definition]) => `${column} ${definition}`);
-  await sql.raw(`CREATE TABLE payments (${columns.join(', ')})`).execute(trx);
+  await sql.raw(createTableSql('payments', paymentColumns)).execute(trx);
   // A client's externalId names one payment. A refund child's externalId is its own id, which the client did not
   // choose and may have used for a payment of its own: children are left out (their ids are unique anyway).
   await sql.raw(`CREATE UNIQUE INDEX payments_client_external ON payments (client_id, external_id) WHERE ${NOT_A_REFUND_CHILD}`).execute(trx);
@@ -370,23 +371,11 @@ export type NewPayment = Insertable<PaymentsTable>;
 const INSERT_CHUNK = 500;
 
 /**
- * New rows inserted from one JSON array of them (a parameter, whatever their number: the statement's text never
- * changes), each column read as its type (a jsonb column as the JSON text the row holds, then cast); a column with
- * a default takes it when the row has none. The counts move in the same statement; it answers the counts moved
- * (INSERT_COUNTED_SQL) or only how many (INSERT_COUNTING_SQL, for a write that goes with the COMMIT).
+ * New rows inserted from one JSON array of them (src/db/jsonRows.ts), the counts moving in the same statement; it
+ * answers the counts moved (INSERT_COUNTED_SQL) or only how many (INSERT_COUNTING_SQL, for a write that goes with
+ * the COMMIT).
  */
-const INSERT_ROWS_SQL = (() => {
-  const columns = Object.keys(paymentColumns) as PaymentColumn[];
-  const record = columns.map((column) => `${column} ${sqlTypeOf(column) === 'jsonb' ? 'text' : sqlTypeOf(column)}`);
-  const values = columns.map((column) => {
-    const value = sqlTypeOf(column) === 'jsonb' ? `x.${column}::jsonb` : `x.${column}`;
-    const fallback = /\bDEFAULT (\S+)/.exec(paymentColumns[column])?.[1];
-    return fallback === undefined ? value : `coalesce(${value}, ${fallback})`;
-  });
-  return `INSERT INTO payments (${columns.join(', ')})
-    SELECT ${values.join(', ')} FROM json_to_recordset($1::json) AS x(${record.join(', ')})
-    RETURNING ${COUNTED_COLUMNS.join(', ')}`;
-})();
+const INSERT_ROWS_SQL = insertJsonRowsSql('payments', paymentColumns, `RETURNING ${COUNTED_COLUMNS.join(', ')}`);
 const insertCounted = (answer: string) =>
   `${PREPARED} WITH inserted AS (${INSERT_ROWS_SQL}), counted AS (${countedUpsert(countedValues('inserted', 1))}) ${answer}`;
 const INSERT_COUNTED_SQL = insertCounted('SELECT * FROM counted');

@@ -14,7 +14,7 @@
  * the active version has already passed (its checkpoint is the floor), so a bump that changes the mapping does not
  * send old history under new types either.
  */
-import { sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { CompiledQuery, sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
@@ -27,9 +27,10 @@ import type { DeliveryRecord, WebhookEventType } from '../schemas/webhooks.ts';
 import type { Instant, Json } from './columns.ts';
 import { newestFirstPage, scopedTo, type PageWindow } from '../src/db/owned.ts';
 import { PREPARED } from '../src/db/preparedStatements.ts';
+import { createTableSql, insertJsonRowsSql } from '../src/db/jsonRows.ts';
 
 export const WEBHOOKS_PROJECTOR = 'webhooks';
-/** Rows per INSERT statement (well under Postgres' 65,535 parameters). */
+/** Rows per INSERT statement: a bounded statement (a delivery's takes a parameter per value, well under Postgres' 65,535). */
 const ROWS_PER_INSERT = 500;
 
 export const webhookDeliveryId = (endpointId: string, webhookEventId: string) => deterministicId('webhook-delivery', endpointId, webhookEventId);
@@ -73,6 +74,28 @@ export interface WebhookEventsTable {
   /** The exact bytes of the payload, as delivered. */
   body: string;
 }
+
+/** The two tables' columns, as created (src/db/jsonRows.ts): a row of each is written from JSON, as text for jsonb. */
+const webhookPaymentColumns = {
+  payment_id: 'text PRIMARY KEY',
+  facts: 'jsonb NOT NULL',
+} as const satisfies Record<keyof WebhookPaymentsTable, string>;
+const webhookEventColumns = {
+  event_id: 'text PRIMARY KEY',
+  client_id: 'text NOT NULL',
+  feed_commit: 'bigint NOT NULL',
+  feed_prepare: 'bigint NOT NULL',
+  ordinal: 'integer NOT NULL',
+  event_type: 'text NOT NULL',
+  object_id: 'text NOT NULL',
+  sequence: 'bigint NOT NULL',
+  occurred_at: 'timestamptz NOT NULL',
+  // Text, not jsonb: the exact bytes of the payload, as delivered.
+  body: 'text NOT NULL',
+} as const satisfies Record<keyof WebhookEventsTable, string>;
+const UPSERT_PAYMENT_FACTS_SQL = insertJsonRowsSql('webhook_payments', webhookPaymentColumns,
+  'ON CONFLICT (payment_id) DO UPDATE SET facts = EXCLUDED.facts');
+const INSERT_FEED_EVENTS_SQL = insertJsonRowsSql('webhook_events', webhookEventColumns);
 
 export type WebhookTables = { webhook_endpoints: WebhookEndpointsTable; webhook_payments: WebhookPaymentsTable; webhook_events: WebhookEventsTable };
 
@@ -254,12 +277,9 @@ async function apply(
   // The batch's last writes: nothing here reads them back, so they go with the transaction's COMMIT when shared.
   if (changedFacts.size > 0) {
     const rows = [...changedFacts].map((id) => ({ payment_id: id, facts: JSON.stringify(facts.get(id)) }));
-    for (const chunk of chunksOf(rows)) {
-      await later.add(trx.insertInto('webhook_payments').values(chunk)
-        .onConflict((oc) => oc.column('payment_id').doUpdateSet((eb) => ({ facts: eb.ref('excluded.facts') }))));
-    }
+    for (const chunk of chunksOf(rows)) await later.add(CompiledQuery.raw(UPSERT_PAYMENT_FACTS_SQL, [JSON.stringify(chunk)]));
   }
-  for (const chunk of chunksOf(feedRows)) await later.add(trx.insertInto('webhook_events').values(chunk));
+  for (const chunk of chunksOf(feedRows)) await later.add(CompiledQuery.raw(INSERT_FEED_EVENTS_SQL, [JSON.stringify(chunk)]));
   for (const chunk of chunksOf(deliveries)) await later.add(outbox.insertInto('webhook_deliveries').values(chunk).onConflict((oc) => oc.doNothing()));
 }
 
@@ -322,23 +342,8 @@ async function setup(trx: Kysely<WebhookTables>): Promise<void> {
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull())
     .execute();
   await sql`CREATE INDEX webhook_endpoints_client ON webhook_endpoints (client_id, created_at DESC, endpoint_id DESC)`.execute(trx);
-  await trx.schema.createTable('webhook_payments')
-    .addColumn('payment_id', 'text', (c) => c.primaryKey())
-    .addColumn('facts', 'jsonb', (c) => c.notNull())
-    .execute();
-  await trx.schema.createTable('webhook_events')
-    .addColumn('event_id', 'text', (c) => c.primaryKey())
-    .addColumn('client_id', 'text', (c) => c.notNull())
-    .addColumn('feed_commit', 'bigint', (c) => c.notNull())
-    .addColumn('feed_prepare', 'bigint', (c) => c.notNull())
-    .addColumn('ordinal', 'integer', (c) => c.notNull())
-    .addColumn('event_type', 'text', (c) => c.notNull())
-    .addColumn('object_id', 'text', (c) => c.notNull())
-    .addColumn('sequence', 'bigint', (c) => c.notNull())
-    .addColumn('occurred_at', 'timestamptz', (c) => c.notNull())
-    // Text, not jsonb: the exact bytes of the payload, as delivered.
-    .addColumn('body', 'text', (c) => c.notNull())
-    .execute();
+  await sql.raw(createTableSql('webhook_payments', webhookPaymentColumns)).execute(trx);
+  await sql.raw(createTableSql('webhook_events', webhookEventColumns)).execute(trx);
   await sql`CREATE INDEX webhook_events_feed ON webhook_events (client_id, feed_commit, feed_prepare, ordinal)`.execute(trx);
   await sql`CREATE INDEX webhook_events_feed_type ON webhook_events (client_id, event_type, feed_commit, feed_prepare, ordinal)`.execute(trx);
   // The retention's purge cuts the feed from its oldest end (src/webhooks/retention.ts).
