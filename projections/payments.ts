@@ -215,17 +215,13 @@ async function settleCounts(
  * changed, RETURNING the counted columns): the counts move in the same statement. Answers how many rows changed.
  */
 async function countedUpdate(trx: Kysely<PaymentTables>, ctes: RawBuilder<unknown>): Promise<number> {
-  const { rows } = await countedUpdateOf(ctes).execute(trx);
-  await settleCounts(trx, rows[0]!.counted ?? []);
-  return rows[0]!.updated;
-}
-
-/** The statement of `countedUpdate`. */
-function countedUpdateOf(ctes: RawBuilder<unknown>) {
-  return sql<{ updated: number; counted: Array<{ client_id: string; dimension: string; value: string; n: number }> | null }>`
+  // Its text does not change from one batch to the next (the rows are arrays): planned once per connection.
+  const { rows } = await sql<{ updated: number; counted: Array<{ client_id: string; dimension: string; value: string; n: number }> | null }>`${sql.raw(PREPARED)}
     WITH ${ctes},
     counted AS (${sql.raw(countedUpsert(`${countedValues('updated', 1)} UNION ALL ${countedValues('old', -1)}`))})
-    SELECT (SELECT count(*) FROM updated)::integer AS updated, (SELECT json_agg(counted) FROM counted) AS counted`;
+    SELECT (SELECT count(*) FROM updated)::integer AS updated, (SELECT json_agg(counted) FROM counted) AS counted`.execute(trx);
+  await settleCounts(trx, rows[0]!.counted ?? []);
+  return rows[0]!.updated;
 }
 
 async function setupCounts(trx: Kysely<PaymentTables>): Promise<void> {
@@ -375,7 +371,11 @@ const INSERT_CHUNK = 500;
  * answers the counts moved (INSERT_COUNTED_SQL) or only how many (INSERT_COUNTING_SQL, for a write that goes with
  * the COMMIT).
  */
-const INSERT_ROWS_SQL = insertJsonRowsSql('payments', paymentColumns, `RETURNING ${COUNTED_COLUMNS.join(', ')}`);
+const INSERT_ROWS_SQL = insertJsonRowsSql('payments', paymentColumns, `RETURNING ${COUNTED_COLUMNS.join(', ')}`, {
+  // A refund child whose parent the batch did not touch: the parent's row, older, has its account number.
+  account_number: `coalesce(x.account_number, CASE WHEN x.type = 'REFUND'
+    THEN (SELECT p.account_number FROM payments p WHERE p.payment_id = x.parent_payment_id) END)`,
+});
 const insertCounted = (answer: string) =>
   `${PREPARED} WITH inserted AS (${INSERT_ROWS_SQL}), counted AS (${countedUpsert(countedValues('inserted', 1))}) ${answer}`;
 const INSERT_COUNTED_SQL = insertCounted('SELECT * FROM counted');
@@ -439,9 +439,7 @@ type DocumentRow = Omit<Insertable<PaymentDocumentsTable>, 'client_id'>;
  * applied), the others one patch each; documents are rows of their own. Three statements for any batch size
  * instead of one per event, which is what a rebuild or a burst of creates needs.
  */
-function fold(events: readonly StoredEvent[]): {
-  created: Map<string, NewPayment>; patches: Map<string, Patch>; documents: DocumentRow[]; refundChildren: string[];
-} {
+function fold(events: readonly StoredEvent[]): { created: Map<string, NewPayment>; patches: Map<string, Patch>; documents: DocumentRow[] } {
   const created = new Map<string, NewPayment>();
   const patches = new Map<string, Patch>();
   const documents: DocumentRow[] = [];
@@ -503,7 +501,17 @@ function fold(events: readonly StoredEvent[]): {
       patches.set(paymentId, patch);
     }
   }
-  return { created, patches, documents, refundChildren };
+  // A refund child shows the account number of its parent (which pays it out), as the parent is at the end of the
+  // batch: from the batch when it creates or changes that number; otherwise the insert reads the parent's row.
+  for (const childId of refundChildren) {
+    const child = created.get(childId)!;
+    const parentId = child.parent_payment_id!;
+    const parent = created.get(parentId);
+    const patched = patches.get(parentId)?.set;
+    if (parent) child.account_number = parent.account_number ?? null;
+    else if (patched && 'account_number' in patched) child.account_number = patched.account_number ?? null;
+  }
+  return { created, patches, documents };
 }
 
 const patchAssignments = PATCHABLE
@@ -511,11 +519,10 @@ const patchAssignments = PATCHABLE
   .join(',\n    ');
 
 async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEvent[], later: LaterWrites): Promise<void> {
-  const { created, patches, documents, refundChildren } = fold(events);
+  const { created, patches, documents } = fold(events);
   const rows = [...created.values()];
   // New rows only add to the counts, so there is nothing to settle after their insert; when nothing later in the
-  // batch reads what it answers (a document's owner, counted), the insert goes with the COMMIT, and so does a
-  // refund child's account number after it (in that order).
+  // batch reads what it answers (a document's owner, counted), the insert goes with the COMMIT.
   const insertLater = documents.length === 0;
   for (let i = 0; i < rows.length; i += INSERT_CHUNK) {
     const chunk = JSON.stringify(rows.slice(i, i + INSERT_CHUNK));
@@ -538,20 +545,6 @@ async function applyBatch(trx: Kysely<PaymentTables>, events: readonly StoredEve
     if (updated !== ids.length) {
       throw new Error(`payments projector: ${ids.length - updated} status change(s) for payments without a row`);
     }
-  }
-  if (refundChildren.length > 0) {
-    // A refund child shows the account number of its parent's (which pays it out); the parent's row is older.
-    const ctes = sql`
-      old AS (SELECT ${countedOf('r')} FROM payments r JOIN payments p ON p.payment_id = r.parent_payment_id
-               WHERE r.payment_id = ANY(${refundChildren}::text[])),
-      updated AS (
-        UPDATE payments AS r SET account_number = p.account_number
-          FROM payments AS p
-         WHERE r.payment_id = ANY(${refundChildren}::text[]) AND p.payment_id = r.parent_payment_id
-        RETURNING ${countedOf('r')})`;
-    // A child is created without an account number: the update only adds it to the counts, nothing to settle.
-    if (insertLater) await later.add(countedUpdateOf(ctes).compile(trx));
-    else await countedUpdate(trx, ctes);
   }
   if (documents.length > 0) {
     const inserted = await sql`

@@ -20,8 +20,11 @@ export function createTableSql(table: string, columns: ColumnDefinitions): strin
   return `CREATE TABLE ${table} (${Object.entries(columns).map(([column, definition]) => `${column} ${definition}`).join(', ')})`;
 }
 
-/** `INSERT INTO table (…) SELECT … FROM json_to_recordset($1::json) …`, then `tail` (ON CONFLICT, RETURNING). */
-export function insertJsonRowsSql(table: string, columns: ColumnDefinitions, tail = ''): string {
+/**
+ * `INSERT INTO table (…) SELECT … FROM json_to_recordset($1::json) AS x …`, then `tail` (ON CONFLICT, RETURNING).
+ * `expressions`: what a column takes instead of its value as the row gives it, `x.<column>` (another table's, say).
+ */
+export function insertJsonRowsSql(table: string, columns: ColumnDefinitions, tail = '', expressions: Readonly<Record<string, string>> = {}): string {
   const names = Object.keys(columns);
   const record = names.map((column) => {
     const type = sqlTypeOf(columns[column]!);
@@ -29,7 +32,7 @@ export function insertJsonRowsSql(table: string, columns: ColumnDefinitions, tai
   });
   const values = names.map((column) => {
     const definition = columns[column]!;
-    const value = sqlTypeOf(definition) === 'jsonb' ? `x.${column}::jsonb` : `x.${column}`;
+    const value = expressions[column] ?? (sqlTypeOf(definition) === 'jsonb' ? `x.${column}::jsonb` : `x.${column}`);
     const fallback = /\bDEFAULT (\S+)/.exec(definition)?.[1];
     return fallback === undefined ? value : `coalesce(${value}, ${fallback})`;
   });
