@@ -224,6 +224,64 @@ const migrations: Migration[] = [
       $$;
     `,
   },
+  {
+    id: '0012_read_feed_tail',
+    sql: `
+      -- The feed after a position (from its start when after_commit is null), at most page events, and whether events
+      -- already committed wait behind the horizon: rows of a transaction that ended while an older one (of any
+      -- writer: an append, a projector's batch) still runs. Such events show once that older transaction ends, so a
+      -- reader told held reads again soon instead of waiting for the next append. The last row is the answer on
+      -- holding (every column but held and holder null); the rows before it, the page.
+      --
+      -- Held is asked as the newest transaction id against the horizon (one probe of the feed-order index): an
+      -- EXISTS over the ids at or past the horizon, which the planner expects to match a third of the log, was
+      -- planned as a scan of the whole table, read to its end whenever nothing is held. holder is the server process
+      -- running the horizon's transaction, when held and it still runs (src/projection/sharedFeed.ts), asked of the
+      -- activity array directly: pg_locks, whose scan of every backend's fast-path locks took ten times longer.
+      --
+      -- A function, with its plans generic: as a prepared statement, Postgres planned it anew at most reads (about
+      -- 0.3 ms, as long as it ran), since a plan for the position given looks cheaper than one for any position.
+      -- The generic plan is the same walk of the feed-order index from the position.
+      CREATE FUNCTION read_feed_tail(after_commit text, after_prepare bigint, page integer)
+      RETURNS TABLE (commit_position text, prepare_position text, id uuid, stream text, revision text, type text,
+                     schema_version integer, data jsonb, metadata jsonb, recorded_at timestamptz, held boolean, holder integer)
+      LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
+      #variable_conflict use_column
+      BEGIN
+        IF after_commit IS NULL THEN
+          RETURN QUERY
+            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            hold AS MATERIALIZED (SELECT COALESCE((SELECT max(e.transaction_id) FROM events e) >= (SELECT h.xmin FROM horizon h), false) AS held)
+            (SELECT e.transaction_id::text, e.global_position::text, e.id, e.stream, e.revision::text, e.type, e.schema_version,
+                    e.data, e.metadata, e.recorded_at, NULL::boolean, NULL::integer
+               FROM events e
+              WHERE e.transaction_id < (SELECT h.xmin FROM horizon h)
+              ORDER BY e.transaction_id, e.global_position
+              LIMIT page)
+            UNION ALL
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, o.held,
+                   CASE WHEN o.held THEN (SELECT a.pid FROM pg_stat_get_activity(NULL) AS a, horizon h WHERE a.backend_xid = xid(h.xmin) LIMIT 1) END
+              FROM hold o;
+        ELSE
+          RETURN QUERY
+            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+            hold AS MATERIALIZED (SELECT COALESCE((SELECT max(e.transaction_id) FROM events e) >= (SELECT h.xmin FROM horizon h), false) AS held)
+            (SELECT e.transaction_id::text, e.global_position::text, e.id, e.stream, e.revision::text, e.type, e.schema_version,
+                    e.data, e.metadata, e.recorded_at, NULL::boolean, NULL::integer
+               FROM events e
+              WHERE e.transaction_id < (SELECT h.xmin FROM horizon h)
+                AND (e.transaction_id, e.global_position) > (after_commit::xid8, after_prepare)
+              ORDER BY e.transaction_id, e.global_position
+              LIMIT page)
+            UNION ALL
+            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, o.held,
+                   CASE WHEN o.held THEN (SELECT a.pid FROM pg_stat_get_activity(NULL) AS a, horizon h WHERE a.backend_xid = xid(h.xmin) LIMIT 1) END
+              FROM hold o;
+        END IF;
+      END
+      $$;
+    `,
+  },
 ];
 
 export async function runMigrations(pool: pg.Pool, schema: string): Promise<string[]> {

@@ -166,37 +166,10 @@ SELECT ${FEED_COLUMNS} FROM events
  LIMIT $3`;
 
 /**
- * The feed after a position, and whether events already committed wait behind the horizon: rows of a transaction
- * that ended while an older one (of any writer: an append, a projector's batch) still runs. Such events show once
- * that older transaction ends, so a reader told `held` reads again soon instead of waiting for the next append.
- * The last row is the answer on holding (every column but `held` and `holder` null); the rows before it, the page.
- * Held is asked as the newest transaction id against the horizon (one probe of the feed-order index): an EXISTS over
- * the ids at or past the horizon, which the planner expects to match a third of the log, was planned as a scan of the
- * whole table, read to its end whenever nothing is held (most reads, about a second at a million events).
- *
- * `holder` is the server process running the horizon's transaction (the oldest still running), when held and it
- * still runs: a reader in the same process as that connection reads again when the connection is given back, not at
- * the end of any transaction. Asked of the activity array directly (a copy of the backends' entries, tens of
- * microseconds), not pg_locks, whose scan of every backend's fast-path locks took ten times longer.
+ * The feed after a position (or from its start), and whether events already committed wait behind the horizon: the
+ * function read_feed_tail (src/db/migrations.ts, which says how and why). Its last row is the answer on holding.
  */
-export const READ_TAIL_SQL = `
-WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
-hold AS MATERIALIZED (SELECT COALESCE((SELECT max(transaction_id) FROM events) >= (SELECT xmin FROM horizon), false) AS held)
-(SELECT ${FEED_COLUMNS}, NULL::boolean AS held, NULL::integer AS holder FROM events
-  WHERE transaction_id < (SELECT xmin FROM horizon)
-    AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)
-  ORDER BY transaction_id, global_position
-  LIMIT $3)
-UNION ALL
-SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, hold.held,
-       CASE WHEN hold.held THEN (
-         SELECT a.pid FROM pg_stat_get_activity(NULL) AS a, horizon
-          WHERE a.backend_xid = xid(horizon.xmin) LIMIT 1)
-       END
-  FROM hold`;
-
-export const READ_TAIL_FROM_START_SQL = READ_TAIL_SQL
-  .replace('AND (transaction_id, global_position) > ($1::text::xid8, $2::bigint)', 'AND $1::text IS NULL AND $2::bigint IS NULL');
+export const READ_TAIL_SQL = 'SELECT * FROM read_feed_tail($1, $2, $3)';
 
 export const HEAD_POSITION_SQL = `
 SELECT transaction_id::text AS commit_position, global_position::text AS prepare_position FROM events

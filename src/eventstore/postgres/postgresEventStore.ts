@@ -16,7 +16,7 @@ import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
 import {
   appendStatements, EVENTS_BY_ID_SQL, HEAD_POSITION_SQL, READ_ALL_AFTER_SQL, READ_ALL_FROM_START_SQL,
-  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_STREAMS_SQL, READ_TAIL_FROM_START_SQL, READ_TAIL_SQL, STREAM_EVENTS_BY_ID_SQL,
+  READ_STREAM_BACKWARDS_SQL, READ_STREAM_FORWARDS_SQL, READ_STREAMS_SQL, READ_TAIL_SQL, STREAM_EVENTS_BY_ID_SQL,
 } from './appendSql.ts';
 import { PostgresWakeups } from './wakeups.ts';
 
@@ -54,7 +54,6 @@ const READ_STREAMS_STATEMENT = { name: 'events_read_streams', text: READ_STREAMS
 const READ_STREAM_FORWARDS_STATEMENT = { name: 'events_read_stream', text: READ_STREAM_FORWARDS_SQL };
 const READ_STREAM_BACKWARDS_STATEMENT = { name: 'events_read_stream_backwards', text: READ_STREAM_BACKWARDS_SQL };
 const READ_TAIL_STATEMENT = { name: 'events_read_tail', text: READ_TAIL_SQL };
-const READ_TAIL_FROM_START_STATEMENT = { name: 'events_read_tail_from_start', text: READ_TAIL_FROM_START_SQL };
 const HEAD_POSITION_STATEMENT = { name: 'events_head_position', text: HEAD_POSITION_SQL };
 
 interface FeedRow {
@@ -464,7 +463,7 @@ export class PostgresEventStore implements EventStore {
   async readTail(options: ReadAllOptions): Promise<{ events: RecordedEvent[]; held: boolean; holder: number | null }> {
     const limit = boundedLimit(options.limit);
     const { rows } = await this.database.query<FeedRow & { held: boolean | null; holder: number | null }>(
-      options.after ? READ_TAIL_STATEMENT : READ_TAIL_FROM_START_STATEMENT,
+      READ_TAIL_STATEMENT,
       [options.after?.commit.toString() ?? null, options.after?.prepare.toString() ?? null, limit]);
     const last = rows.pop();
     return { events: rows.map((row) => this.toRecorded(row)), held: last?.held === true, holder: last?.holder ?? null };
