@@ -508,8 +508,14 @@ function fold(events: readonly StoredEvent[]): { created: Map<string, NewPayment
     const parentId = child.parent_payment_id!;
     const parent = created.get(parentId);
     const patched = patches.get(parentId)?.set;
-    if (parent) child.account_number = parent.account_number ?? null;
-    else if (patched && 'account_number' in patched) child.account_number = patched.account_number ?? null;
+    if (parent) {
+      // A parent created in the batch has no row yet for the insert to read: none means none (an unassigned deposit).
+      child.account_number = parent.account_number ?? null;
+    } else if (patched && 'account_number' in patched) {
+      // Null here would send the insert to the parent's row as it was before the batch; no event takes a number away.
+      if (!patched.account_number) throw new Error(`payments projector: refund ${childId}'s parent ${parentId} lost its account number`);
+      child.account_number = patched.account_number;
+    }
   }
   return { created, patches, documents };
 }

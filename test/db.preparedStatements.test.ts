@@ -1,7 +1,8 @@
 /**
  * Statements marked `PREPARED` are parsed and planned once per connection (src/db/preparedStatements.ts): kysely's
- * pool names them, and the connection keeps the one prepared statement however often they run; unmarked ones leave
- * nothing behind. Seen from the connection itself, in pg_prepared_statements.
+ * pool names them, and the connection keeps the one prepared statement however often they run; unmarked ones, and
+ * marked ones written into a simple query with their values, leave nothing behind. Seen from the connection itself,
+ * in pg_prepared_statements.
  */
 import { expect } from 'chai';
 import { sql, type Kysely } from 'kysely';
@@ -25,6 +26,20 @@ for (const target of databaseTargets()) {
           await sql`SELECT ${'unmarked'}::text AS plain`.execute(connection);
           const added = (await preparedOn(connection)).filter((row) => !before.has(row.name));
           expect(added.map((row) => row.statement)).to.deep.equal([`${PREPARED} SELECT $1::integer * 2 AS doubled`]);
+        });
+      } finally {
+        await database.close();
+      }
+    });
+
+    it('a marked statement written into a simple query, values and all, goes unnamed: the text may hold several', async () => {
+      const database = await target.open();
+      try {
+        await database.db.connection().execute(async (connection) => {
+          const before = (await preparedOn(connection)).length;
+          // As a projectors' held writes go with their COMMIT: no parameters, two statements.
+          await sql.raw(`${PREPARED} SELECT 1 AS one;\n${PREPARED} SELECT 2 AS two`).execute(connection);
+          expect((await preparedOn(connection)).length).to.equal(before);
         });
       } finally {
         await database.close();

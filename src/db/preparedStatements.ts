@@ -8,7 +8,8 @@
  * it). Kysely hands every statement to the pool's client as a text and its values; the pool given to kysely here
  * turns a marked text into a named statement, whose name node-postgres parses once per connection. Postgres
  * replans a prepared statement by itself when what it reads changes: a table or view altered or replaced (a
- * replay's swap), another search_path.
+ * replay's swap), another search_path. It refuses one whose result's columns would change, so a marked statement
+ * names the columns it answers (never `SELECT *` over a read model, whose next version may have others).
  *
  * Unmarked statements go as before: a text built at run time (an IN list of any length, a batch of VALUES) would
  * leave a prepared statement per shape on every connection.
@@ -30,9 +31,13 @@ function nameOf(text: string): string | undefined {
   return name;
 }
 
-/** The query node-postgres is given for `text`: named when the text is marked. */
+/**
+ * The query node-postgres is given for `text`: named when the text is marked and has parameters. A marked statement
+ * written into a simple query with its values (a projectors' held writes, src/projection/sharedTransactions.ts) has
+ * none: its text is new at every call, and may hold several statements, which a prepared statement cannot.
+ */
 export function statementFor(text: string, values: unknown[]): pg.QueryConfig {
-  const name = text.startsWith(PREPARED) ? nameOf(text) : undefined;
+  const name = values.length > 0 && text.startsWith(PREPARED) ? nameOf(text) : undefined;
   return name === undefined ? { text, values } : { name, text, values };
 }
 

@@ -57,9 +57,10 @@ export interface Projector {
  * (./sharedTransactions.ts), they are held and go with the COMMIT, one round trip for all of them (the round trips
  * of a projectors' transaction are what a write's read-your-writes waits for); otherwise `add` runs the statement at
  * once. Held writes run after every statement the batches of that transaction send at once, in the order added: a
- * batch hands over only its last writes, those nothing it does afterwards depends on. A failing held write fails
- * the transaction at its COMMIT; each batch then runs again alone, where its writes run at once and its error is its
- * own.
+ * batch hands over only its last writes, those nothing it does afterwards depends on. A large one (a batch catching
+ * up) runs when it is added, after those held before it, and so before statements its batch sends later: what
+ * it writes must not depend on them either. A failing held write fails the transaction at its COMMIT; each batch
+ * then runs again alone, where its writes run at once and its error is its own.
  */
 export interface LaterWrites {
   add(query: CompiledQuery | { compile(): CompiledQuery }): Promise<void>;
