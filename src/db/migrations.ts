@@ -248,36 +248,21 @@ const migrations: Migration[] = [
       LANGUAGE plpgsql STABLE SET plan_cache_mode = force_generic_plan AS $$
       #variable_conflict use_column
       BEGIN
-        IF after_commit IS NULL THEN
-          RETURN QUERY
-            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
-            hold AS MATERIALIZED (SELECT COALESCE((SELECT max(e.transaction_id) FROM events e) >= (SELECT h.xmin FROM horizon h), false) AS held)
-            (SELECT e.transaction_id::text, e.global_position::text, e.id, e.stream, e.revision::text, e.type, e.schema_version,
-                    e.data, e.metadata, e.recorded_at, NULL::boolean, NULL::integer
-               FROM events e
-              WHERE e.transaction_id < (SELECT h.xmin FROM horizon h)
-              ORDER BY e.transaction_id, e.global_position
-              LIMIT page)
-            UNION ALL
-            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, o.held,
-                   CASE WHEN o.held THEN (SELECT a.pid FROM pg_stat_get_activity(NULL) AS a, horizon h WHERE a.backend_xid = xid(h.xmin) LIMIT 1) END
-              FROM hold o;
-        ELSE
-          RETURN QUERY
-            WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
-            hold AS MATERIALIZED (SELECT COALESCE((SELECT max(e.transaction_id) FROM events e) >= (SELECT h.xmin FROM horizon h), false) AS held)
-            (SELECT e.transaction_id::text, e.global_position::text, e.id, e.stream, e.revision::text, e.type, e.schema_version,
-                    e.data, e.metadata, e.recorded_at, NULL::boolean, NULL::integer
-               FROM events e
-              WHERE e.transaction_id < (SELECT h.xmin FROM horizon h)
-                AND (e.transaction_id, e.global_position) > (after_commit::xid8, after_prepare)
-              ORDER BY e.transaction_id, e.global_position
-              LIMIT page)
-            UNION ALL
-            SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, o.held,
-                   CASE WHEN o.held THEN (SELECT a.pid FROM pg_stat_get_activity(NULL) AS a, horizon h WHERE a.backend_xid = xid(h.xmin) LIMIT 1) END
-              FROM hold o;
-        END IF;
+        -- From the start: after (0, 0), before every event.
+        RETURN QUERY
+          WITH horizon AS MATERIALIZED (SELECT pg_snapshot_xmin(pg_current_snapshot()) AS xmin),
+          hold AS MATERIALIZED (SELECT COALESCE((SELECT max(e.transaction_id) FROM events e) >= (SELECT h.xmin FROM horizon h), false) AS held)
+          (SELECT e.transaction_id::text, e.global_position::text, e.id, e.stream, e.revision::text, e.type, e.schema_version,
+                  e.data, e.metadata, e.recorded_at, NULL::boolean, NULL::integer
+             FROM events e
+            WHERE e.transaction_id < (SELECT h.xmin FROM horizon h)
+              AND (e.transaction_id, e.global_position) > (coalesce(after_commit, '0')::xid8, coalesce(after_prepare, 0))
+            ORDER BY e.transaction_id, e.global_position
+            LIMIT page)
+          UNION ALL
+          SELECT NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, o.held,
+                 CASE WHEN o.held THEN (SELECT a.pid FROM pg_stat_get_activity(NULL) AS a, horizon h WHERE a.backend_xid = xid(h.xmin) LIMIT 1) END
+            FROM hold o;
       END
       $$;
     `,
