@@ -270,13 +270,22 @@ export interface PaymentClock {
 }
 
 /** The provider decides: an approved authorization moves to AUTHORIZED, a declined one fails the payment. */
-export async function authorizePayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
+/**
+ * `loaded`: the payment as the caller read it from its stream a moment ago (the autopilot), so that it is not read
+ * again: the issuer's answer depends only on what the payment was created with, and the decider judges the move on
+ * the stream as it is when the answer is appended.
+ */
+export async function authorizePayment(
+  platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata, loaded?: PaymentState,
+): Promise<void> {
   await refusingOtherKinds(platform, tenant, paymentId, 'only a card payment can be authorized',
-    () => authorizeCardPayment(platform, tenant, paymentId, metadata));
+    () => authorizeCardPayment(platform, tenant, paymentId, metadata, loaded));
 }
 
-async function authorizeCardPayment(platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata): Promise<void> {
-  const state = await loadPayment(platform, paymentId);
+async function authorizeCardPayment(
+  platform: Platform, tenant: Tenant, paymentId: string, metadata: EventMetadata, loaded?: PaymentState,
+): Promise<void> {
+  const state = loaded ?? await loadPayment(platform, paymentId);
   // Another client's payment is not found before the issuer hears of it, as the decider would answer.
   if (!state.payment || !visibleTo(tenant, state.payment.clientId)) throw domainNotFound('payment not found');
   // Only ask the issuer about a payment the machine would let through; the decider names the refusal.

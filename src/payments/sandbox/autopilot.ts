@@ -33,7 +33,7 @@ export function sandboxAutopilot(platform: Platform): Reactor {
       if (expiry && Date.parse(expiry.at) <= on.runtime.now().getTime()) {
         await expirePayment(on, paymentId, metadata);
       } else if (payment.flow === 'CARD') {
-        if (state.status === 'CREATED') await authorizePayment(on, 'any', paymentId, metadata);
+        if (state.status === 'CREATED') await authorizePayment(on, 'any', paymentId, metadata, state);
         else if (state.status === 'AUTHORIZED') await capturePayment(on, 'any', paymentId, metadata);
         else if (state.status === 'CAPTURED') await receivePayment(on, 'any', paymentId, metadata);
       } else if (state.status === 'CREATED') {
