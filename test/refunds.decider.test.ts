@@ -92,6 +92,23 @@ describe('refund of a payment: the parent decides the ceiling', () => {
     parent.given(history).when({ type: 'EndRefund', refundId: 'other', outcome: 'SETTLED', now }).then([]);
   });
 
+  it('records the acceptance with the end of a child that ended first; the answer after it changes nothing', () => {
+    const history = [...settledPayment, requested('r1', '400')];
+    const settled: ParentRefundEvent = { type: 'PaymentRefundSettled', data: { paymentId: 'p1', refundId: 'r1', amount: '400', at } };
+    parent.given(history).when({ type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now }).then([accepted('r1', '400'), settled]);
+    parent.given([...history, accepted('r1', '400'), settled]).when({ type: 'AnswerRefund', refundId: 'r1', answer: { outcome: 'HELD' }, now }).then([]);
+    expect(refundableRemainder(parentOf([...history, accepted('r1', '400'), settled]))).to.equal('600');
+    const released: ParentRefundEvent = { type: 'PaymentRefundReleased', data: { paymentId: 'p1', refundId: 'r1', amount: '400', outcome: 'FAILED', at } };
+    parent.given(history).when({ type: 'EndRefund', refundId: 'r1', outcome: 'FAILED', now }).then([accepted('r1', '400'), released]);
+    expect(refundableRemainder(parentOf([...history, accepted('r1', '400'), released]))).to.equal('1000');
+  });
+
+  it('refuses the end of a refund the account refused', () => {
+    const refused: ParentRefundEvent = { type: 'PaymentRefundRefused', data: { paymentId: 'p1', refundId: 'r1', amount: '400', refusal: 'INSUFFICIENT_FUNDS', detail: 'short', at } };
+    parent.given([...settledPayment, requested('r1', '400'), refused]).when({ type: 'EndRefund', refundId: 'r1', outcome: 'SETTLED', now })
+      .thenThrows('failedPrecondition', /r1 of payment p1 is REFUSED; it cannot end/);
+  });
+
   it('leaves the payment\'s own state alone: its decider skips the refund events on its stream', () => {
     const history = [...settledPayment, requested('r1', '400'), accepted('r1', '400')] as PaymentEvent[];
     expect(foldEvents(paymentDecider, history)).to.deep.equal(foldEvents(paymentDecider, settledPayment));

@@ -15,6 +15,7 @@ import { paymentStream } from '../src/payments/events.ts';
 import { accountStream } from '../src/accounts/events.ts';
 import { parentRefundDecider, refundDecider } from '../src/payments/refunds/decider.ts';
 import { refundStream } from '../src/payments/refunds/events.ts';
+import { requestHold } from '../src/accounts/handlers.ts';
 import {
   advanceRefund, endRefund, followRefundEnd, issueRefundChild, loadParent, loadRefund, refundAdvance, refundEndFollowed,
 } from '../src/payments/refunds/handlers.ts';
@@ -138,6 +139,27 @@ for (const target of databaseTargets()) {
       const parentTypes = await typesOf(paymentStream(paymentId));
       expect(parentTypes.filter((t) => t.startsWith('PaymentRefund'))).to.deep.equal(['PaymentRefundRequested', 'PaymentRefundAccepted', 'PaymentRefundReleased']);
       expect(await typesOf(refundStream('twice'))).to.deep.equal(['RefundCreated', 'RefundFailed']);
+    });
+
+    it("a child that ended before its parent recorded the acceptance: the end records both, the answer after it nothing", async () => {
+      const { paymentId, accountId } = await settledPayment();
+      // The hold and the child's creation recorded, the parent's acceptance beside the creation not (a process
+      // stopped between the two appends), and the provider's word on the child before the reactor finished.
+      await service.services.inFlight.run(refundAdvance('ended-first'), async () => {
+        await reserveOnly(paymentId, 'ended-first', '350');
+        await requestHold(service.services, accountId, { holdId: 'ended-first', amount: '350', reason: 'refund ended-first' }, metadata());
+        await issueRefundChild(service.services, {
+          refundId: 'ended-first', parentPaymentId: paymentId, clientId, identityId, identityEmail: null, customerId: null,
+          totalAmount: '350', currency: 'CLP', description: null, funding: { source: 'ACCOUNT', accountId, holdId: 'ended-first' },
+        }, metadata());
+        await endRefund(service.services, 'any', 'ended-first', 'SETTLED', { actor: 'provider' });
+      });
+      expect(await advanceRefund(service.services, paymentId, 'ended-first', metadata())).to.include({ outcome: 'ACCEPTED' });
+      const parentTypes = (await typesOf(paymentStream(paymentId))).filter((t) => t.startsWith('PaymentRefund'));
+      expect(parentTypes).to.deep.equal(['PaymentRefundRequested', 'PaymentRefundAccepted', 'PaymentRefundSettled']);
+      expect((await loadParent(service.services, paymentId)).reserved).to.equal('350');
+      expect((await typesOf(accountStream(accountId))).filter((t) => t.startsWith('AccountHold') || t === 'AccountFundsHeld'))
+        .to.deep.equal(['AccountFundsHeld', 'AccountHoldDebited']);
     });
 
     it('a child funded from suspense moves no account and leaves the parent alone', async () => {

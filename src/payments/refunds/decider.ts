@@ -148,12 +148,16 @@ export const parentRefundDecider: Decider<ParentRefundCommand, ParentRefundEvent
       case 'EndRefund': {
         // A child the parent reserved nothing for (one funded from suspense) leaves the parent alone.
         if (!refund || refund.state === 'SETTLED' || refund.state === 'RELEASED') return [];
-        if (refund.state !== 'ACCEPTED') {
+        if (refund.state === 'REFUSED') {
           throw domainPrecondition(`refund ${command.refundId} of payment ${payment.paymentId} is ${refund.state}; it cannot end`);
         }
-        return command.outcome === 'SETTLED'
-          ? [{ type: 'PaymentRefundSettled', data: { ...base, amount: refund.amount } }]
-          : [{ type: 'PaymentRefundReleased', data: { ...base, amount: refund.amount, outcome: command.outcome } }];
+        const ended: ParentRefundEvent = command.outcome === 'SETTLED'
+          ? { type: 'PaymentRefundSettled', data: { ...base, amount: refund.amount } }
+          : { type: 'PaymentRefundReleased', data: { ...base, amount: refund.amount, outcome: command.outcome } };
+        // A child exists only once the account held its amount, and is created beside the parent's acceptance
+        // (./handlers.ts): a child that ended before the acceptance reached this stream was accepted all the same.
+        // The parent records both, in their order; the acceptance arriving after changes nothing.
+        return refund.state === 'REQUESTED' ? [{ type: 'PaymentRefundAccepted', data: { ...base, amount: refund.amount } }, ended] : [ended];
       }
     }
   },

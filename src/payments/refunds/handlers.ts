@@ -6,8 +6,8 @@
  *    with the parent's expected revision: the ceiling);
  * 2. the funding account's stream answers the hold once (`RequestHold`: held, or refused when it is not ACTIVE or
  *    its available funds are short: the funds);
- * 3. the parent records that answer (a refusal gives the reservation back, and the caller gets 422), and on
- *    acceptance the refund child is created RECEIVED on its own stream.
+ * 3. the parent records that answer (a refusal gives the reservation back, and the caller gets 422); on
+ *    acceptance the refund child is created RECEIVED on its own stream, beside the parent's record of it.
  *
  * The child's end (SETTLED, FAILED, UNSETTLED, EXPIRED) is decided on the child's stream first; then the account
  * debits or releases the hold, and the parent records the end (a failure gives the reservation back).
@@ -100,7 +100,7 @@ export type RefundProgress =
 
 /**
  * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent,
- * and creates the child once accepted. Safe to run any number of times, from any process; null when the parent
+ * and creates the child once accepted (at the same time as the parent records the acceptance). Safe to run any number of times, from any process; null when the parent
  * has no such refund. `requested`: the parent as the request that reserved the refund left it a moment ago (so
  * its stream is not read again, and the child is created expecting a new stream: when another process's reactor
  * created it first, that append is refused and the creation reads the child and answers it, as a repeat); the
@@ -110,34 +110,39 @@ export async function advanceRefund(
   platform: Platform, parentId: string, refundId: string, metadata: EventMetadata, requested?: ParentRefundState,
 ): Promise<RefundProgress | null> {
   const store = platform.storage.store;
-  let parent = requested ?? await loadParent(platform, parentId);
+  const parent = requested ?? await loadParent(platform, parentId);
   let refund = parent.refunds.get(refundId);
   if (!refund || !parent.payment) return null;
   const payment = parent.payment;
   const accountId = payment.accountId;
   // The parent reserves a refund only once SETTLED into an account (src/payments/refunds/decider.ts).
   if (accountId === null) throw new Error(`payment ${parentId} holds refund ${refundId} but names no account`);
-  let position: Position | null = null;
+  const { amount, description } = refund;
+  const create = () => createChild(platform, {
+    refundId, parentPaymentId: parentId, clientId: payment.clientId, identityId: payment.identityId,
+    identityEmail: payment.identityEmail, customerId: payment.customerId, totalAmount: amount, currency: payment.currency,
+    description, funding: { source: 'ACCOUNT', accountId, holdId: refundId },
+  }, metadata, { expectNewStream: requested !== undefined });
+  let answered: Position | null = null;
+  let creation: ReturnType<typeof create> | null = null;
   if (refund.state === 'REQUESTED') {
-    const held = await requestHold(platform, accountId,
-      { holdId: refundId, amount: refund.amount, reason: `refund ${refundId} of payment ${parentId}` }, metadata);
+    const held = await requestHold(platform, accountId, { holdId: refundId, amount, reason: `refund ${refundId} of payment ${parentId}` }, metadata);
     const answer: HoldAnswer = held.outcome === 'HELD'
       ? { outcome: 'HELD' }
       : { outcome: 'REFUSED', refusal: held.data.refusal, detail: refusalDetail(held.data) };
-    const result = await runCommand(platform, paymentStreamType, paymentStream(parentId),
+    // Held: the child is created beside the parent's acceptance, both appends in one round trip. The parent's
+    // decider records the acceptance with the child's end should the end reach it first.
+    const answering = runCommand(platform, paymentStreamType, paymentStream(parentId),
       { type: 'AnswerRefund', tenant: 'any', refundId, answer, now: platform.runtime.now() }, metadata);
-    parent = result.state.refunds;
-    position = result.position;
-    refund = parent.refunds.get(refundId)!;
+    if (answer.outcome === 'HELD') creation = create();
+    const [result] = await Promise.all([answering, creation?.catch(() => null)]);
+    answered = result.position;
+    refund = result.state.refunds.refunds.get(refundId)!;
   }
   if (refund.state === 'REFUSED') return { outcome: 'REFUSED', detail: refund.detail ?? 'the account refused the hold' };
-  const { position: created, child } = await createChild(platform, {
-    refundId, parentPaymentId: parentId, clientId: payment.clientId, identityId: payment.identityId,
-    identityEmail: payment.identityEmail, customerId: payment.customerId, totalAmount: refund.amount, currency: payment.currency,
-    description: refund.description, funding: { source: 'ACCOUNT', accountId, holdId: refundId },
-  }, metadata, { expectNewStream: requested !== undefined });
+  const { position: created, child } = await (creation ?? create());
   // A child another process created (the reactor, running beside the request) is somewhere before the head.
-  return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(position, created), child };
+  return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(answered, created), child };
 }
 
 /** The key of a refund's steps while a request runs them (`platform.inFlight`). */
