@@ -271,11 +271,6 @@ export class ProjectionStateStore {
    * name finds its own version's table; a row without a schema fails the call). The two go as one simple query, so
    * the moves are written into it as a literal; it fails (`CheckpointsNotMoved` in its message) unless every
    * checkpoint moved, and the transaction must then be rolled back. The caller commits or rolls back.
-   *
-   * The transaction plans its prepared statements (and those of PL/pgSQL functions) generically: the projectors'
-   * prepared statements look rows up by their keys, given as arrays, and for those Postgres otherwise kept planning
-   * anew at every batch (a plan for the arrays at hand looks cheaper than one for any arrays: the webhooks projector's
-   * first read was planned at 94% of its calls, which took three times as long as running it).
    */
   async beginWithCheckpoints(connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<void> {
     const wanted = JSON.stringify(moves.map((m) => ({
@@ -283,7 +278,7 @@ export class ProjectionStateStore {
       previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
       next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
     })));
-    await sql.raw(`BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SELECT move_checkpoints(${escapeLiteral(wanted)}::jsonb, ${moves.length}, ${escapeLiteral(baseSchema)})`).execute(connection);
+    await sql.raw(`BEGIN; SELECT move_checkpoints(${escapeLiteral(wanted)}::jsonb, ${moves.length}, ${escapeLiteral(baseSchema)})`).execute(connection);
   }
 
   /**
