@@ -162,6 +162,8 @@ suite('a retried request applies once, whatever died (two service processes, a P
       expect(answer.status, JSON.stringify(answer.body)).to.equal(201);
       expect(answer.body.id).to.equal(child);
       expect(await refundsOf(parent)).to.equal(1);
+      // The parent's acceptance is appended beside the child's creation: recorded once, whichever run recorded it.
+      expect(await count(`type = 'PaymentRefundAccepted' AND data->>'refundId' = $1`, [child])).to.equal(1);
     });
 
     it('an assignment: the retry answers the settled deposit; the account credited it once', async () => {

@@ -100,7 +100,7 @@ export type RefundProgress =
 
 /**
  * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent,
- * and creates the child once accepted (at the same time as the parent records the acceptance). Safe to run any number of times, from any process; null when the parent
+ * and, once the account held the amount, creates the child while the parent records the acceptance. Safe to run any number of times, from any process; null when the parent
  * has no such refund. `requested`: the parent as the request that reserved the refund left it a moment ago (so
  * its stream is not read again, and the child is created expecting a new stream: when another process's reactor
  * created it first, that append is refused and the creation reads the child and answers it, as a repeat); the
@@ -130,18 +130,21 @@ export async function advanceRefund(
     const answer: HoldAnswer = held.outcome === 'HELD'
       ? { outcome: 'HELD' }
       : { outcome: 'REFUSED', refusal: held.data.refusal, detail: refusalDetail(held.data) };
-    // Held: the child is created beside the parent's acceptance, both appends in one round trip. The parent's
-    // decider records the acceptance with the child's end should the end reach it first.
+    // Held: the child is created beside the parent's acceptance, the two appends usually in one group commit. The
+    // parent's decider records the acceptance with the child's end should the end reach it first. Both settle before
+    // either's failure is thrown, so nothing of this run is still writing when its caller hears of it.
     const answering = runCommand(platform, paymentStreamType, paymentStream(parentId),
       { type: 'AnswerRefund', tenant: 'any', refundId, answer, now: platform.runtime.now() }, metadata);
     if (answer.outcome === 'HELD') creation = create();
-    const [result] = await Promise.all([answering, creation?.catch(() => null)]);
-    answered = result.position;
-    refund = result.state.refunds.refunds.get(refundId)!;
+    const [result] = await Promise.allSettled([answering, creation ?? Promise.resolve(null)]);
+    if (result.status === 'rejected') throw result.reason;
+    answered = result.value.position;
+    refund = result.value.state.refunds.refunds.get(refundId)!;
   }
   if (refund.state === 'REFUSED') return { outcome: 'REFUSED', detail: refund.detail ?? 'the account refused the hold' };
   const { position: created, child } = await (creation ?? create());
-  // A child another process created (the reactor, running beside the request) is somewhere before the head.
+  // The creation's own failure, if any, is thrown here. A child another process created (the reactor, running beside
+  // the request) is somewhere before the head.
   return { outcome: 'ACCEPTED', position: created === null ? await store.headPosition() : latest(answered, created), child };
 }
 
