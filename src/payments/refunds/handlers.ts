@@ -99,12 +99,12 @@ export type RefundProgress =
   | { outcome: 'REFUSED'; detail: string };
 
 /**
- * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent,
- * and, once the account held the amount, creates the child while the parent records the acceptance. Safe to run any number of times, from any process; null when the parent
- * has no such refund. `requested`: the parent as the request that reserved the refund left it a moment ago (so
- * its stream is not read again, and the child is created expecting a new stream: when another process's reactor
- * created it first, that append is refused and the creation reads the child and answers it, as a repeat); the
- * reactor reads the parent.
+ * Takes a requested refund as far as it goes: asks the account for the hold, records its answer on the parent, and,
+ * once the account held the amount, creates the child while the parent records the acceptance. Safe to run any
+ * number of times, from any process; null when the parent has no such refund. `requested`: the parent as the request
+ * that reserved the refund left it a moment ago (so its stream is not read again, and the child is created expecting
+ * a new stream: when another process's reactor created it first, that append is refused and the creation reads the
+ * child and answers it, as a repeat); the reactor reads the parent.
  */
 export async function advanceRefund(
   platform: Platform, parentId: string, refundId: string, metadata: EventMetadata, requested?: ParentRefundState,
