@@ -378,7 +378,7 @@ const INSERT_ROWS_SQL = insertJsonRowsSql('payments', paymentColumns, `RETURNING
     THEN (SELECT p.account_number FROM payments p WHERE p.payment_id = x.parent_payment_id) END)`,
 });
 const insertingAndCounting = (rows: string) =>
-  `WITH inserted AS (${INSERT_ROWS_SQL.replace('$1::json', rows)}), counted AS (${countedUpsert(countedValues('inserted', 1))})`;
+  `WITH inserted AS (${INSERT_ROWS_SQL.replace('$1::json', () => rows)}), counted AS (${countedUpsert(countedValues('inserted', 1))})`;
 const INSERT_COUNTED_SQL = `${PREPARED} ${insertingAndCounting('$1::json')} SELECT * FROM counted`;
 /**
  * The insert that goes with the COMMIT is written into a simple query, where Postgres plans every statement at each
