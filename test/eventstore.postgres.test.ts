@@ -5,7 +5,6 @@ import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { storeBehind, type RecordedEvent } from '../src/eventstore/port.ts';
 import { readState } from '../src/eventstore/commandHandler.ts';
-import { measureAppends } from '../src/eventstore/measured.ts';
 import type { Decider } from '../src/domain/decider.ts';
 import type { Position } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
@@ -139,16 +138,6 @@ for (const target of databaseTargets()) {
       }
       // Read from revision 2 on: the two events the store folded are not read again.
       expect(froms).to.deep.equal(['2']);
-    });
-
-    it('the measured store\'s view for reactors is measured too, and a view of the measured store', async () => {
-      const appends: number[] = [];
-      const measured = measureAppends(store, (seconds) => appends.push(seconds));
-      const view = measured.forReactors!();
-      expect(storeBehind(view)).to.equal(measured);
-      expect(measured.forReactors!()).to.equal(view);
-      await view.append(`measured-${randomUUID()}`, [{ type: 'Measured', data: {} }], 'no_stream');
-      expect(appends).to.have.length(1);
     });
 
     for (const statement of ['UPDATE events SET type = \'Tampered\'', 'DELETE FROM events', 'TRUNCATE events']) {

@@ -4,19 +4,13 @@
  * of type T reaches the failpoint `after-append:T` once it is recorded, before its caller goes on.
  */
 import { failpoint, failpointsEnabled } from '../failpoints.ts';
-import { viewOfStore, type AppendResult, type EventStore, type NewEvent } from './port.ts';
+import type { AppendResult, EventStore, NewEvent } from './port.ts';
 
 export function measureAppends(
   store: EventStore, observe: (seconds: number) => void, recorded?: (result: AppendResult, events: readonly NewEvent[]) => void,
 ): EventStore {
-  let reactorsView: EventStore | null = null;
-  const measured: EventStore = new Proxy(store, {
+  return new Proxy(store, {
     get(target, property, receiver) {
-      if (property === 'forReactors') {
-        // The reactors' view measured too, and shown as a view of this store (what is kept per store is shared).
-        if (!target.forReactors) return undefined;
-        return () => reactorsView ??= viewOfStore(measureAppends(target.forReactors!(), observe, recorded), measured);
-      }
       if (property !== 'append') {
         const value = Reflect.get(target, property, receiver);
         return typeof value === 'function' ? value.bind(target) : value;
@@ -35,5 +29,4 @@ export function measureAppends(
       return append;
     },
   });
-  return measured;
 }
