@@ -3,9 +3,7 @@ import pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../src/db/database.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
-import { storeBehind, type RecordedEvent } from '../src/eventstore/port.ts';
-import { readState } from '../src/eventstore/commandHandler.ts';
-import type { Decider } from '../src/domain/decider.ts';
+import type { RecordedEvent } from '../src/eventstore/port.ts';
 import type { Position } from '../src/eventstore/position.ts';
 import { databaseTargets } from './support/targets.ts';
 import { until } from './support/until.ts';
@@ -113,31 +111,6 @@ for (const target of databaseTargets()) {
         release();
         (database as { query: Database['query'] }).query = query;
       }
-    });
-
-    it('the reactors\' view shares what the store keeps per stream: a stream the store folded, the view reads on from where the fold ended', async () => {
-      const stream = `shared-fold-${randomUUID()}`;
-      await store.append(stream, [{ type: 'Counted', data: {} }, { type: 'Counted', data: {} }], 'no_stream');
-      const counter: Decider<unknown, { type: string; data: unknown }, number> = {
-        initialState: 0, decide: () => [], evolve: (count) => count + 1,
-      };
-      const view = store.forReactors();
-      expect(storeBehind(view)).to.equal(store);
-      expect(await readState(store, stream, counter)).to.equal(2);
-      await store.append(stream, [{ type: 'Counted', data: {} }], 1n);
-      const froms: string[] = [];
-      const query = database.query;
-      (database as { query: Database['query'] }).query = (text, params) => {
-        froms.push(String(params?.[1]));
-        return query(text, params);
-      };
-      try {
-        expect(await readState(view, stream, counter)).to.equal(3);
-      } finally {
-        (database as { query: Database['query'] }).query = query;
-      }
-      // Read from revision 2 on: the two events the store folded are not read again.
-      expect(froms).to.deep.equal(['2']);
     });
 
     for (const statement of ['UPDATE events SET type = \'Tampered\'', 'DELETE FROM events', 'TRUNCATE events']) {

@@ -26,7 +26,7 @@ import type { Decider } from '../domain/decider.ts';
 import { DomainError } from '../domain/errors.ts';
 import { deterministicId, requestKeyOf } from './deterministicId.ts';
 import { DuplicateEventIdError, WrongExpectedRevisionError } from './errors.ts';
-import { MAX_READ_LIMIT, storeBehind, type EventMetadata, type EventStore, type NewEvent } from './port.ts';
+import { MAX_READ_LIMIT, type EventMetadata, type EventStore, type NewEvent } from './port.ts';
 import type { Position } from './position.ts';
 
 /** Attempts of one command against writers of other processes before it gives up with a ContentionError. */
@@ -94,8 +94,8 @@ type StateCache = Map<string, Folded<unknown>>;
 const caches = new WeakMap<EventStore, WeakMap<object, StateCache>>();
 
 function cacheOf(store: EventStore, decider: object): StateCache {
-  let byDecider = caches.get(storeBehind(store));
-  if (!byDecider) caches.set(storeBehind(store), byDecider = new WeakMap());
+  let byDecider = caches.get(store);
+  if (!byDecider) caches.set(store, byDecider = new WeakMap());
   let cache = byDecider.get(decider);
   if (!cache) byDecider.set(decider, cache = new Map());
   return cache;
@@ -146,8 +146,8 @@ interface StreamQueue {
 const queues = new WeakMap<EventStore, Map<string, StreamQueue>>();
 
 function enqueue(store: EventStore, stream: string, job: CommandJob | WorkJob): void {
-  let byStream = queues.get(storeBehind(store));
-  if (!byStream) queues.set(storeBehind(store), byStream = new Map());
+  let byStream = queues.get(store);
+  if (!byStream) queues.set(store, byStream = new Map());
   let queue = byStream.get(stream);
   if (!queue) byStream.set(stream, queue = { jobs: [], draining: false, contendedUntil: 0 });
   if (queue.jobs.length >= MAX_QUEUED_PER_STREAM) throw new ContentionError(stream, 0);
@@ -427,7 +427,7 @@ export function readStateAt<Event extends StreamEvent, State, StreamEvent extend
   return new Promise<Answer>((resolve, reject) => {
     // A read of this state already waiting last in the stream's queue has not started: its read, made after this
     // call, answers this one too (a hot stream read by many requests at once costs one read, not one each).
-    const jobs = queues.get(storeBehind(store))?.get(stream)?.jobs;
+    const jobs = queues.get(store)?.get(stream)?.jobs;
     const last = jobs?.[jobs.length - 1];
     if (last?.kind === 'work' && last.read?.decider === decider && last.read.waiters.length < MAX_QUEUED_PER_STREAM) {
       last.read.waiters.push({ resolve: resolve as (value: never) => void, reject });

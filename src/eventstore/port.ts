@@ -66,24 +66,6 @@ export const MAX_READ_LIMIT = 10_000;
 /** How far back from a stream's end an adapter without an index of event ids looks for them (findEvents). */
 export const FIND_EVENTS_WINDOW = 1_000;
 
-/** Views of a store (`EventStore.forReactors`), and the store each shows. */
-const views = new WeakMap<EventStore, EventStore>();
-
-/** Records that `view` shows `store`, and answers `view`. */
-export function viewOfStore(view: EventStore, store: EventStore): EventStore {
-  views.set(view, store);
-  return view;
-}
-
-/**
- * The store `store` shows, or itself: what is kept per store in a process (folded states, the queues of commands
- * per stream) is kept once for a store and its views, so that a reactor's command and a request's on one stream
- * still queue behind each other and share what was read.
- */
-export function storeBehind(store: EventStore): EventStore {
-  return views.get(store) ?? store;
-}
-
 export type AppendedListener = (eventTypes?: readonly string[], position?: Position) => void;
 
 export interface EventStore {

@@ -3,7 +3,7 @@
  * one, the wall clock's otherwise. Every rule of time (expiry, quote lifetimes, the deposit's 48 h, session and
  * link durations, settlement periods) reads it through here, so a new rule follows clocks by calling it too.
  */
-import { storeBehind, type EventMetadata } from '../eventstore/port.ts';
+import type { EventMetadata } from '../eventstore/port.ts';
 import { comparePositions, type Position } from '../eventstore/position.ts';
 import { streamState } from '../eventstore/streams.ts';
 import { recordedAs } from '../eventstore/typedEvents.ts';
@@ -62,8 +62,8 @@ export async function platformOn(platform: Platform, clockId: string | null | un
  */
 export async function clockOfPayment(platform: Platform, paymentId: string): Promise<string | null> {
   const store = platform.storage.store;
-  let known = clocksOfPayments.get(storeBehind(store));
-  if (!known) clocksOfPayments.set(storeBehind(store), known = new Map());
+  let known = clocksOfPayments.get(store);
+  if (!known) clocksOfPayments.set(store, known = new Map());
   const kept = known.get(paymentId);
   if (kept !== undefined) {
     // Asked again: it moves to the end, kept longest.

@@ -10,7 +10,7 @@ import { DuplicateEventIdError, WrongExpectedRevisionError } from '../errors.ts'
 import type {
   AppendedListener, AppendResult, EventMetadata, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions, RecordedEvent,
 } from '../port.ts';
-import { MAX_READ_LIMIT, viewOfStore } from '../port.ts';
+import { MAX_READ_LIMIT } from '../port.ts';
 import type { Position } from '../position.ts';
 import { toBigInt } from '../position.ts';
 import { noUpcasting, type UpcasterRegistry } from '../upcasting.ts';
@@ -401,7 +401,7 @@ export class PostgresEventStore implements EventStore {
    * The view owns nothing: whoever opened the store closes it.
    */
   forReactors(): EventStore {
-    return this.reactorsView ??= viewOfStore({
+    return this.reactorsView ??= {
       kind: this.kind,
       append: (stream, events, expected) => this.append(stream, events, expected),
       readStream: (stream, options = {}) => this.readStreamIn(this.lanes.reactors, stream, options),
@@ -411,7 +411,7 @@ export class PostgresEventStore implements EventStore {
       headPosition: () => this.headPosition(),
       onAppended: (listener) => this.onAppended(listener),
       close: async () => undefined,
-    }, this);
+    };
   }
 
   private reactorsView: EventStore | null = null;
