@@ -30,14 +30,8 @@ export function startBackgroundWork(
 ): Scheduler {
   const contexts: readonly ContextModule[] = options.contexts ?? serviceContexts;
   // A reactor answers nobody: the commands it issues need not wait for the read models to show them (their
-  // handlers' read-your-writes waits would hold up every event behind it, a reactor's lane at a time). Its stream
-  // reads go apart from the requests' (EventStore.forReactors).
-  const { storage } = services;
-  const reacting: Platform = {
-    ...services,
-    storage: { ...storage, store: storage.store.forReactors?.() ?? storage.store },
-    readYourWrites: async () => undefined,
-  };
+  // handlers' read-your-writes waits would hold up every event behind it, a reactor's lane at a time).
+  const reacting: Platform = { ...services, readYourWrites: async () => undefined };
   for (const context of contexts) for (const reactor of context.reactors?.(reacting) ?? []) services.projections.addReactor(reactor);
   const scheduler = new Scheduler(services.logger);
   if (options.schedule === false) return scheduler;

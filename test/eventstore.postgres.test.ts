@@ -81,38 +81,6 @@ for (const target of databaseTargets()) {
       for (const stream of calm) expect(await store.readStream(stream)).to.have.length(1);
     });
 
-    it('reads made while the requests\' read group is in flight wait for it and go together; a reactor\'s read goes at once beside it', async () => {
-      const [a, b, c, d] = Array.from({ length: 4 }, () => `lanes-${randomUUID()}`);
-      for (const stream of [a, b, c, d]) await store.append(stream!, [{ type: 'Laned', data: { stream } }], 'no_stream');
-      const sent: string[][] = [];
-      let release!: () => void;
-      const gate = new Promise<void>((resolve) => { release = resolve; });
-      const query = database.query;
-      const spy: Database['query'] = (text, params) => {
-        const param = String(params?.[0]);
-        // A group names its reads in a JSON array; a read alone names its stream.
-        sent.push(param.startsWith('[') ? (JSON.parse(param) as Array<{ stream: string }>).map((read) => read.stream) : [param]);
-        const result = query(text, params);
-        // The first read is held in flight until the others have been made.
-        return sent.length === 1 ? gate.then(() => result) : result;
-      };
-      (database as { query: Database['query'] }).query = spy;
-      try {
-        const first = store.readStream(a!);
-        while (sent.length === 0) await new Promise((resolve) => setImmediate(resolve));
-        const later = [store.readStream(b!), store.readStream(c!), store.forReactors().readStream(d!)];
-        for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
-        expect(sent).to.deep.equal([[a], [d]]);
-        release();
-        const answers = await Promise.all([first, ...later]);
-        expect(sent).to.deep.equal([[a], [d], [b, c]]);
-        expect(answers.map((events) => events.map((event) => (event.data as { stream: string }).stream))).to.deep.equal([[a], [b], [c], [d]]);
-      } finally {
-        release();
-        (database as { query: Database['query'] }).query = query;
-      }
-    });
-
     for (const statement of ['UPDATE events SET type = \'Tampered\'', 'DELETE FROM events', 'TRUNCATE events']) {
       it(`refuses at the database: ${statement.split(' ')[0]}`, async () => {
         const before = await database.query('SELECT count(*)::int AS n, min(type) AS t FROM events');

@@ -95,11 +95,5 @@ export interface EventStore {
    * Returns an unsubscribe.
    */
   onAppended(listener: AppendedListener): () => void;
-  /**
-   * The same store as a process's reactors use it: reads they make together still share statements, but are sent
-   * apart from the requests' (a lane of their own, with its own statements in flight), so neither kind's reads wait
-   * behind the other's. Stores without such lanes do not implement it: reactors then use the store itself.
-   */
-  forReactors?(): EventStore;
   close(): Promise<void>;
 }

@@ -40,14 +40,12 @@ const MIN_SPLIT_GROUP = 4;
 /** Forward stream reads in one read group at most (each answers at most MAX_READ_LIMIT events of its stream). */
 const MAX_READ_GROUP_MEMBERS = 64;
 /**
- * Read groups in flight at once, per lane. Reads made while their lane's groups are all in flight wait for the next
- * group: under load they go in fewer statements, and leave the pool's other connections to appends, projectors and
- * requests. The requests' lane keeps one: an unmatched deposit under load took 3.4 round trips with four, 2.4 with
- * one. The reactors' lane (`forReactors`) keeps four: their steps follow one another per stream, so the time a read
- * waits is theirs to lose; with one for everybody, card payments on autopilot left 5,379 unsettled when a minute of
- * load stopped and took 13 s to settle them, against 7.5 s with four.
+ * Read groups in flight at once. Reads made while they are all in flight wait for the next group: under load they
+ * go in fewer statements, and leave the pool's other connections to appends, projectors and requests. One at a
+ * time took a statement or so off an unmatched deposit under load, but held back the reactors: card payments on
+ * autopilot left 1,806 unsettled when a minute of load stopped, against 903 with four.
  */
-const MAX_READ_GROUPS_IN_FLIGHT = { requests: 1, reactors: 4 } as const;
+const MAX_READ_GROUPS_IN_FLIGHT = 4;
 /**
  * Named: parsed once per connection, as the appends' statements are, and planned once Postgres finds its generic
  * plan as good as a fresh one (planning cost the database more than running these reads did).
@@ -98,14 +96,6 @@ interface StreamRead {
   limit: number;
   resolve(events: RecordedEvent[]): void;
   reject(error: unknown): void;
-}
-
-/** Forward stream reads of one kind of reader: those not yet sent, in the order they were made, and its groups in flight. */
-class ReadLane {
-  readonly reads: StreamRead[] = [];
-  inFlight = 0;
-  scheduled = false;
-  constructor(readonly maxInFlight: number) {}
 }
 
 /** One append waiting for its group. */
@@ -391,32 +381,7 @@ export class PostgresEventStore implements EventStore {
     return revision == null ? 'no_stream' : BigInt(revision);
   }
 
-  readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
-    return this.readStreamIn(this.lanes.requests, stream, options);
-  }
-
-  /**
-   * This store as reactors use it: the same store, but their forward stream reads go in a lane of their own, so that
-   * the requests' reads group among themselves without holding a reactor's steps back (MAX_READ_GROUPS_IN_FLIGHT).
-   * The view owns nothing: whoever opened the store closes it.
-   */
-  forReactors(): EventStore {
-    return this.reactorsView ??= {
-      kind: this.kind,
-      append: (stream, events, expected) => this.append(stream, events, expected),
-      readStream: (stream, options = {}) => this.readStreamIn(this.lanes.reactors, stream, options),
-      findEvents: (stream, ids) => this.findEvents(stream, ids),
-      readAll: (options) => this.readAll(options),
-      readTail: (options) => this.readTail(options),
-      headPosition: () => this.headPosition(),
-      onAppended: (listener) => this.onAppended(listener),
-      close: async () => undefined,
-    };
-  }
-
-  private reactorsView: EventStore | null = null;
-
-  private async readStreamIn(lane: ReadLane, stream: string, options: ReadStreamOptions): Promise<RecordedEvent[]> {
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const limit = boundedLimit(options.limit ?? MAX_READ_LIMIT);
     if (options.direction === 'backwards') {
       const from = options.fromRevision ?? BigInt('9223372036854775807');
@@ -424,45 +389,45 @@ export class PostgresEventStore implements EventStore {
       return rows.map((row) => this.toRecorded(row));
     }
     return new Promise<RecordedEvent[]>((resolve, reject) => {
-      lane.reads.push({ stream, from: options.fromRevision ?? 0n, limit, resolve, reject });
-      this.scheduleReads(lane);
+      this.reads.push({ stream, from: options.fromRevision ?? 0n, limit, resolve, reject });
+      this.scheduleReads();
     });
   }
 
   // ------------------------------------------------------------------------------------------ read groups
   //
-  // Forward reads of streams made in the same turn of the event loop, or while their lane's read groups are all in
-  // flight (MAX_READ_GROUPS_IN_FLIGHT), go to Postgres together: one statement for all of them (READ_STREAMS_SQL),
-  // each answered with what its own statement would have read. A command catches its fold up with such a read before
-  // it decides (../commandHandler.ts), so many commands at once on different streams (a settlement batch, a test
-  // clock's advance, requests side by side) cost one round trip for their reads, not one each. At low load a read
-  // goes alone, a turn of the event loop later (no timer), as the one-stream statement. Read committed: a group sees
+  // Forward reads of streams made in the same turn of the event loop, or while MAX_READ_GROUPS_IN_FLIGHT groups are
+  // in flight, go to Postgres together: one statement for all of them (READ_STREAMS_SQL), each answered with what
+  // its own statement would have read. A command catches its fold up with such a read before it decides
+  // (../commandHandler.ts), so many commands at once on different streams (a settlement batch, a test clock's
+  // advance, requests side by side) cost one round trip for their reads, not one each. At low load a read goes
+  // alone, a turn of the event loop later (no timer), as the one-stream statement. Read committed: a group sees
   // every append that had answered before it was sent, as each read alone would.
 
-  private readonly lanes = {
-    requests: new ReadLane(MAX_READ_GROUPS_IN_FLIGHT.requests),
-    reactors: new ReadLane(MAX_READ_GROUPS_IN_FLIGHT.reactors),
-  };
+  /** Forward reads not yet sent, in the order they were made. */
+  private readonly reads: StreamRead[] = [];
+  private readGroupsInFlight = 0;
+  private readsScheduled = false;
 
-  private scheduleReads(lane: ReadLane): void {
-    if (lane.scheduled) return;
-    lane.scheduled = true;
+  private scheduleReads(): void {
+    if (this.readsScheduled) return;
+    this.readsScheduled = true;
     setImmediate(() => {
-      lane.scheduled = false;
-      this.sendReads(lane);
+      this.readsScheduled = false;
+      this.sendReads();
     });
   }
 
-  private sendReads(lane: ReadLane): void {
-    while (lane.inFlight < lane.maxInFlight && lane.reads.length > 0) {
+  private sendReads(): void {
+    while (this.readGroupsInFlight < MAX_READ_GROUPS_IN_FLIGHT && this.reads.length > 0) {
       // Spread over the free slots, as the appends are: statements in flight side by side overlap their round trips.
       const size = Math.min(MAX_READ_GROUP_MEMBERS,
-        Math.max(MIN_SPLIT_GROUP, Math.ceil(lane.reads.length / (lane.maxInFlight - lane.inFlight))));
-      const group = lane.reads.splice(0, size);
-      lane.inFlight++;
+        Math.max(MIN_SPLIT_GROUP, Math.ceil(this.reads.length / (MAX_READ_GROUPS_IN_FLIGHT - this.readGroupsInFlight))));
+      const group = this.reads.splice(0, size);
+      this.readGroupsInFlight++;
       this.sendReadGroup(group).finally(() => {
-        lane.inFlight--;
-        if (lane.reads.length > 0) this.scheduleReads(lane);
+        this.readGroupsInFlight--;
+        if (this.reads.length > 0) this.scheduleReads();
       });
     }
   }
