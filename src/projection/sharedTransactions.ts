@@ -27,7 +27,7 @@ export interface SharedWork {
    * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
    * hands to `later` go with the COMMIT. `started`: the rows of `start`.
    */
-  apply: ((trx: Kysely<NoTables>, later: LaterWrites, started?: BatchStart) => Promise<void>) | null;
+  apply: ((trx: Kysely<NoTables>, later: LaterWrites, started: BatchStart) => Promise<void>) | null;
   /** The read its writes start from (its projector's `batchStart`), sent with the checkpoints' moves; null: none. */
   start?: CompiledQuery | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
@@ -52,9 +52,9 @@ const MAX_IN_FLIGHT = 2;
 
 /**
  * The batches' starting reads as one statement (a simple query answers with its last statement's rows only): each
- * read's rows as JSON objects, tagged with the index of its work. JSON keeps what node-postgres would have parsed
- * for text, booleans, integers (int2, int4), JSON and NULL only; a read must answer any other type (a timestamp, a
- * bigint, a numeric, an array of those, a float) as text.
+ * read's rows as JSON objects, tagged with the index of its work. JSON keeps what a read answers as node-postgres
+ * would have parsed it for these reads (text, numbers, booleans, JSON); a read whose columns need other parsing
+ * (a timestamp, a bigint) must answer them as text.
  */
 function startsStatement(starts: ReadonlyArray<{ n: number; start: CompiledQuery }>): string {
   return starts.map(({ n, start }) =>
@@ -107,8 +107,7 @@ export class SharedTransactions {
               await connection.executeQuery(compiled);
             },
           };
-          // A work without a start is given none (not an empty answer): its apply reads what it needs itself.
-          for (const [n, work] of batch.entries()) await work.apply?.(connection, later, work.start ? started[n]! : undefined);
+          for (const [n, work] of batch.entries()) await work.apply?.(connection, later, started[n]!);
           sealed = true;
           // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
           // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
