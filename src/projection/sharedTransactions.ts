@@ -4,9 +4,8 @@
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
  * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
- * puts every batch's schema first on the search_path, and reads what the batches start from (`SharedWork.start`); the
- * batches' writes follow, one after the other, and the writes they hand over (`LaterWrites`) go with the COMMIT,
- * their values written in, in one last round trip.
+ * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other, and
+ * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
