@@ -4,13 +4,13 @@
  * whose checkpoint moved meanwhile, fails alone and the others commit.
  */
 import { expect } from 'chai';
-import { CompiledQuery, sql, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Database, NoTables } from '../src/db/database.ts';
 import { quoteIdent } from '../src/db/sql.ts';
 import type { Position } from '../src/eventstore/position.ts';
 import { ProjectionStateStore } from '../src/projection/projectionState.ts';
 import { SharedTransactions, type SharedWork } from '../src/projection/sharedTransactions.ts';
-import { writesNow, type BatchStart } from '../src/projection/projector.ts';
+import { writesNow } from '../src/projection/projector.ts';
 import { databaseTargets } from './support/targets.ts';
 
 const OWNER = 'shared-test';
@@ -158,37 +158,6 @@ for (const target of databaseTargets()) {
       expect(await checkpointOf('shared_a')).to.deep.equal(at(40));
       expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
       expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
-    });
-
-    it('the reads batches start from go with the checkpoints\' moves, on their search_path: each batch gets its own rows, in two round trips', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
-      const shared = new SharedTransactions(counted, states, database.schema);
-      const started: Record<string, BatchStart> = {};
-      const reading = (name: string, previous: Position, start: CompiledQuery): SharedWork => ({
-        checkpoint: { name, version: 1, owner: OWNER, ttlMs: 60_000, previous, next: at(60), handled: 1 },
-        start,
-        apply: async (trx, later, rows) => {
-          started[name] = rows;
-          await later.add(sql`INSERT INTO ${sql.raw(quoteIdent(`${name}_rows`))} (n) VALUES (${60})`.compile(trx));
-        },
-        alone: () => Promise.reject(new Error(`${name} ran alone`)),
-      });
-      await Promise.all([
-        // Unqualified names: each resolves in its projector's schema, put on the search_path by the moves before it.
-        shared.run(reading('shared_a', at(40), CompiledQuery.raw('SELECT n, $1::text AS tag FROM shared_a_rows WHERE n > $2 ORDER BY n', ['a\'s', 2]))),
-        shared.run(reading('shared_b', at(30), CompiledQuery.raw('SELECT count(*)::int AS c, \'{"x": [1]}\'::jsonb AS j FROM shared_b_rows', []))),
-      ]);
-      expect(statements).to.equal(2);
-      expect(started).to.deep.equal({
-        shared_a: [{ n: 3, tag: 'a\'s' }, { n: 4, tag: 'a\'s' }],
-        shared_b: [{ c: 2, j: { x: [1] } }],
-      });
-      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4, 60]);
-      expect(await checkpointOf('shared_b')).to.deep.equal(at(60));
     });
   });
 }

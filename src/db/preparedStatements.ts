@@ -45,12 +45,9 @@ export function statementFor(text: string, values: unknown[]): pg.QueryConfig {
 export function preparingPool(pool: pg.Pool): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
-    // A text and its values (an array of kysely's own, passed on as it is), or a cursor (a streamed read). A simple
-    // query of several statements answers with its last statement's result: node-postgres gives one per statement,
-    // of which kysely would read none.
+    // A text and its values (an array of kysely's own, passed on as it is), or a cursor (a streamed read).
     const query = (textOrCursor: string | pg.Submittable, values?: unknown[]) => typeof textOrCursor === 'string'
-      ? (client.query(statementFor(textOrCursor, values ?? [])) as Promise<pg.QueryResult | pg.QueryResult[]>)
-        .then((result) => (Array.isArray(result) ? result[result.length - 1]! : result))
+      ? client.query(statementFor(textOrCursor, values ?? []))
       : client.query(textOrCursor);
     return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };
   };

@@ -272,23 +272,13 @@ export class ProjectionStateStore {
    * the moves are written into it as a literal; it fails (`CheckpointsNotMoved` in its message) unless every
    * checkpoint moved, and the transaction must then be rolled back. The caller commits or rolls back.
    */
-  async beginWithCheckpoints(
-    connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string,
-    /** A read to run after the moves, on their search_path, in the same round trip (without parameters): its rows are the answer. */
-    then?: string,
-  ): Promise<readonly unknown[]> {
+  async beginWithCheckpoints(connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<void> {
     const wanted = JSON.stringify(moves.map((m) => ({
       name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
       previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
       next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
     })));
-    const begin = `BEGIN; SELECT move_checkpoints(${escapeLiteral(wanted)}::jsonb, ${moves.length}, ${escapeLiteral(baseSchema)})`;
-    if (then === undefined) {
-      await sql.raw(begin).execute(connection);
-      return [];
-    }
-    // On lines of their own: a trailing comment of the moves' statement cannot take in the read.
-    return (await sql.raw(`${begin}\n;\n${then}`).execute(connection)).rows;
+    await sql.raw(`BEGIN; SELECT move_checkpoints(${escapeLiteral(wanted)}::jsonb, ${moves.length}, ${escapeLiteral(baseSchema)})`).execute(connection);
   }
 
   /**

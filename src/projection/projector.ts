@@ -36,14 +36,7 @@ export interface Projector {
    * takes the batch's last writes, those whose outcome it does not read (see `LaterWrites`); without it they run
    * at once.
    */
-  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites, started?: BatchStart): Promise<void>;
-  /**
-   * The read a batch of these events starts from (its statement: values as parameters, columns named), when the
-   * projector has one. A batch that shares its transaction (./sharedTransactions.ts) sends it in the transaction's
-   * first round trip, after the checkpoints' moves and on the same search_path, and `apply` is given its rows as
-   * `started`; any other batch is given none, and `apply` reads it itself.
-   */
-  batchStart?(events: readonly RecordedEvent[]): CompiledQuery | null;
+  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites): Promise<void>;
   /** Statements run on activation after the table views exist (views built over views, for finance). */
   readonly derivedViews?: readonly string[];
   /**
@@ -58,9 +51,6 @@ export interface Projector {
    */
   readonly awaitedFor?: readonly string[];
 }
-
-/** The rows of a projector's `batchStart`, read in its batch's transaction before `apply` runs. */
-export type BatchStart = readonly Record<string, unknown>[];
 
 /**
  * Writes a batch makes without reading their outcome. When the batch shares its transaction with other projectors'
@@ -119,9 +109,7 @@ export interface ProjectorDefinition<T extends Tables, M extends EventMap> exten
 export interface BatchProjectorDefinition<T extends Tables, M extends EventMap> extends ProjectorParts<T> {
   handles: readonly EventType<M>[];
   /** Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. */
-  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites, started?: BatchStart): Promise<void>;
-  /** See `Projector.batchStart`. */
-  batchStart?(events: readonly Recorded<M>[]): CompiledQuery | null;
+  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites): Promise<void>;
 }
 
 function projectorHandler<T extends Tables, M extends EventMap, K extends EventType<M>>(
@@ -136,8 +124,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
 ): Projector {
   const own = (trx: Kysely<NoTables>): Kysely<T> => trx.withTables<T>();
   let handles: readonly string[];
-  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites, started?: BatchStart) => Promise<void>;
-  let batchStart: ((events: readonly RecordedEvent[]) => CompiledQuery | null) | undefined;
+  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites) => Promise<void>;
   if ('handlers' in definition) {
     const { handlers } = definition;
     handles = Object.keys(handlers);
@@ -146,9 +133,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     };
   } else {
     handles = definition.handles;
-    apply = (trx, events, later, started) => definition.apply(trx, events, later, started);
-    const start = definition.batchStart;
-    if (start) batchStart = (events) => start(recordedAllAs<M>(events));
+    apply = (trx, events, later) => definition.apply(trx, events, later);
   }
   return {
     name: definition.name,
@@ -159,8 +144,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
     ...(definition.awaitedFor ? { awaitedFor: definition.awaitedFor } : {}),
-    apply: (trx, events, later, started) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx), started),
-    ...(batchStart ? { batchStart } : {}),
+    apply: (trx, events, later) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx)),
   };
 }
 

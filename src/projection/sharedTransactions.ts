@@ -11,12 +11,12 @@
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
 import { inlineParameters } from '../db/inlineSql.ts';
 import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
-import { compiledWrite, type BatchStart, type LaterWrites } from './projector.ts';
+import { compiledWrite, type LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
 export interface SharedWork {
@@ -24,11 +24,9 @@ export interface SharedWork {
   checkpoint: CheckpointMove;
   /**
    * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
-   * hands to `later` go with the COMMIT. `started`: the rows of `start`.
+   * hands to `later` go with the COMMIT.
    */
-  apply: ((trx: Kysely<NoTables>, later: LaterWrites, started: BatchStart) => Promise<void>) | null;
-  /** The read its writes start from (its projector's `batchStart`), sent with the checkpoints' moves; null: none. */
-  start?: CompiledQuery | null;
+  apply: ((trx: Kysely<NoTables>, later: LaterWrites) => Promise<void>) | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
   alone: (trx: Kysely<NoTables>) => Promise<void>;
 }
@@ -48,17 +46,6 @@ const heldSize = (parameters: readonly unknown[]) =>
   parameters.reduce<number>((size, value) => size + 1 + (typeof value === 'string' ? value.length : 0), 0);
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
-
-/**
- * The batches' starting reads as one statement (a simple query answers with its last statement's rows only): each
- * read's rows as JSON objects, tagged with the index of its work. JSON keeps what a read answers as node-postgres
- * would have parsed it for these reads (text, numbers, booleans, JSON); a read whose columns need other parsing
- * (a timestamp, a bigint) must answer them as text.
- */
-function startsStatement(starts: ReadonlyArray<{ n: number; start: CompiledQuery }>): string {
-  return starts.map(({ n, start }) =>
-    `SELECT ${n} AS n, to_json(s) AS r FROM (\n${inlineParameters(start.sql, start.parameters)}\n) AS s`).join('\nUNION ALL\n');
-}
 
 export class SharedTransactions {
   /** Gathers the works of a turn (or of the time a transaction is in flight), as the other shared statements do. */
@@ -81,13 +68,8 @@ export class SharedTransactions {
     try {
       await this.db.connection().execute(async (connection) => {
         try {
-          // BEGIN, the checkpoints' moves and the reads the batches start from in one round trip; a checkpoint that
-          // did not move fails it.
-          const starts = batch.flatMap((work, n) => (work.start ? [{ n, start: work.start }] : []));
-          const rows = await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema,
-            starts.length > 0 ? startsStatement(starts) : undefined);
-          const started = batch.map((): Array<Record<string, unknown>> => []);
-          for (const row of rows as Array<{ n: number; r: Record<string, unknown> }>) started[row.n]!.push(row.r);
+          // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
+          await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
           const held: string[] = [];
           let sealed = false;
           const later: LaterWrites = {
@@ -106,7 +88,7 @@ export class SharedTransactions {
               await connection.executeQuery(compiled);
             },
           };
-          for (const [n, work] of batch.entries()) await work.apply?.(connection, later, started[n]!);
+          for (const work of batch) await work.apply?.(connection, later);
           sealed = true;
           // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
           // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
