@@ -3,9 +3,20 @@
  * their type, and `$n` inside quotes, quoted names, dollar quotes and comments is left as written.
  */
 import { expect } from 'chai';
+import fc from 'fast-check';
+import pg from 'pg';
 import type { Database } from '../src/db/database.ts';
-import { inlineParameters } from '../src/db/inlineSql.ts';
+import { inlineParameters, quoteLiteral } from '../src/db/inlineSql.ts';
 import { databaseTargets } from './support/targets.ts';
+
+describe('a string written as an SQL literal', () => {
+  it("is quoted exactly as node-postgres's escapeLiteral quotes it, quotes and backslashes included", () => {
+    const tricky = fc.constantFrom("'", '\\', "''", '\\\\', "\\'", 'E', '$1', '"', '\n', 'é', '💸');
+    fc.assert(fc.property(fc.array(fc.oneof(fc.string(), tricky)).map((parts) => parts.join('')), (text) => {
+      expect(quoteLiteral(text)).to.equal(pg.escapeLiteral(text));
+    }), { numRuns: 2_000 });
+  });
+});
 
 for (const target of databaseTargets()) {
   describe(`statements with their parameters written in: ${target.name}`, () => {
@@ -25,6 +36,12 @@ for (const target of databaseTargets()) {
       expect(inlined).to.deep.equal(apart);
     });
 
+    it('reads back every string it quotes, in whichever form', async () => {
+      const texts = ['', 'plain', "o'clock", String.raw`back\slash`, String.raw`both ' and \ and \'`, String.raw`E'\x41'`, 'ends with \\'];
+      const { rows } = await database.query(`SELECT ${texts.map((text, i) => `${quoteLiteral(text)}::text AS t${i}`).join(', ')}`);
+      expect(Object.values(rows[0]!)).to.deep.equal(texts);
+    });
+
     it('leaves $n inside quotes, quoted names, dollar quotes and comments as written', async () => {
       const text = String.raw`SELECT '$1' AS "quoted $1", $1::text AS p, $$ $1 $$ AS dollar, $tag$ '$2' $tag$ AS tagged -- $2
         /* $2 */, $2::integer AS q, E'\' $1' AS escaped`;
@@ -34,7 +51,8 @@ for (const target of databaseTargets()) {
 
     it('reads comments as Postgres does (nested, ended by a carriage return), a long dollar tag, and $ inside a name', async () => {
       const tag = `$${'t'.repeat(70)}$`;
-      const text = `SELECT /* outer /* inner $1 */ still $1 */ $1::text AS p, -- $2 $2::integer AS q, ${tag} $1 ${tag} AS long,
+      const text = `SELECT /* outer /* inner $1 */ still $1 */ $1::text AS p, -- $2
+ $2::integer AS q, ${tag} $1 ${tag} AS long,
         "a$1" AS b$2 FROM (SELECT 'x' AS "a$1") AS t`;
       const { rows } = await database.query(inlineParameters(text, ['*/ one', 2]));
       expect(rows).to.deep.equal([{ p: '*/ one', q: 2, long: ' $1 ', b$2: 'x' }]);

@@ -3,12 +3,10 @@
  * the lease that keeps it to one active instance across processes.
  */
 import { sql, type Kysely } from 'kysely';
-import pg from 'pg';
 import type { Database, NoTables } from '../db/database.ts';
 import type { Position } from '../eventstore/position.ts';
 import { Coalescer } from '../db/coalescer.ts';
-
-const { escapeLiteral } = pg;
+import { quoteLiteral } from '../db/inlineSql.ts';
 
 interface Renewal { name: string; version: number; owner: string; ttlMs: number }
 
@@ -278,7 +276,7 @@ export class ProjectionStateStore {
       previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
       next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
     })));
-    await sql.raw(`BEGIN; SELECT move_checkpoints(${escapeLiteral(wanted)}::jsonb, ${moves.length}, ${escapeLiteral(baseSchema)})`).execute(connection);
+    await sql.raw(`BEGIN; SELECT move_checkpoints(${quoteLiteral(wanted)}::jsonb, ${moves.length}, ${quoteLiteral(baseSchema)})`).execute(connection);
   }
 
   /**
