@@ -94,6 +94,7 @@ export function paymentConfigsFor(catalog: Catalog, currency: string, totalAmoun
   return currencies.map((target) => {
     const rate = target === currency ? '1' : catalog.rate(`${currency}:${target}`)!;
     const purchaseAmount = target === currency ? totalAmount : formatAmount(applyRate(totalAmount, rate, target), target);
+    const amount = toDecimal(purchaseAmount);
     return {
       currency: target, product: `${currency}:${target}`, exchangeRate: rate,
       paymentMethods: allowed.map((type) => {
@@ -101,7 +102,6 @@ export function paymentConfigsFor(catalog: Catalog, currency: string, totalAmoun
         const moves = (node.currencies as readonly string[]).includes(target);
         const min = node.minAmount[target as keyof typeof node.minAmount];
         const max = node.maxAmount[target as keyof typeof node.maxAmount];
-        const amount = toDecimal(purchaseAmount);
         const enabled = moves && min !== undefined && max !== undefined && amount.greaterThanOrEqualTo(toDecimal(min))
           && amount.lessThanOrEqualTo(toDecimal(max)) && amount.greaterThan(0);
         return { id: `${type.toLowerCase()}-${target.toLowerCase()}`, type, enabled, requiredFields: [...node.requiredFields], purchaseAmount };
