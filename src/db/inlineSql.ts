@@ -16,7 +16,7 @@ import utils from 'pg/lib/utils.js';
  * backslash in it, backslashes doubled in an escape string (` E'…'`), so that it reads the same whatever
  * standard_conforming_strings says. Written with two replaces, not a character at a time: `escapeLiteral` builds
  * its answer by appending each character, a string piece per character, and a projector's batch of rows (a JSON
- * array of some kilobytes, written into the COMMIT's query) made it about a quarter of all a write request allocated.
+ * array of some kilobytes, written into the COMMIT's query) made about a quarter of what a payment allocated.
  */
 export function quoteLiteral(text: string): string {
   const quoted = text.includes("'") ? text.replace(/'/g, "''") : text;
