@@ -117,6 +117,20 @@ for (const target of databaseTargets()) {
       expect(again.body.customerId).to.equal(answer.body.customerId);
     });
 
+    it('an originator is the customer holding its document number now: one that moved to another number is not found by the old one', async () => {
+      const originator = { firstName: 'Rosa', lastName: 'Díaz', documentType: 'DNI', documentNumber: '30555666' };
+      const first = await deposit({ originator });
+      const rosa = first.body.customerId as string;
+      expect((await deposit({ originator })).body.customerId).to.equal(rosa);
+      // Rosa's number changes: the old one is given back, and the next deposit naming it makes a new customer.
+      const moved = await patch(`/customers/${rosa}`, { documentNumber: '30555667' });
+      expect(moved.status, moved.text).to.equal(200);
+      const old = await deposit({ originator });
+      expect(old.body.customerId).to.be.a('string').and.not.equal(rosa);
+      expect((await deposit({ originator: { ...originator, documentNumber: '30555667' } })).body.customerId).to.equal(rosa);
+      expect((await deposit({ originator })).body.customerId).to.equal(old.body.customerId);
+    });
+
     it('a blocked account’s number, another client’s, or another currency’s does not match: the deposit waits unassigned', async () => {
       const blocked = await open('ARS');
       expect((await patch(`/accounts/${blocked.id}`, { status: 'BLOCKED' })).status).to.equal(200);

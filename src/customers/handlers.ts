@@ -11,6 +11,7 @@ import { runCommand, streamState, streamStateAt } from '../eventstore/streams.ts
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
+import type { Storage } from '../storage.ts';
 import { definedOnly } from '../../schemas/events/common.ts';
 import {
   customerStreamType, documentNumberStreamType, type CustomerState, type DocumentNumberState,
@@ -60,6 +61,38 @@ export async function holderInReadModels(platform: Platform, clientId: string, d
   const holder = await holderOfDocumentNumber(platform, clientId, documentNumber);
   if (holder?.last) await platform.readYourWrites(holder.last.position, [holder.last.type]);
   return holder?.customer ?? null;
+}
+
+/**
+ * Customers of each store seen created and in its read models, by id: their client, at most KNOWN_CREATED (entries),
+ * the oldest going first. A customer's creation is never undone and its client never changes, so an entry stays
+ * true for good, whichever process wrote what since.
+ */
+const createdCustomers = new WeakMap<Storage, Map<string, string>>();
+const KNOWN_CREATED = 10_000;
+
+function createdCustomersOf(storage: Storage): Map<string, string> {
+  let known = createdCustomers.get(storage);
+  if (!known) createdCustomers.set(storage, known = new Map());
+  return known;
+}
+
+/**
+ * The id of the customer holding a client's document number, once the read models include it, as
+ * `holderInReadModels` finds it; a holder seen so before is not read again: only the number's stream, which says
+ * who holds it now, is.
+ */
+export async function holderIdInReadModels(platform: Platform, clientId: string, documentNumber: string): Promise<string | null> {
+  const known = createdCustomersOf(platform.storage);
+  const { holder } = await streamState(platform, documentNumberStreamType, documentNumberStream(clientId, documentNumber));
+  if (holder !== null && known.get(holder) === clientId) return holder;
+  const customer = await holderInReadModels(platform, clientId, documentNumber);
+  if (!customer) return null;
+  const customerId = customer.customerId!;
+  known.delete(customerId);
+  if (known.size >= KNOWN_CREATED) known.delete(known.keys().next().value!);
+  known.set(customerId, clientId);
+  return customerId;
 }
 
 /** `customerHoldingDocumentNumber`, and the last event of the customer's stream as it was read. */

@@ -22,8 +22,7 @@ import { accountNumberStream, accountStream } from '../accounts/events.ts';
 import { creditSettlement } from '../accounts/handlers.ts';
 import { clientStreamType } from '../clients/decider.ts';
 import { clientStream } from '../clients/events.ts';
-import { createCustomer, customerHoldingDocumentNumber, holderInReadModels } from '../customers/handlers.ts';
-import type { CustomerState } from '../customers/decider.ts';
+import { createCustomer, customerHoldingDocumentNumber, holderIdInReadModels } from '../customers/handlers.ts';
 import { paymentIdFor, paymentStream } from '../payments/events.ts';
 import { paymentStreamType } from '../payments/stream.ts';
 import { refusingOtherKinds, settleReceived } from '../payments/handlers.ts';
@@ -107,11 +106,11 @@ const MAX_ORIGINATOR_ATTEMPTS = 3;
 async function originatorCustomer(
   platform: Platform, clientId: string, originator: Originator, metadata: EventMetadata,
   /** The holder of the originator's number as read a moment ago: the first attempt's. */
-  firstLook: Promise<CustomerState | null>,
+  firstLook: Promise<string | null>,
 ): Promise<string> {
   for (let attempt = 1; ; attempt++) {
-    const holder = await (attempt === 1 ? firstLook : holderInReadModels(platform, clientId, originator.documentNumber));
-    if (holder) return holder.customerId!;
+    const holder = await (attempt === 1 ? firstLook : holderIdInReadModels(platform, clientId, originator.documentNumber));
+    if (holder) return holder;
     try {
       return await createCustomer(platform, clientId, {
         firstName: originator.firstName, documentNumber: originator.documentNumber,
@@ -235,7 +234,7 @@ export async function receiveDeposit(
   const clientRead = started(streamState(platform, clientStreamType, clientStream(clientId)));
   const firstRead = started(platform.storage.store.readStream(paymentStream(paymentId), { limit: 1 }));
   const accountRead = started(accountByNumber(platform, input.reference));
-  const holderRead = started(holderInReadModels(platform, clientId, input.originator.documentNumber));
+  const holderRead = started(holderIdInReadModels(platform, clientId, input.originator.documentNumber));
   const client = await clientRead;
   if (client.status !== 'active') throw domainNotFound(`client ${clientId} not found`);
   const totalAmount = amountIn(input.amount, currency);
