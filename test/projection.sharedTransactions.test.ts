@@ -193,30 +193,5 @@ for (const target of databaseTargets()) {
       expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4, 104]);
       expect(await rowsOf('shared_b')).to.deep.equal([1, 3, 102]);
     });
-
-    it('an opening read too large to write into the BEGIN (an array of many values) is left to its batch, which runs it', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
-      const many = Array.from({ length: 10_000 }, (_, i) => `value-${i}`);
-      const opening = sql`SELECT cardinality(${many}::text[]) AS n`.compile(database.db);
-      let given: unknown = 'not called';
-      const shared = new SharedTransactions(counted, states, database.schema);
-      await shared.run({
-        checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(50), next: at(60), handled: 1 },
-        opening,
-        apply: async (trx, _later, opened) => {
-          given = opened;
-          expect((await trx.executeQuery<{ n: number }>(opening)).rows).to.deep.equal([{ n: 10_000 }]);
-        },
-        alone: () => Promise.reject(new Error('ran alone')),
-      });
-      expect(given).to.equal(undefined);
-      // The begin, the batch's own read, the COMMIT.
-      expect(statements).to.equal(3);
-      expect(await checkpointOf('shared_c')).to.deep.equal(at(60));
-    });
   });
 }

@@ -40,15 +40,13 @@ type Outcome = { failed: unknown } | null;
 /** Batches committed together, at most: a projector's batch holds its checkpoint row's lock until the commit. */
 const MAX_WORKS_PER_TRANSACTION = 32;
 /**
- * How large a write held for the COMMIT (or an opening read written into the BEGIN) may be, at most, as its values'
- * count plus the characters of those that are text, an array's elements each counted so; a larger one runs as a
- * statement of its own, its values as parameters. A write at the head of the feed carries a few events' rows: some
- * tens of values, a few kilobytes. One catching up carries thousands of rows.
+ * How large a write held for the COMMIT may be, at most, as its values' count plus the characters of those that are
+ * text; a larger one runs at once. A write at the head of the feed carries a few events' rows: some tens of values,
+ * a few kilobytes. One catching up carries thousands of rows.
  */
 const MAX_HELD_SIZE = 64 * 1024;
-const valueSize = (value: unknown): number => (typeof value === 'string' ? 1 + value.length
-  : Array.isArray(value) ? value.reduce<number>((size, element) => size + valueSize(element), 1) : 1);
-const heldSize = (parameters: readonly unknown[]) => parameters.reduce<number>((size, value) => size + valueSize(value), 0);
+const heldSize = (parameters: readonly unknown[]) =>
+  parameters.reduce<number>((size, value) => size + 1 + (typeof value === 'string' ? value.length : 0), 0);
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
 
