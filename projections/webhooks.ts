@@ -15,7 +15,7 @@
  * send old history under new types either.
  */
 import { CompiledQuery, sql, type ColumnType, type Generated, type Insertable, type Kysely, type Selectable } from 'kysely';
-import { defineProjector, type LaterWrites, type OpenedRows, type Projector } from '../src/projection/projector.ts';
+import { defineProjector, type LaterWrites, type Projector } from '../src/projection/projector.ts';
 import type { RecordedEvent } from '../src/eventstore/port.ts';
 import { comparePositions, type Position } from '../src/eventstore/position.ts';
 import { deterministicId } from '../src/eventstore/deterministicId.ts';
@@ -149,51 +149,28 @@ type Mappings = EventHandlers<StoredEventData, [facts: PaymentFacts | null], Map
 const ENDPOINT_EVENTS = Object.keys(webhookEventSchemas) as (keyof typeof webhookEventSchemas)[];
 type EndpointEvent = RecordedStoredEvent<(typeof ENDPOINT_EVENTS)[number]>;
 
-/** A row of what a batch starts from (`BATCH_START_SQL`): the active version's checkpoint, a payment's facts, or an endpoint. */
-interface BatchStartRow {
-  payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null;
-  client_id: string | null; endpoint_id: string | null; events: string[] | null; enabled: boolean | null;
-}
-
 /**
- * What a batch starts from, in one statement: the facts kept of these payments ($2), the endpoints of these clients
- * ($3: the clients its events were recorded for; every one of them is answered, with no endpoint or some), and the
- * active version's checkpoint ($1 names the projector).
- */
-const BATCH_START_SQL = `${PREPARED}
-  SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p,
-         NULL::text AS client_id, NULL::text AS endpoint_id, NULL::jsonb AS events, NULL::boolean AS enabled
-    FROM projection_state WHERE name = $1 AND status = 'active'
-  UNION ALL
-  SELECT payment_id, facts, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM webhook_payments WHERE payment_id = ANY($2::text[])
-  UNION ALL
-  SELECT NULL, NULL, NULL, NULL, NULL, client_id, endpoint_id, events, enabled FROM webhook_endpoints WHERE client_id = ANY($3::text[])`;
-
-/** The payments and the clients a batch's events are about, each once. */
-function batchSubjects(events: readonly RecordedStoredEvent[]): { paymentIds: string[]; clientIds: string[] } {
-  return {
-    paymentIds: [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))],
-    clientIds: [...new Set(events.flatMap((event) => typeof event.metadata.clientId === 'string' ? [event.metadata.clientId] : []))],
-  };
-}
-
-/** The statement a batch of `events` starts from; in a shared transaction it rides with the BEGIN (`Projector.opening`). */
-function batchStartOf(events: readonly RecordedStoredEvent[]): CompiledQuery {
-  const { paymentIds, clientIds } = batchSubjects(events);
-  return CompiledQuery.raw(BATCH_START_SQL, [WEBHOOKS_PROJECTOR, paymentIds, clientIds]);
-}
-
-/**
- * What a batch starts from: its opening's rows (`opened`, read with the transaction's first round trip), else read
- * now. The floor is the active version's checkpoint when another version than `version` is active (no delivery at or
- * before it).
+ * What a batch starts from, in one round trip: the facts kept of these payments, the endpoints of these clients (the
+ * clients its events were recorded for: every one of them is answered, with no endpoint or some), and the floor: the
+ * active version's checkpoint when another version than `version` is active (no delivery at or before it).
  */
 async function batchStart(
-  trx: Kysely<WebhookTables>, version: number, events: readonly RecordedStoredEvent[], opened: OpenedRows | undefined,
+  trx: Kysely<WebhookTables>, version: number, paymentIds: readonly string[], clientIds: readonly string[],
 ): Promise<{ floor: Position | null; facts: Map<string, PaymentFacts>; subscribers: Map<string, Subscriber[]> }> {
-  const rows = (opened ?? (await trx.executeQuery(batchStartOf(events))).rows) as readonly BatchStartRow[];
+  const { rows } = await sql<{
+    payment_id: string | null; facts: PaymentFacts | null; version: number | null; c: string | null; p: string | null;
+    client_id: string | null; endpoint_id: string | null; events: string[] | null; enabled: boolean | null;
+  }>`${sql.raw(PREPARED)}
+    SELECT NULL::text AS payment_id, NULL::jsonb AS facts, version, checkpoint_commit::text AS c, checkpoint_prepare::text AS p,
+           NULL::text AS client_id, NULL::text AS endpoint_id, NULL::jsonb AS events, NULL::boolean AS enabled
+      FROM projection_state WHERE name = ${WEBHOOKS_PROJECTOR} AND status = 'active'
+    UNION ALL
+    SELECT payment_id, facts, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM webhook_payments WHERE payment_id = ANY(${paymentIds}::text[])
+    UNION ALL
+    SELECT NULL, NULL, NULL, NULL, NULL, client_id, endpoint_id, events, enabled FROM webhook_endpoints
+     WHERE client_id = ANY(${clientIds}::text[])`.execute(trx);
   const facts = new Map<string, PaymentFacts>();
-  const subscribers = new Map<string, Subscriber[]>(batchSubjects(events).clientIds.map((id) => [id, []]));
+  const subscribers = new Map<string, Subscriber[]>(clientIds.map((id) => [id, []]));
   let floor: Position | null = null;
   for (const row of rows) {
     if (row.payment_id !== null) facts.set(row.payment_id, row.facts!);
@@ -244,10 +221,11 @@ function* chunksOf<Row>(rows: readonly Row[]): Generator<Row[]> {
 
 async function apply(
   trx: Kysely<WebhookTables>, events: readonly RecordedStoredEvent[], version: number, mappings: Mappings, later: LaterWrites,
-  opened: OpenedRows | undefined,
 ): Promise<void> {
   const outbox = trx.withTables<WebhookOutboxTables>();
-  const { floor, facts, subscribers } = await batchStart(trx, version, events, opened);
+  const paymentIds = [...new Set(events.map(paymentIdOf).filter((id): id is string => id !== null))];
+  const clientIds = [...new Set(events.flatMap((event) => typeof event.metadata.clientId === 'string' ? [event.metadata.clientId] : []))];
+  const { floor, facts, subscribers } = await batchStart(trx, version, paymentIds, clientIds);
   const changedFacts = new Set<string>();
   // A client not read with the batch's start (an emission for another client than its event's) is read when met.
   const subscribersOf = async (clientId: string): Promise<Subscriber[]> => {
@@ -337,8 +315,7 @@ export function createWebhooksProjector(version: number, mappings: Mappings): Pr
     // The mappings are keyed by stored event type (`Mappings`).
     handles: [...ENDPOINT_EVENTS, ...Object.keys(mappings) as StoredEventType[]],
     setup,
-    opening: batchStartOf,
-    apply: (trx, events, later, opened) => apply(trx, events, version, mappings, later, opened),
+    apply: (trx, events, later) => apply(trx, events, version, mappings, later),
   });
 }
 

@@ -159,39 +159,5 @@ for (const target of databaseTargets()) {
       expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
       expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
     });
-
-    it("a batch's opening read goes with the BEGIN, after the checkpoints moved: each batch is given its own rows", async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
-      /** A batch that reads its own table's rows (by its unqualified name) and the checkpoint its move left, then writes their count. */
-      const openingWork = (name: string, previous: Position, next: Position): SharedWork & { given: unknown[] } => {
-        const given: unknown[] = [];
-        const table = sql.raw(quoteIdent(`${name}_rows`));
-        const opening = sql`SELECT count(*)::integer AS n, ${`it's ${name}`}::text AS label,
-            (SELECT checkpoint_commit::integer FROM projection_state WHERE name = ${name}) AS at FROM ${table}`.compile(database.db);
-        return {
-          given,
-          checkpoint: { name, version: 1, owner: OWNER, ttlMs: 60_000, previous, next, handled: 1 },
-          opening,
-          apply: async (trx, later, opened) => {
-            given.push(...(opened ?? []));
-            await later.add(sql`INSERT INTO ${table} (n) VALUES (${100 + (opened?.[0] as { n: number }).n})`.compile(trx));
-          },
-          alone: () => Promise.reject(new Error('ran alone')),
-        };
-      };
-      const a = openingWork('shared_a', at(40), at(60));
-      const b = openingWork('shared_b', at(30), at(60));
-      const shared = new SharedTransactions(counted, states, database.schema);
-      await Promise.all([shared.run(a), shared.run(b)]);
-      expect(statements).to.equal(2);
-      expect(a.given).to.deep.equal([{ n: 4, label: "it's shared_a", at: 60 }]);
-      expect(b.given).to.deep.equal([{ n: 2, label: "it's shared_b", at: 60 }]);
-      expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3, 4, 104]);
-      expect(await rowsOf('shared_b')).to.deep.equal([1, 3, 102]);
-    });
   });
 }

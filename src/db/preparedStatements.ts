@@ -19,12 +19,6 @@ import type { PostgresPool, PostgresPoolClient } from 'kysely';
 
 export const PREPARED = '/* prepared */';
 
-/**
- * Marks a simple query of several statements whose every result is read: it answers one row per statement, that
- * statement's rows (kysely keeps only a single result's rows, and node-postgres answers several as an array).
- */
-export const RESULTS = '/* results */';
-
 /** Distinct marked texts named in a process; beyond it a text goes unnamed (a bound on each connection's statements). */
 const MAX_NAMED = 256;
 const names = new Map<string, string>();
@@ -52,15 +46,9 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
   const wrappers = new WeakMap<pg.PoolClient, PostgresPoolClient>();
   const wrap = (client: pg.PoolClient): PostgresPoolClient => {
     // A text and its values (an array of kysely's own, passed on as it is), or a cursor (a streamed read).
-    const query = (textOrCursor: string | pg.Submittable, values?: unknown[]) => {
-      if (typeof textOrCursor !== 'string') return client.query(textOrCursor);
-      if (!textOrCursor.startsWith(RESULTS)) return client.query(statementFor(textOrCursor, values ?? []));
-      if (values && values.length > 0) throw new Error('a query of several statements takes no parameters');
-      return client.query(textOrCursor).then((answer: pg.QueryResult | pg.QueryResult[]) => {
-        const results = Array.isArray(answer) ? answer : [answer];
-        return { command: 'SELECT', rowCount: results.length, rows: results.map((result) => result.rows) };
-      });
-    };
+    const query = (textOrCursor: string | pg.Submittable, values?: unknown[]) => typeof textOrCursor === 'string'
+      ? client.query(statementFor(textOrCursor, values ?? []))
+      : client.query(textOrCursor);
     return { query: query as unknown as PostgresPoolClient['query'], release: () => client.release() };
   };
   return {

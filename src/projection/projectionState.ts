@@ -7,7 +7,6 @@ import type { Database, NoTables } from '../db/database.ts';
 import type { Position } from '../eventstore/position.ts';
 import { Coalescer } from '../db/coalescer.ts';
 import { quoteLiteral } from '../db/inlineSql.ts';
-import { RESULTS } from '../db/preparedStatements.ts';
 
 interface Renewal { name: string; version: number; owner: string; ttlMs: number }
 
@@ -267,25 +266,17 @@ export class ProjectionStateStore {
    * Begins a shared transaction on `connection` and, in the same round trip, moves several projectors' checkpoints in
    * one compare-and-set (the function `move_checkpoints`, src/db/migrations.ts), with every one of their schemas first
    * on the search_path (a table belongs to one projector, which the daemon checks as projectors are added, so each
-   * name finds its own version's table; a row without a schema fails the call), then runs `reads`, the batches' first
-   * reads, answering each one's rows. All go as one simple query, so the moves are written into it as a literal; it fails (`CheckpointsNotMoved` in its message) unless every
+   * name finds its own version's table; a row without a schema fails the call). The two go as one simple query, so
+   * the moves are written into it as a literal; it fails (`CheckpointsNotMoved` in its message) unless every
    * checkpoint moved, and the transaction must then be rolled back. The caller commits or rolls back.
    */
-  async beginWithCheckpoints(
-    connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string,
-    /** Reads to run once the checkpoints moved, in the same round trip (statements without parameters). */
-    reads: readonly string[] = [],
-  ): Promise<unknown[][]> {
+  async beginWithCheckpoints(connection: Kysely<NoTables>, moves: readonly CheckpointMove[], baseSchema: string): Promise<void> {
     const wanted = JSON.stringify(moves.map((m) => ({
       name: m.name, version: m.version, owner: m.owner, ttl_ms: m.ttlMs, handled: m.handled,
       previous_commit: m.previous?.commit.toString() ?? null, previous_prepare: m.previous?.prepare.toString() ?? null,
       next_commit: m.next.commit.toString(), next_prepare: m.next.prepare.toString(),
     })));
-    // Each read on lines of its own, so that a trailing comment of one cannot take in the next.
-    const { rows } = await sql.raw([
-      `${RESULTS} BEGIN`, `SELECT move_checkpoints(${quoteLiteral(wanted)}::jsonb, ${moves.length}, ${quoteLiteral(baseSchema)})`, ...reads,
-    ].join('\n;\n')).execute(connection);
-    return (rows as unknown[][]).slice(2);
+    await sql.raw(`BEGIN; SELECT move_checkpoints(${quoteLiteral(wanted)}::jsonb, ${moves.length}, ${quoteLiteral(baseSchema)})`).execute(connection);
   }
 
   /**

@@ -36,12 +36,7 @@ export interface Projector {
    * takes the batch's last writes, those whose outcome it does not read (see `LaterWrites`); without it they run
    * at once.
    */
-  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites, opened?: OpenedRows): Promise<void>;
-  /**
-   * The statement a batch of `events` reads first, before any write (null: none). In a shared transaction it goes in
-   * the round trip that begins it, and `apply` is given its rows (`opened`); otherwise `apply` runs it itself.
-   */
-  opening?(events: readonly RecordedEvent[]): CompiledQuery | null;
+  apply(trx: Kysely<NoTables>, events: readonly RecordedEvent[], later?: LaterWrites): Promise<void>;
   /** Statements run on activation after the table views exist (views built over views, for finance). */
   readonly derivedViews?: readonly string[];
   /**
@@ -67,9 +62,6 @@ export interface Projector {
  * it writes must not depend on them either. A failing held write fails the transaction at its COMMIT; each batch
  * then runs again alone, where its writes run at once and its error is its own.
  */
-/** The rows of a batch's opening read (`Projector.opening`), when it was run with its transaction's first round trip. */
-export type OpenedRows = readonly Record<string, unknown>[];
-
 export interface LaterWrites {
   add(query: CompiledQuery | { compile(): CompiledQuery }): Promise<void>;
 }
@@ -117,9 +109,7 @@ export interface ProjectorDefinition<T extends Tables, M extends EventMap> exten
 export interface BatchProjectorDefinition<T extends Tables, M extends EventMap> extends ProjectorParts<T> {
   handles: readonly EventType<M>[];
   /** Applies a whole batch of events (in feed order) at once: set-based writes for a rebuild or a burst. */
-  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites, opened?: OpenedRows): Promise<void>;
-  /** See `Projector.opening`. */
-  opening?(events: readonly Recorded<M>[]): CompiledQuery | null;
+  apply(trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites): Promise<void>;
 }
 
 function projectorHandler<T extends Tables, M extends EventMap, K extends EventType<M>>(
@@ -134,7 +124,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
 ): Projector {
   const own = (trx: Kysely<NoTables>): Kysely<T> => trx.withTables<T>();
   let handles: readonly string[];
-  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites, opened?: OpenedRows) => Promise<void>;
+  let apply: (trx: Kysely<T>, events: readonly Recorded<M>[], later: LaterWrites) => Promise<void>;
   if ('handlers' in definition) {
     const { handlers } = definition;
     handles = Object.keys(handlers);
@@ -143,9 +133,8 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     };
   } else {
     handles = definition.handles;
-    apply = (trx, events, later, opened) => definition.apply(trx, events, later, opened);
+    apply = (trx, events, later) => definition.apply(trx, events, later);
   }
-  const opening = 'opening' in definition ? definition.opening : undefined;
   return {
     name: definition.name,
     version: definition.version,
@@ -155,8 +144,7 @@ export function defineProjector<T extends Tables, M extends EventMap>(
     ...(definition.derivedViews ? { derivedViews: definition.derivedViews } : {}),
     ...(definition.writesOutside ? { writesOutside: true } : {}),
     ...(definition.awaitedFor ? { awaitedFor: definition.awaitedFor } : {}),
-    apply: (trx, events, later, opened) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx), opened),
-    ...(opening ? { opening: (events: readonly RecordedEvent[]) => opening(recordedAllAs<M>(events)) } : {}),
+    apply: (trx, events, later) => apply(own(trx), recordedAllAs<M>(events), later ?? writesNow(trx)),
   };
 }
 

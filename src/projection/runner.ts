@@ -17,7 +17,7 @@ import type { Database, NoTables } from '../db/database.ts';
 import type { RecordedEvent } from '../eventstore/port.ts';
 import type { Position } from '../eventstore/position.ts';
 import { silentLogger, type Logger } from '../logging.ts';
-import type { LaterWrites, OpenedRows, Projector, Reactor } from './projector.ts';
+import type { LaterWrites, Projector, Reactor } from './projector.ts';
 import { assertValidName, writesNow } from './projector.ts';
 import { activateVersion, createFreshSchema, projectorSchemaName } from './projectorSchema.ts';
 import { ProjectionStateStore, REACTOR_STATE_VERSION } from './projectionState.ts';
@@ -455,8 +455,7 @@ export class ProjectionRunner extends EventEmitter {
   /** Moves the checkpoint in a transaction that also renews the lease (the same statement does both). */
   private async applyProjected(projector: Projector, events: RecordedEvent[], last: Position): Promise<void> {
     const shared = this.state === 'active' && !this.behind ? this.options.sharedTransactions : undefined;
-    const apply = events.length > 0
-      ? (trx: Kysely<NoTables>, later: LaterWrites, opened?: OpenedRows) => projector.apply(trx, events, later, opened) : null;
+    const apply = events.length > 0 ? (trx: Kysely<NoTables>, later: LaterWrites) => projector.apply(trx, events, later) : null;
     const alone = async (trx: Kysely<NoTables>) => {
       const moved = await this.states.advanceCheckpoint(trx, this.name, this.version, this.options.owner, this.leaseTtlMs,
         this.stored, last, events.length, apply ? this.database.schema : undefined);
@@ -466,7 +465,7 @@ export class ProjectionRunner extends EventEmitter {
     const startedAt = performance.now();
     if (shared) {
       const checkpoint = { name: this.name, version: this.version, owner: this.options.owner, ttlMs: this.leaseTtlMs, previous: this.stored, next: last, handled: events.length };
-      await shared.run({ checkpoint, opening: apply ? projector.opening?.(events) ?? null : null, apply, alone });
+      await shared.run({ checkpoint, apply, alone });
     } else {
       await this.database.db.transaction().execute(alone);
     }

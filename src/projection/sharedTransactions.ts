@@ -4,32 +4,29 @@
  * projectors at once (a deposit: payments, deposits, customers, ledger, webhooks), each reading the same window of
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
  * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
- * puts every batch's schema first on the search_path, and runs what each batch reads first (its opening, its values
- * written in); the batches' writes follow, one after the other, and
+ * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other, and
  * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip.
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
  * fails (and backs off) and the others' batches commit.
  */
-import { sql, type CompiledQuery, type Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { Coalescer } from '../db/coalescer.ts';
 import type { NoTables } from '../db/database.ts';
 import { inlineParameters } from '../db/inlineSql.ts';
 import type { CheckpointMove, ProjectionStateStore } from './projectionState.ts';
-import { compiledWrite, type LaterWrites, type OpenedRows } from './projector.ts';
+import { compiledWrite, type LaterWrites } from './projector.ts';
 
 /** A projector's batch. */
 export interface SharedWork {
   /** Its checkpoint's move. */
   checkpoint: CheckpointMove;
-  /** The statement its writes read first (`Projector.opening`), or null. */
-  opening?: CompiledQuery | null;
   /**
    * Its writes, once its checkpoint moved and its schema is on the search_path (null: a checkpoint alone); those it
-   * hands to `later` go with the COMMIT. `opened`: the opening's rows, when it ran in the first round trip.
+   * hands to `later` go with the COMMIT.
    */
-  apply: ((trx: Kysely<NoTables>, later: LaterWrites, opened?: OpenedRows) => Promise<void>) | null;
+  apply: ((trx: Kysely<NoTables>, later: LaterWrites) => Promise<void>) | null;
   /** The whole batch in a transaction of its own: its checkpoint (throwing if it does not move), then its writes. */
   alone: (trx: Kysely<NoTables>) => Promise<void>;
 }
@@ -71,14 +68,8 @@ export class SharedTransactions {
     try {
       await this.db.connection().execute(async (connection) => {
         try {
-          // BEGIN, the checkpoints' moves and the batches' opening reads in one round trip; a checkpoint that did not
-          // move fails it. An opening too large to write into the text (a batch catching up) is left to its batch.
-          const openings = batch.map((work) => (work.apply && work.opening && heldSize(work.opening.parameters) <= MAX_HELD_SIZE
-            ? inlineParameters(work.opening.sql, work.opening.parameters) : null));
-          const opened = await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema,
-            openings.filter((read): read is string => read !== null));
-          let read = 0;
-          const openedOf = openings.map((opening) => (opening === null ? undefined : opened[read++] as OpenedRows));
+          // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
+          await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
           const held: string[] = [];
           let sealed = false;
           const later: LaterWrites = {
@@ -97,7 +88,7 @@ export class SharedTransactions {
               await connection.executeQuery(compiled);
             },
           };
-          for (const [n, work] of batch.entries()) await work.apply?.(connection, later, openedOf[n]);
+          for (const work of batch) await work.apply?.(connection, later);
           sealed = true;
           // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
           // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
