@@ -58,9 +58,15 @@ export async function customerHoldingDocumentNumber(
  * request, which the caller's answer will show.
  */
 export async function holderInReadModels(platform: Platform, clientId: string, documentNumber: string): Promise<CustomerState | null> {
-  const holder = await holderOfDocumentNumber(platform, clientId, documentNumber);
-  if (holder?.last) await platform.readYourWrites(holder.last.position, [holder.last.type]);
-  return holder?.customer ?? null;
+  return onceInReadModels(platform, await holderOfDocumentNumber(platform, clientId, documentNumber));
+}
+
+/** The customer as its stream was just read, once the read models include that stream's last event. */
+async function onceInReadModels(
+  platform: Platform, found: { customer: CustomerState; last: LastEvent | null } | null,
+): Promise<CustomerState | null> {
+  if (found?.last) await platform.readYourWrites(found.last.position, [found.last.type]);
+  return found?.customer ?? null;
 }
 
 /**
@@ -85,8 +91,11 @@ function createdCustomersOf(storage: Storage): Map<string, string> {
 export async function holderIdInReadModels(platform: Platform, clientId: string, documentNumber: string): Promise<string | null> {
   const known = createdCustomersOf(platform.storage);
   const { holder } = await streamState(platform, documentNumberStreamType, documentNumberStream(clientId, documentNumber));
-  if (holder !== null && known.get(holder) === clientId) return holder;
-  const customer = await holderInReadModels(platform, clientId, documentNumber);
+  if (holder === null) return null;
+  if (known.get(holder) === clientId) return holder;
+  // A holder whose creation is not recorded yet is waited for, as `holderInReadModels` waits for it.
+  const customer = await onceInReadModels(platform, await customerOfClientAt(platform, clientId, holder))
+    ?? await holderInReadModels(platform, clientId, documentNumber);
   if (!customer) return null;
   const customerId = customer.customerId!;
   known.delete(customerId);
