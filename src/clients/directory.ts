@@ -13,6 +13,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { hashSecret, parseApiKey, verifySecret } from './credentials.ts';
 import { Coalescer } from '../db/coalescer.ts';
+import { setBounded } from '../domain/boundedMap.ts';
 import type { ClientReads, ClientView } from './ports.ts';
 
 const VERIFIED_TTL_MS = 5 * 60_000;
@@ -60,10 +61,10 @@ export class ClientDirectory {
     beforeVerifying();
     const matches = await this.verify(parsed.secret, active?.api_key_hash ?? await this.dummyHash);
     if (!matches || !active) {
-      remember(this.refused, MAX_REFUSED, fingerprint, Date.now() + REFUSED_TTL_MS);
+      setBounded(this.refused, MAX_REFUSED, fingerprint, Date.now() + REFUSED_TTL_MS);
       return null;
     }
-    remember(this.verified, MAX_VERIFIED, fingerprint, { clientId: active.client_id, until: Date.now() + VERIFIED_TTL_MS });
+    setBounded(this.verified, MAX_VERIFIED, fingerprint, { clientId: active.client_id, until: Date.now() + VERIFIED_TTL_MS });
     return active;
   }
 
@@ -81,11 +82,4 @@ export class ClientDirectory {
   async byId(clientId: string): Promise<ClientView | null> {
     return (await this.reads.byId(clientId)) ?? null;
   }
-}
-
-/** Sets `key`, first dropping the oldest entry when the map holds `max` (insertion order is age order). */
-function remember<V>(map: Map<string, V>, max: number, key: string, value: V): void {
-  map.delete(key);
-  if (map.size >= max) map.delete(map.keys().next().value!);
-  map.set(key, value);
 }

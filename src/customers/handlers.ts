@@ -9,6 +9,7 @@ import type { LastEvent } from '../eventstore/commandHandler.ts';
 import type { EventMetadata } from '../eventstore/port.ts';
 import { runCommand, streamState, streamStateAt } from '../eventstore/streams.ts';
 import { domainConflict, domainNotFound } from '../domain/errors.ts';
+import { setBounded } from '../domain/boundedMap.ts';
 import type { Tenant } from '../domain/tenancy.ts';
 import type { Platform } from '../platform.ts';
 import type { Storage } from '../storage.ts';
@@ -97,11 +98,8 @@ export async function holderIdInReadModels(platform: Platform, clientId: string,
   const customer = await onceInReadModels(platform, await customerOfClientAt(platform, clientId, holder))
     ?? await holderInReadModels(platform, clientId, documentNumber);
   if (!customer) return null;
-  const customerId = customer.customerId!;
-  known.delete(customerId);
-  if (known.size >= KNOWN_CREATED) known.delete(known.keys().next().value!);
-  known.set(customerId, clientId);
-  return customerId;
+  setBounded(known, KNOWN_CREATED, customer.customerId!, clientId);
+  return customer.customerId!;
 }
 
 /** `customerHoldingDocumentNumber`, and the last event of the customer's stream as it was read. */

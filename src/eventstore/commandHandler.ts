@@ -28,6 +28,7 @@ import { deterministicId, requestKeyOf } from './deterministicId.ts';
 import { DuplicateEventIdError, WrongExpectedRevisionError } from './errors.ts';
 import { MAX_READ_LIMIT, type EventMetadata, type EventStore, type NewEvent } from './port.ts';
 import type { Position } from './position.ts';
+import { setBounded } from '../domain/boundedMap.ts';
 
 /** Attempts of one command against writers of other processes before it gives up with a ContentionError. */
 export const MAX_ATTEMPTS = 8;
@@ -453,8 +454,7 @@ export function readStateAt<Event extends StreamEvent, State, StreamEvent extend
 }
 
 function remember<State>(cache: Map<string, Folded<State>>, stream: string, folded: Folded<State>): void {
-  if (cache.size >= MAX_CACHED_STREAMS) cache.delete(cache.keys().next().value!);
-  cache.set(stream, folded);
+  setBounded(cache, MAX_CACHED_STREAMS, stream, folded);
 }
 
 /** An event as appended: the id its decider gave it, else the one derived from the request, else a new one. */

@@ -10,6 +10,8 @@
  * nothing to finish; while it runs, the reactor waits for it. A request that failed, ran in another process, or
  * ended longer ago than this memory holds is finished by the reactor as before.
  */
+import { setBounded } from '../domain/boundedMap.ts';
+
 export class InFlight {
   private readonly running = new Map<string, Promise<unknown>>();
   /** Keys whose work ended well, oldest first, with when (ms since the epoch). */
@@ -23,9 +25,7 @@ export class InFlight {
     this.running.set(key, running);
     try {
       const result = await running;
-      this.done.delete(key);
-      if (this.done.size >= this.memory.entries) this.done.delete(this.done.keys().next().value!);
-      this.done.set(key, Date.now());
+      setBounded(this.done, this.memory.entries, key, Date.now());
       return result;
     } finally {
       if (this.running.get(key) === running) this.running.delete(key);

@@ -12,6 +12,7 @@ import { paymentStream } from '../payments/events.ts';
 import type { StoredEventData } from '../storedEvents/registry.ts';
 import { testClockStreamType } from './decider.ts';
 import { testClockStream } from './events.ts';
+import { setBounded } from '../domain/boundedMap.ts';
 
 /**
  * The time of `clockId` (the wall clock's when null): its frozenTime, read from its stream. A deleted clock keeps
@@ -75,9 +76,8 @@ export async function clockOfPayment(platform: Platform, paymentId: string): Pro
   if (!created) return null;
   const { data } = recordedAs<StoredEventData>(created);
   const clockId = 'testClockId' in data ? data.testClockId ?? null : null;
-  // The one asked about least lately goes first (a Map iterates in insertion order).
-  if (known.size >= KEPT_CLOCKS_OF_PAYMENTS) known.delete(known.keys().next().value!);
-  known.set(paymentId, clockId);
+  // The one asked about least lately goes first.
+  setBounded(known, KEPT_CLOCKS_OF_PAYMENTS, paymentId, clockId);
   return clockId;
 }
 
