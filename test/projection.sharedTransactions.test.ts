@@ -146,6 +146,55 @@ for (const target of databaseTargets()) {
       expect(await checkpointOf('shared_c')).to.deep.equal(at(50));
     });
 
+    it('an array counts by its elements: a write with an array of many values runs at once, not written into the COMMIT', async () => {
+      let statements = 0;
+      const counted = database.db.withPlugin({
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => { statements++; return args.result; },
+      });
+      const table = sql.raw(quoteIdent('shared_c_rows'));
+      // 20,000 short values: one value as a whole, some 120,000 characters once written into a query's text.
+      const many = Array.from({ length: 20_000 }, (_, i) => String(10_000 + i));
+      const before = (await rowsOf('shared_c')).length;
+      const shared = new SharedTransactions(counted, states, database.schema);
+      await shared.run({
+        checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(50), next: at(60), handled: 1 },
+        apply: (trx, later) => later.add(sql`INSERT INTO ${table} (n) SELECT v::integer FROM unnest(${many}::text[]) AS v`.compile(trx)),
+        alone: () => Promise.reject(new Error('ran alone')),
+      });
+      // The begin, the array's write with its values as parameters, the COMMIT alone.
+      expect(statements).to.equal(3);
+      expect((await rowsOf('shared_c')).length).to.equal(before + 20_000);
+      expect(await checkpointOf('shared_c')).to.deep.equal(at(60));
+    });
+
+    it('held writes go before the COMMIT in queries of at most 256 KiB of text each, in the order they came', async () => {
+      let statements = 0;
+      const counted = database.db.withPlugin({
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => { statements++; return args.result; },
+      });
+      const table = sql.raw(quoteIdent('shared_c_rows'));
+      const shared = new SharedTransactions(counted, states, database.schema);
+      // 10 writes of about 40,000 characters each: each small enough to hold, 400,000 together.
+      const pad = 'x'.repeat(40_000);
+      await shared.run({
+        checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(60), next: at(70), handled: 10 },
+        apply: async (trx, later) => {
+          for (let i = 0; i < 10; i++) {
+            // Each goes in only after the one before it.
+            await later.add(sql`INSERT INTO ${table} (n) SELECT ${50_000 + i} WHERE length(${pad}) > 0
+              AND (${i} = 0 OR EXISTS (SELECT 1 FROM ${table} WHERE n = ${50_000 + i - 1}))`.compile(trx));
+          }
+        },
+        alone: () => Promise.reject(new Error('ran alone')),
+      });
+      // The begin, the first six held writes once the seventh would pass 256 KiB, the last four with the COMMIT.
+      expect(statements).to.equal(3);
+      expect((await rowsOf('shared_c')).filter((n) => n >= 50_000)).to.deep.equal(Array.from({ length: 10 }, (_, i) => 50_000 + i));
+      expect(await checkpointOf('shared_c')).to.deep.equal(at(70));
+    });
+
     it('a handed-over write that fails fails its own batch, run again alone with its own error; the others commit', async () => {
       const shared = new SharedTransactions(database.db, states, database.schema);
       const outcomes = await Promise.allSettled([

@@ -38,12 +38,19 @@ type Outcome = { failed: unknown } | null;
 const MAX_WORKS_PER_TRANSACTION = 32;
 /**
  * How large a write held for the COMMIT may be, at most, as its values' count plus the characters of those that are
- * text; a larger one runs at once. A write at the head of the feed carries a few events' rows: some tens of values,
- * a few kilobytes. One catching up carries thousands of rows.
+ * text, an array's elements each counted so (the ledger's postings go as arrays); a larger one runs at once. A write
+ * at the head of the feed carries a few events' rows: some tens of values, a few kilobytes. One catching up carries
+ * thousands of rows.
  */
 const MAX_HELD_SIZE = 64 * 1024;
-const heldSize = (parameters: readonly unknown[]) =>
-  parameters.reduce<number>((size, value) => size + 1 + (typeof value === 'string' ? value.length : 0), 0);
+const valueSize = (value: unknown): number => (typeof value === 'string' ? 1 + value.length
+  : Array.isArray(value) ? value.reduce<number>((size, element) => size + valueSize(element), 1) : 1);
+const heldSize = (parameters: readonly unknown[]) => parameters.reduce<number>((size, value) => size + valueSize(value), 0);
+/**
+ * Characters of held writes one query carries, at most: 32 batches each within MAX_HELD_SIZE could otherwise make a
+ * query of megabytes. Past it, those held so far go at once, still inside the transaction.
+ */
+const MAX_HELD_TEXT = 256 * 1024;
 /** Shared transactions in flight at once (each on its own pooled connection). */
 const MAX_IN_FLIGHT = 2;
 
@@ -71,6 +78,12 @@ export class SharedTransactions {
           // BEGIN and the checkpoints' moves in one round trip; a checkpoint that did not move fails it.
           await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
           const held: string[] = [];
+          let heldText = 0;
+          // Those held so far, in the order they came.
+          const flush = async () => {
+            heldText = 0;
+            if (held.length > 0) await sql.raw(held.splice(0).join('\n;\n')).execute(connection);
+          };
           let sealed = false;
           const later: LaterWrites = {
             add: async (query) => {
@@ -78,13 +91,16 @@ export class SharedTransactions {
               if (sealed) throw new Error('a projector handed over a write after its batch was done');
               const compiled = compiledWrite(query);
               if (heldSize(compiled.parameters) <= MAX_HELD_SIZE) {
-                held.push(inlineParameters(compiled.sql, compiled.parameters));
+                const text = inlineParameters(compiled.sql, compiled.parameters);
+                if (heldText + text.length > MAX_HELD_TEXT) await flush();
+                held.push(text);
+                heldText += text.length;
                 return;
               }
               // A large write (a batch catching up) goes now, with its values as parameters: written into the text, it
               // would make a string of megabytes, for a round trip that matters little beside it. Those held before it
-              // go first, in the order they came.
-              if (held.length > 0) await sql.raw(held.splice(0).join('\n;\n')).execute(connection);
+              // go first.
+              await flush();
               await connection.executeQuery(compiled);
             },
           };
