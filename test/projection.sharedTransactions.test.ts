@@ -153,7 +153,7 @@ for (const target of databaseTargets()) {
         transformResult: async (args) => { statements++; return args.result; },
       });
       const table = sql.raw(quoteIdent('shared_c_rows'));
-      // 20,000 short values: one value as a whole, some 120,000 characters once written into a query's text.
+      // 20,000 short values: one value as a whole, about 160,000 characters once written into a query's text.
       const many = Array.from({ length: 20_000 }, (_, i) => String(10_000 + i));
       const before = (await rowsOf('shared_c')).length;
       const shared = new SharedTransactions(counted, states, database.schema);
@@ -168,7 +168,7 @@ for (const target of databaseTargets()) {
       expect(await checkpointOf('shared_c')).to.deep.equal(at(60));
     });
 
-    it('held writes go before the COMMIT in queries of at most 256 KiB of text each, in the order they came', async () => {
+    it('once held writes come to 256 KiB of text, those held so far go before the COMMIT, in the order they came', async () => {
       let statements = 0;
       const counted = database.db.withPlugin({
         transformQuery: (args) => args.node,
@@ -192,6 +192,25 @@ for (const target of databaseTargets()) {
       // The begin, the first six held writes once the seventh would pass 256 KiB, the last four with the COMMIT.
       expect(statements).to.equal(3);
       expect((await rowsOf('shared_c')).filter((n) => n >= 50_000)).to.deep.equal(Array.from({ length: 10 }, (_, i) => 50_000 + i));
+      expect(await checkpointOf('shared_c')).to.deep.equal(at(70));
+    });
+
+    it('held writes sent before the COMMIT are inside the transaction: a later write failing undoes them', async () => {
+      const table = sql.raw(quoteIdent('shared_c_rows'));
+      const shared = new SharedTransactions(database.db, states, database.schema);
+      const pad = 'x'.repeat(40_000);
+      const outcome = shared.run({
+        checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(70), next: at(80), handled: 10 },
+        apply: async (trx, later) => {
+          // The first six go before the seventh is held (as above); the last fails with the COMMIT.
+          for (let i = 0; i < 9; i++) await later.add(sql`INSERT INTO ${table} (n) SELECT ${60_000 + i} WHERE length(${pad}) > 0`.compile(trx));
+          await later.add(sql`INSERT INTO ${table} (n) VALUES (${'not a number'})`.compile(trx));
+        },
+        alone: () => Promise.reject(new Error('ran alone')),
+      });
+      const [settled] = await Promise.allSettled([outcome]);
+      expect(String((settled as PromiseRejectedResult).reason)).to.match(/ran alone/);
+      expect((await rowsOf('shared_c')).filter((n) => n >= 60_000)).to.deep.equal([]);
       expect(await checkpointOf('shared_c')).to.deep.equal(at(70));
     });
 

@@ -56,11 +56,13 @@ export interface Projector {
  * Writes a batch makes without reading their outcome. When the batch shares its transaction with other projectors'
  * (./sharedTransactions.ts), they are held and go with the COMMIT, one round trip for all of them (the round trips
  * of a projectors' transaction are what a write's read-your-writes waits for); otherwise `add` runs the statement at
- * once. Held writes run after every statement the batches of that transaction send at once, in the order added: a
- * batch hands over only its last writes, those nothing it does afterwards depends on. A large one (a batch catching
- * up) runs when it is added, after those held before it, and so before statements its batch sends later: what
- * it writes must not depend on them either. A failing held write fails the transaction at its COMMIT; each batch
- * then runs again alone, where its writes run at once and its error is its own.
+ * once. Held writes run in the order added, inside the transaction, usually after every statement its batches send
+ * at once: a batch hands over only its last writes, those nothing it does afterwards depends on. A large one (a
+ * batch catching up) runs when it is added, after those held before it; and once the held writes come to 256 KiB of
+ * text, those held so far run when the next is added. Either way they may run before statements the batches send
+ * later: what they write must not depend on those either. A failing held write fails the transaction (at its COMMIT,
+ * or at the add that sent it); each batch then runs again alone, where its writes run at once and its error is its
+ * own.
  */
 export interface LaterWrites {
   add(query: CompiledQuery | { compile(): CompiledQuery }): Promise<void>;

@@ -5,7 +5,8 @@
  * the shared feed, so their batches come together; under load the commits per request fall with the projectors'
  * count. The first round trip begins the transaction and moves every batch's checkpoint, each its own compare-and-set,
  * and puts every batch's schema first on the search_path; the batches' writes follow, one after the other, and
- * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip.
+ * the writes they hand over (`LaterWrites`) go with the COMMIT, their values written in, in one last round trip
+ * (unless they are large: see MAX_HELD_SIZE and MAX_HELD_TEXT).
  *
  * A checkpoint that does not move, or a failing batch, rolls the shared transaction back; each of its works then
  * runs again in a transaction of its own (its checkpoint, then its writes), so that only the failing projector
@@ -47,8 +48,10 @@ const valueSize = (value: unknown): number => (typeof value === 'string' ? 1 + v
   : Array.isArray(value) ? value.reduce<number>((size, element) => size + valueSize(element), 1) : 1);
 const heldSize = (parameters: readonly unknown[]) => parameters.reduce<number>((size, value) => size + valueSize(value), 0);
 /**
- * Characters of held writes one query carries, at most: 32 batches each within MAX_HELD_SIZE could otherwise make a
- * query of megabytes. Past it, those held so far go at once, still inside the transaction.
+ * Characters of held writes gathered into one query before it goes: 32 batches each within MAX_HELD_SIZE could
+ * otherwise make a query of megabytes. When the next write would take the text past it, those held so far go at
+ * once, still inside the transaction. (A single held write may itself be longer: MAX_HELD_SIZE counts a value that
+ * is not text as one.)
  */
 const MAX_HELD_TEXT = 256 * 1024;
 /** Shared transactions in flight at once (each on its own pooled connection). */
@@ -79,11 +82,13 @@ export class SharedTransactions {
           await this.states.beginWithCheckpoints(connection, batch.map((work) => work.checkpoint), this.baseSchema);
           const held: string[] = [];
           let heldText = 0;
-          // Those held so far, in the order they came.
-          const flush = async () => {
+          // Those held so far, taken at once: a write held after this waits for the next query or the COMMIT.
+          const takeHeld = () => {
             heldText = 0;
-            if (held.length > 0) await sql.raw(held.splice(0).join('\n;\n')).execute(connection);
+            return held.splice(0);
           };
+          // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
+          const send = (writes: string[]) => sql.raw(writes.join('\n;\n')).execute(connection);
           let sealed = false;
           const later: LaterWrites = {
             add: async (query) => {
@@ -92,23 +97,25 @@ export class SharedTransactions {
               const compiled = compiledWrite(query);
               if (heldSize(compiled.parameters) <= MAX_HELD_SIZE) {
                 const text = inlineParameters(compiled.sql, compiled.parameters);
-                if (heldText + text.length > MAX_HELD_TEXT) await flush();
+                // Held before anything is awaited, so that no write waits outside `held` for a query of its own.
+                const earlier = heldText + text.length > MAX_HELD_TEXT ? takeHeld() : [];
                 held.push(text);
                 heldText += text.length;
+                if (earlier.length > 0) await send(earlier);
                 return;
               }
               // A large write (a batch catching up) goes now, with its values as parameters: written into the text, it
               // would make a string of megabytes, for a round trip that matters little beside it. Those held before it
               // go first.
-              await flush();
+              const earlier = takeHeld();
+              if (earlier.length > 0) await send(earlier);
               await connection.executeQuery(compiled);
             },
           };
           for (const work of batch) await work.apply?.(connection, later);
           sealed = true;
           // The held writes and the COMMIT in one simple query: a failing write stops it there, before the COMMIT.
-          // Each on lines of its own, so that a statement's trailing comment cannot take in the next one.
-          await sql.raw([...held, 'COMMIT'].join('\n;\n')).execute(connection);
+          await send([...held, 'COMMIT']);
         } catch (error) {
           // Given back to the pool outside any transaction; a connection that cannot roll back is broken, and the
           // pool drops it.
