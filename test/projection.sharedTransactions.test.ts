@@ -57,6 +57,15 @@ for (const target of databaseTargets()) {
     const rowsOf = async (name: string) =>
       (await database.query<{ n: number }>(`SELECT n FROM ${quoteIdent(schemaOf(name))}.${quoteIdent(`${name}_rows`)} ORDER BY n`)).rows.map((r) => r.n);
     const checkpointOf = async (name: string) => (await states.get(name, 1))!.checkpoint;
+    /** The database, counting the statements it runs (once per statement run: a statement compiled is not one sent). */
+    function counting(): { db: Kysely<NoTables>; statements(): number } {
+      let statements = 0;
+      const db = database.db.withPlugin({
+        transformQuery: (args) => args.node,
+        transformResult: async (args) => { statements++; return args.result; },
+      });
+      return { db, statements: () => statements };
+    }
 
     it('commits the batches of one turn together, each into its own schema, and moves every checkpoint', async () => {
       const shared = new SharedTransactions(database.db, states, database.schema);
@@ -101,34 +110,25 @@ for (const target of databaseTargets()) {
     }
 
     it('writes a batch hands over go with the COMMIT: the transaction is two round trips, its begin and its end', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        // Once per statement run (a statement compiled is not one sent).
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
-      const shared = new SharedTransactions(counted, states, database.schema);
+      const counted = counting();
+      const shared = new SharedTransactions(counted.db, states, database.schema);
       await Promise.all([
         shared.run({ ...laterWork('shared_a', at(20), at(30), 3), alone: () => Promise.reject(new Error('ran alone')) }),
         shared.run({ ...laterWork('shared_b', at(10), at(30), 3), alone: () => Promise.reject(new Error('ran alone')) }),
       ]);
-      expect(statements).to.equal(2);
+      expect(counted.statements()).to.equal(2);
       expect(await rowsOf('shared_a')).to.deep.equal([1, 2, 3]);
       expect(await rowsOf('shared_b')).to.deep.equal([1, 3]);
       expect(await checkpointOf('shared_b')).to.deep.equal(at(30));
     });
 
     it('a large handed-over write runs at once, after those held before it; those after it go with the COMMIT', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
+      const counted = counting();
       const table = sql.raw(quoteIdent('shared_c_rows'));
       const many = Array.from({ length: 1_001 }, (_, i) => 1_000 + i);
       // Past the 64 KiB a held write may carry.
       const large = JSON.stringify({ rows: many, note: 'x'.repeat(70_000) });
-      const shared = new SharedTransactions(counted, states, database.schema);
+      const shared = new SharedTransactions(counted.db, states, database.schema);
       await shared.run({
         checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(10), next: at(50), handled: 3 },
         apply: async (trx, later) => {
@@ -141,41 +141,33 @@ for (const target of databaseTargets()) {
         alone: () => Promise.reject(new Error('ran alone')),
       });
       // The begin, the write held before the large one, the large one, and the last one with the COMMIT.
-      expect(statements).to.equal(4);
+      expect(counted.statements()).to.equal(4);
       expect(await rowsOf('shared_c')).to.deep.equal([1, 5, 6, ...many]);
       expect(await checkpointOf('shared_c')).to.deep.equal(at(50));
     });
 
     it('an array counts by its elements: a write with an array of many values runs at once, not written into the COMMIT', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
+      const counted = counting();
       const table = sql.raw(quoteIdent('shared_c_rows'));
       // 20,000 short values: one value as a whole, about 160,000 characters once written into a query's text.
       const many = Array.from({ length: 20_000 }, (_, i) => String(10_000 + i));
       const before = (await rowsOf('shared_c')).length;
-      const shared = new SharedTransactions(counted, states, database.schema);
+      const shared = new SharedTransactions(counted.db, states, database.schema);
       await shared.run({
         checkpoint: { name: 'shared_c', version: 1, owner: OWNER, ttlMs: 60_000, previous: at(50), next: at(60), handled: 1 },
         apply: (trx, later) => later.add(sql`INSERT INTO ${table} (n) SELECT v::integer FROM unnest(${many}::text[]) AS v`.compile(trx)),
         alone: () => Promise.reject(new Error('ran alone')),
       });
       // The begin, the array's write with its values as parameters, the COMMIT alone.
-      expect(statements).to.equal(3);
+      expect(counted.statements()).to.equal(3);
       expect((await rowsOf('shared_c')).length).to.equal(before + 20_000);
       expect(await checkpointOf('shared_c')).to.deep.equal(at(60));
     });
 
     it('once held writes come to 256 KiB of text, those held so far go before the COMMIT, in the order they came', async () => {
-      let statements = 0;
-      const counted = database.db.withPlugin({
-        transformQuery: (args) => args.node,
-        transformResult: async (args) => { statements++; return args.result; },
-      });
+      const counted = counting();
       const table = sql.raw(quoteIdent('shared_c_rows'));
-      const shared = new SharedTransactions(counted, states, database.schema);
+      const shared = new SharedTransactions(counted.db, states, database.schema);
       // 10 writes of about 40,000 characters each: each small enough to hold, 400,000 together.
       const pad = 'x'.repeat(40_000);
       await shared.run({
@@ -190,7 +182,7 @@ for (const target of databaseTargets()) {
         alone: () => Promise.reject(new Error('ran alone')),
       });
       // The begin, the first six held writes once the seventh would pass 256 KiB, the last four with the COMMIT.
-      expect(statements).to.equal(3);
+      expect(counted.statements()).to.equal(3);
       expect((await rowsOf('shared_c')).filter((n) => n >= 50_000)).to.deep.equal(Array.from({ length: 10 }, (_, i) => 50_000 + i));
       expect(await checkpointOf('shared_c')).to.deep.equal(at(70));
     });
