@@ -67,9 +67,8 @@ export async function clockOfPayment(platform: Platform, paymentId: string): Pro
   if (!known) clocksOfPayments.set(store, known = new Map());
   const kept = known.get(paymentId);
   if (kept !== undefined) {
-    // Asked again: it moves to the end, kept longest.
-    known.delete(paymentId);
-    known.set(paymentId, kept);
+    // Asked again: it moves to the newest end, kept longest.
+    setBounded(known, KEPT_CLOCKS_OF_PAYMENTS, paymentId, kept);
     return kept;
   }
   const [created] = await store.readStream(paymentStream(paymentId), { limit: 1 });
