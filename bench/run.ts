@@ -184,13 +184,72 @@ async function benchTarget(target: string, database: Database, rawPool: () => pg
   await store.close();
 }
 
-/** A database in a schema of its own: PGlite in memory, or Postgres (the schema dropped on close). */
+/** The schemas of Postgres runs: `bench_` and 8 hex digits (and the projectors' `<schema>__…` beside each). */
+const SCRATCH_SCHEMA = '^bench_[0-9a-f]{8}$';
+const scratchLockKey = (schema: string): string => `bench:${schema}`;
+let abandonedSwept = false;
+
+/**
+ * Drops the scratch schemas of runs that were stopped before they could drop their own (killed, or the machine
+ * restarted), once per run: without this, each such run left a service's tables and every projector's behind for
+ * good. A run holds a session advisory lock on its schema from before creating it until it has dropped it, and
+ * Postgres releases that lock when the run's connection goes, whatever ended it: a schema whose lock can be taken
+ * belongs to no live run. (A run of a version from before these locks, still running beside, is not told apart.)
+ */
+async function dropAbandonedScratchSchemas(url: string): Promise<void> {
+  if (abandonedSwept) return;
+  abandonedSwept = true;
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  const dropped: string[] = [];
+  try {
+    const { rows } = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname ~ $1 ORDER BY nspname', [SCRATCH_SCHEMA]);
+    for (const { nspname } of rows) {
+      const key = scratchLockKey(nspname);
+      const { rows: [free] } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
+      if (!free!.locked) continue;
+      try {
+        await dropSchemaAndProjections(url, nspname);
+        dropped.push(nspname);
+      } finally {
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+      }
+    }
+  } finally {
+    await client.end();
+  }
+  if (dropped.length > 0) console.log(`dropped ${dropped.length} scratch schema(s) left by stopped runs: ${dropped.join(', ')}\n`);
+}
+
+/**
+ * A database in a schema of its own: PGlite in memory, or Postgres (the schema dropped on close, and held by an
+ * advisory lock on a connection of its own meanwhile, so that a later run can tell it from an abandoned one).
+ */
 async function scratchDatabase(target: 'pglite' | 'postgres', url: string | undefined): Promise<Database> {
   if (target === 'pglite') return openDatabase({ kind: 'pglite', dataDir: 'memory://' }, { schema: 'bench' });
+  await dropAbandonedScratchSchemas(url!);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
-  const database = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 16 }, { schema });
+  const holder = new pg.Client({ connectionString: url });
+  await holder.connect();
+  let database: Database;
+  try {
+    await holder.query('SELECT pg_advisory_lock(hashtext($1))', [scratchLockKey(schema)]);
+    database = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 16 }, { schema });
+  } catch (error) {
+    await holder.end();
+    throw error;
+  }
   const close = database.close;
-  return { ...database, close: async () => { try { await close(); } finally { await dropSchemaAndProjections(url!, schema); } } };
+  return {
+    ...database,
+    close: async () => {
+      try {
+        await close();
+      } finally {
+        try { await dropSchemaAndProjections(url!, schema); } finally { await holder.end(); }
+      }
+    },
+  };
 }
 
 async function main(): Promise<void> {
