@@ -184,8 +184,8 @@ async function benchTarget(target: string, database: Database, rawPool: () => pg
   await store.close();
 }
 
-/** The schemas of Postgres runs: `bench_` and 8 hex digits (and the projectors' `<schema>__…` beside each). */
-const SCRATCH_SCHEMA = '^bench_[0-9a-f]{8}$';
+/** The schemas of Postgres runs: `bench_` and 8 hex digits, and the projectors' `<schema>__…` beside each. */
+const SCRATCH_SCHEMA = '^bench_[0-9a-f]{8}';
 const scratchLockKey = (schema: string): string => `bench:${schema}`;
 let abandonedSwept = false;
 
@@ -203,7 +203,9 @@ async function dropAbandonedScratchSchemas(url: string): Promise<void> {
   await client.connect();
   const dropped: string[] = [];
   try {
-    const { rows } = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname ~ $1 ORDER BY nspname', [SCRATCH_SCHEMA]);
+    // By the run's schema, also where only projectors' schemas are left of it (a drop that was itself cut short).
+    const { rows } = await client.query<{ nspname: string }>(
+      `SELECT DISTINCT substring(nspname FROM $1) AS nspname FROM pg_namespace WHERE nspname ~ ($1 || '($|__)') ORDER BY 1`, [SCRATCH_SCHEMA]);
     for (const { nspname } of rows) {
       const key = scratchLockKey(nspname);
       const { rows: [free] } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
