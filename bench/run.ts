@@ -25,6 +25,8 @@ import pg from 'pg';
 import { sql, type ColumnType } from 'kysely';
 import { openDatabase, type Database } from '../src/db/database.ts';
 import { dropSchemaAndProjections } from '../src/db/dropSchema.ts';
+import { quoteLiteral } from '../src/db/inlineSql.ts';
+import { quoteIdent } from '../src/db/sql.ts';
 import { PostgresEventStore } from '../src/eventstore/postgres/postgresEventStore.ts';
 import { ProjectionDaemon } from '../src/projection/daemon.ts';
 import { defineProjector, type Projector } from '../src/projection/projector.ts';
@@ -184,61 +186,73 @@ async function benchTarget(target: string, database: Database, rawPool: () => pg
   await store.close();
 }
 
-/** The schemas of Postgres runs: `bench_` and 8 hex digits, and the projectors' `<schema>__…` beside each. */
-const SCRATCH_SCHEMA = '^bench_[0-9a-f]{8}';
+/**
+ * A Postgres run's scratch schema: `bench_` and 8 hex digits, created by the run itself with this comment on it, so
+ * that a later run drops only schemas a run of this benchmark made (the projectors' `<schema>__…` go with it).
+ */
+const SCRATCH_SCHEMA = '^bench_[0-9a-f]{8}$';
+const SCRATCH_MARK = 'payments-ledger benchmark scratch schema';
 const scratchLockKey = (schema: string): string => `bench:${schema}`;
-let abandonedSwept = false;
 
 /**
  * Drops the scratch schemas of runs that were stopped before they could drop their own (killed, or the machine
- * restarted), once per run: without this, each such run left a service's tables and every projector's behind for
- * good. A run holds a session advisory lock on its schema from before creating it until it has dropped it, and
- * Postgres releases that lock when the run's connection goes, whatever ended it: a schema whose lock can be taken
- * belongs to no live run. (A run of a version from before these locks, still running beside, is not told apart.)
+ * restarted): without this, each such run left a service's tables and every projector's behind for good. A run
+ * holds a session advisory lock on its schema from before creating it until it has dropped it, and Postgres
+ * releases that lock when the run's connection goes, whatever ended it: a schema whose lock can be taken belongs to
+ * no live run. Only schemas with the run's comment and of this role are looked at. A failure is told and skipped: a
+ * benchmark reports, it does not fail the run. (A run of a version from before these locks, running beside this
+ * one, has no comment on its schema, so it is left alone.)
  */
 async function dropAbandonedScratchSchemas(url: string): Promise<void> {
-  if (abandonedSwept) return;
-  abandonedSwept = true;
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
   const dropped: string[] = [];
   try {
-    // By the run's schema, also where only projectors' schemas are left of it (a drop that was itself cut short).
-    const { rows } = await client.query<{ nspname: string }>(
-      `SELECT DISTINCT substring(nspname FROM $1) AS nspname FROM pg_namespace WHERE nspname ~ ($1 || '($|__)') ORDER BY 1`, [SCRATCH_SCHEMA]);
-    for (const { nspname } of rows) {
-      const key = scratchLockKey(nspname);
-      const { rows: [free] } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
-      if (!free!.locked) continue;
-      try {
-        await dropSchemaAndProjections(url, nspname);
-        dropped.push(nspname);
-      } finally {
-        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ nspname: string }>(
+        `SELECT nspname FROM pg_namespace WHERE nspname ~ $1 AND obj_description(oid, 'pg_namespace') = $2
+            AND pg_get_userbyid(nspowner) = current_user ORDER BY nspname`, [SCRATCH_SCHEMA, SCRATCH_MARK]);
+      for (const { nspname } of rows) {
+        const key = scratchLockKey(nspname);
+        const { rows: [free] } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock(hashtext($1)) AS locked', [key]);
+        if (!free!.locked) continue;
+        try {
+          await dropSchemaAndProjections(url, nspname);
+          dropped.push(nspname);
+        } catch (error) {
+          console.log(`could not drop ${nspname}, left by a stopped run: ${error instanceof Error ? error.message : String(error)}`);
+        } finally {
+          await client.query('SELECT pg_advisory_unlock(hashtext($1))', [key]);
+        }
       }
+    } finally {
+      await client.end();
     }
-  } finally {
-    await client.end();
+  } catch (error) {
+    console.log(`the scratch schemas of stopped runs were not looked for: ${error instanceof Error ? error.message : String(error)}`);
   }
   if (dropped.length > 0) console.log(`dropped ${dropped.length} scratch schema(s) left by stopped runs: ${dropped.join(', ')}\n`);
 }
 
 /**
  * A database in a schema of its own: PGlite in memory, or Postgres (the schema dropped on close, and held by an
- * advisory lock on a connection of its own meanwhile, so that a later run can tell it from an abandoned one).
+ * advisory lock on a connection of its own meanwhile, so that a later run can tell it from an abandoned one). Should
+ * Postgres close that connection, the run stops there (no listener for its error), its schema left for a later run,
+ * rather than go on with a schema a later run could drop under it.
  */
 async function scratchDatabase(target: 'pglite' | 'postgres', url: string | undefined): Promise<Database> {
   if (target === 'pglite') return openDatabase({ kind: 'pglite', dataDir: 'memory://' }, { schema: 'bench' });
-  await dropAbandonedScratchSchemas(url!);
   const schema = `bench_${randomBytes(4).toString('hex')}`;
   const holder = new pg.Client({ connectionString: url });
   await holder.connect();
   let database: Database;
   try {
     await holder.query('SELECT pg_advisory_lock(hashtext($1))', [scratchLockKey(schema)]);
+    await holder.query(`CREATE SCHEMA ${quoteIdent(schema)}`);
+    await holder.query(`COMMENT ON SCHEMA ${quoteIdent(schema)} IS ${quoteLiteral(SCRATCH_MARK)}`);
     database = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 16 }, { schema });
   } catch (error) {
-    await holder.end();
+    try { await dropSchemaAndProjections(url!, schema); } finally { await holder.end(); }
     throw error;
   }
   const close = database.close;
@@ -258,6 +272,8 @@ async function main(): Promise<void> {
   const url = process.env.DATABASE_URL;
   const targets = (['pglite', 'postgres'] as const).filter((t) => TARGETS.has(t) && (t === 'pglite' || url));
   console.log(`payments-ledger benchmarks: ${[...SECTIONS].join(', ')} on ${targets.join(', ') || 'no target'}\n`);
+  // Before any figure, so that dropping what stopped runs left does not weigh on one.
+  if (targets.includes('postgres')) await dropAbandonedScratchSchemas(url!);
 
   if (SECTIONS.has('startup')) {
     console.log(`start-up of the embedded service: \`npm start\` in a child process until GET /health answers 200`);
