@@ -252,7 +252,10 @@ async function scratchDatabase(target: 'pglite' | 'postgres', url: string | unde
     await holder.query(`COMMENT ON SCHEMA ${quoteIdent(schema)} IS ${quoteLiteral(SCRATCH_MARK)}`);
     database = await openDatabase({ kind: 'postgres', connectionString: url!, poolSize: 16 }, { schema });
   } catch (error) {
-    try { await dropSchemaAndProjections(url!, schema); } finally { await holder.end(); }
+    // What was made of the schema goes; should that fail too, the sweep of a later run drops it (the lock is gone
+    // with this connection), and the error told is the first one.
+    await dropSchemaAndProjections(url!, schema).catch(() => undefined);
+    await holder.end();
     throw error;
   }
   const close = database.close;
